@@ -1,0 +1,35 @@
+# kioku — `make run` and `make test` are the whole quick start.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: run test bench lint format chat clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "kioku needs Python >= 3.11; set PYTHON=python3.11 (or newer)")'
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+run: $(STAMP)  ## start the daemon in the foreground (Ctrl-C stops it)
+	$(VENV)/bin/kioku serve
+
+test: $(STAMP)  ## the whole test suite
+	$(PY) -m pytest
+
+bench: $(STAMP)  ## benchmarks: print their figures, never part of CI
+	@set -e; for script in tests/bench/bench_*.py; do \
+		echo "== $$script"; $(PY) $$script; done
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(STAMP)
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

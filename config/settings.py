@@ -1,0 +1,104 @@
+"""The one settings model, read once at start-up from env, `.env` and `config.toml`.
+
+Sections grow with the features that need them; every section is a plain pydantic
+model so that a typo in `config.toml` is reported instead of silently ignored.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic_settings import (
+    BaseSettings,
+    DotEnvSettingsSource,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from config.paths import kioku_home
+
+
+class Section(BaseModel):
+    """Base for config sections: unknown keys are errors, values are validated on assignment."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class NotesSettings(Section):
+    """Layer 1: the bounded MEMORY.md / USER.md files of each person."""
+
+    memory_limit: int = Field(2200, ge=200, le=100_000, description="MEMORY.md size cap (chars)")
+    user_limit: int = Field(1375, ge=200, le=100_000, description="USER.md size cap (chars)")
+
+
+class MemorySettings(Section):
+    notes: NotesSettings = NotesSettings()
+
+
+class LLMSettings(Section):
+    """The model provider; without an API key the daemon runs with memory features only."""
+
+    provider: Literal["anthropic", "openai"] = "anthropic"
+    model: str = "claude-sonnet-4-5"
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+
+
+class LogSettings(Section):
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["auto", "console", "json"] = Field(
+        "auto", description="auto: readable on a terminal, JSON lines otherwise"
+    )
+
+
+class OwnerSettings(Section):
+    """The person `owner`: the account running the daemon plus identities named here."""
+
+    identities: list[str] = Field(default_factory=list)
+
+
+class Settings(BaseSettings):
+    """Effective configuration. Sources, highest first: environment, `.env`, `config.toml`."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="KIOKU_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_default=True,
+    )
+
+    @property
+    def home(self) -> Path:
+        """The data folder; fixed by `KIOKU_HOME` since the config file lives inside it."""
+        return kioku_home()
+
+    log: LogSettings = LogSettings()
+    owner: OwnerSettings = OwnerSettings()
+    memory: MemorySettings = MemorySettings()
+    llm: LLMSettings = LLMSettings()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        home = kioku_home()
+        return (
+            init_settings,
+            EnvSettingsSource(settings_cls, env_ignore_empty=True),
+            DotEnvSettingsSource(
+                settings_cls,
+                env_file=home / ".env",
+                env_ignore_empty=True,
+                dotenv_filtering="match_prefix",
+            ),
+            TomlConfigSettingsSource(settings_cls, toml_file=home / "config.toml"),
+        )

@@ -1,0 +1,33 @@
+"""The `kioku` command: one entry point, one sub-app per concept."""
+
+from __future__ import annotations
+
+import asyncio
+
+import typer
+
+from config.logs import configure_logging
+from gateway import cli_config
+from gateway.cli_common import settings_or_exit
+
+app = typer.Typer(
+    help="kioku — a self-hosted chat gateway whose memory follows each person.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(cli_config.app, name="config")
+
+
+@app.command()
+def serve() -> None:
+    """Run the daemon in the foreground (Ctrl-C or SIGTERM stops it)."""
+    settings = settings_or_exit()
+    configure_logging(settings.log.level, settings.log.format)
+    from gateway.daemon import serve as run_daemon
+
+    asyncio.run(run_daemon(settings))
+
+
+def main() -> None:
+    app()

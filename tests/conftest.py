@@ -1,0 +1,44 @@
+"""Fixtures every test may use: a private KIOKU_HOME and the real `kioku` entry point."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+KIOKU = Path(sys.executable).with_name("kioku")
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test gets its own KIOKU_HOME and no KIOKU_/ANTHROPIC_ settings from outside."""
+    for name in list(os.environ):
+        if name.startswith(("KIOKU_", "ANTHROPIC_", "OPENAI_")):
+            monkeypatch.delenv(name)
+    path = tmp_path / "kioku-home"
+    monkeypatch.setenv("KIOKU_HOME", str(path))
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    return path
+
+
+@pytest.fixture
+def kioku(home: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run the installed `kioku` console script with this test's KIOKU_HOME."""
+
+    def run(
+        *args: str, input: str | None = None, env: dict[str, str] | None = None, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(KIOKU), *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**os.environ, "KIOKU_LOG__FORMAT": "json", **(env or {})},
+        )
+
+    return run

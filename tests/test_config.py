@@ -1,0 +1,125 @@
+"""Settings: sources in the right order, and every mistake reported with where to fix it."""
+
+from __future__ import annotations
+
+import json
+import stat
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from config.load import ConfigError, load_settings
+from config.paths import ensure_home
+
+
+def write(home: Path, name: str, text: str) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / name).write_text(text)
+
+
+def test_defaults_without_any_file(home: Path) -> None:
+    settings = load_settings()
+    assert settings.home == home.resolve()
+    assert settings.memory.notes.memory_limit == 2200
+    assert settings.memory.notes.user_limit == 1375
+    assert settings.llm.provider == "anthropic"
+
+
+def test_environment_beats_dotenv_beats_toml(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(
+        home,
+        "config.toml",
+        '[llm]\nmodel = "from-toml"\nbase_url = "http://toml"\n[memory.notes]\nuser_limit = 999\n',
+    )
+    write(home, ".env", "KIOKU_LLM__MODEL=from-dotenv\nKIOKU_LLM__BASE_URL=http://dotenv\n")
+    monkeypatch.setenv("KIOKU_LLM__MODEL", "from-env")
+    settings = load_settings()
+    assert settings.llm.model == "from-env"
+    assert settings.llm.base_url == "http://dotenv"
+    assert settings.memory.notes.user_limit == 999
+
+
+def test_dotenv_may_hold_other_programs_variables(home: Path) -> None:
+    write(home, ".env", "ANTHROPIC_API_KEY=sk-ant-other\nPATH_EXTRA=/opt\n")
+    assert load_settings().llm.api_key is None
+
+
+def test_unknown_key_in_toml_names_file_section_and_key(home: Path) -> None:
+    write(home, "config.toml", "[memory.notes]\nmemory_limt = 3000\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    report = str(caught.value)
+    assert str(home / "config.toml") in report
+    assert "[memory.notes] memory_limt" in report
+    assert "unknown setting" in report
+
+
+def test_bad_value_in_environment_names_the_variable_and_what_is_expected(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("KIOKU_MEMORY__NOTES__USER_LIMIT", "lots")
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    assert "environment: KIOKU_MEMORY__NOTES__USER_LIMIT" in str(caught.value)
+    assert "valid integer" in str(caught.value)
+
+
+def test_unknown_variable_in_dotenv_names_the_file(home: Path) -> None:
+    write(home, ".env", "KIOKU_LLM__PROVIDR=openai\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    assert f"{home / '.env'}: KIOKU_LLM__PROVIDR" in str(caught.value)
+
+
+def test_broken_toml_reports_the_line(home: Path) -> None:
+    write(home, "config.toml", "[llm]\nmodel = \n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    assert "not valid TOML" in str(caught.value)
+    assert "line 2" in str(caught.value)
+
+
+def test_invalid_secret_value_is_not_echoed(home: Path) -> None:
+    write(home, "config.toml", '[llm]\napi_key = ["sk-secret-123"]\n')
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    assert "[llm] api_key" in str(caught.value)
+    assert "sk-secret-123" not in str(caught.value)
+
+
+def test_home_is_created_private(home: Path) -> None:
+    ensure_home(home)
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700
+
+
+def test_config_show_masks_secrets_and_is_valid_toml(kioku, home: Path) -> None:
+    write(home, "config.toml", '[llm]\napi_key = "sk-ant-very-secret"\n')
+    result = kioku("config", "show")
+    assert result.returncode == 0, result.stderr
+    assert "sk-ant-very-secret" not in result.stdout
+    shown = tomllib.loads(result.stdout)
+    assert shown["llm"]["api_key"] == "********"
+    assert shown["memory"]["notes"]["memory_limit"] == 2200
+
+
+def test_config_show_json(kioku, home: Path) -> None:
+    result = kioku("config", "show", "--json", env={"KIOKU_LLM__API_KEY": "sk-env-secret"})
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["llm"]["api_key"] == "********"
+    assert data["home"] == str(home.resolve())
+
+
+def test_config_check_exits_1_with_the_problems_and_no_traceback(kioku, home: Path) -> None:
+    write(home, "config.toml", '[log]\nlevel = "loud"\n')
+    result = kioku("config", "check")
+    assert result.returncode == 1
+    assert "[log] level" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_config_check_ok(kioku) -> None:
+    result = kioku("config", "check")
+    assert result.returncode == 0
+    assert "Configuration OK" in result.stdout

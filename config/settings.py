@@ -46,6 +46,13 @@ class LLMSettings(Section):
     model: str = "claude-sonnet-4-5"
     base_url: str | None = None
     api_key: SecretStr | None = None
+    max_tokens: int = Field(4096, ge=1, le=1_000_000, description="reply length cap (tokens)")
+    context_window: int = Field(
+        200_000, ge=1024, description="the model's context size (tokens); compaction keys on it"
+    )
+    timeout: float = Field(60.0, gt=0, description="per request: seconds without data")
+    deadline: float = Field(300.0, gt=0, description="per model call, retries included (s)")
+    max_retries: int = Field(4, ge=0, le=20, description="on 429 / overloaded / 5xx / network")
 
 
 class LogSettings(Section):

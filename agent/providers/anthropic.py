@@ -1,0 +1,239 @@
+"""Anthropic Messages API through the official SDK: streaming, prompt caching, neutral errors.
+
+Cache breakpoints sit on the last tool, the system prompt, the latest turn and the user
+turn before it, so every call after a session's first reads the whole earlier prefix
+from the cache (the earlier breakpoint keeps hitting even when a tool loop added blocks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import aclosing
+from typing import Any
+
+import anthropic
+from anthropic.types import Message
+
+from agent.providers.base import (
+    Block,
+    ChatMessage,
+    ChatRequest,
+    ModelReply,
+    OnText,
+    Text,
+    ToolCall,
+    ToolResult,
+    Usage,
+    stop_reason_for,
+)
+from agent.providers.errors import (
+    ProviderError,
+    ProviderTimeout,
+    ProviderUnavailable,
+    error_for_status,
+    stream_ended_early,
+)
+from agent.providers.retry import RetryPolicy, call_with_retries, retry_after_seconds
+
+EPHEMERAL = {"type": "ephemeral"}
+TRUNCATED = frozenset({"max_tokens", "model_context_window_exceeded"})
+# An `error` event inside a 200 stream carries only a type; give it the status it stands for.
+STREAM_ERROR_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "overloaded_error": 529,
+}
+# What the SDK raises while parsing a body that is not what the API promises.
+MALFORMED = (ValueError, TypeError, RuntimeError, IndexError, KeyError, AttributeError)
+
+
+class AnthropicProvider:
+    """`Provider` for the Anthropic API (or anything speaking it at `base_url`)."""
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str,
+        base_url: str | None = None,
+        max_tokens: int = 4096,
+        timeout: float = 60.0,
+        context_window: int = 200_000,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self.model = model
+        self.context_window = context_window
+        self._max_tokens = max_tokens
+        self._timeout = timeout
+        self._retry = retry or RetryPolicy()
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0
+        )
+
+    async def complete(self, request: ChatRequest, on_text: OnText | None = None) -> ModelReply:
+        params = self._params(request)
+        return await call_with_retries(lambda: self._attempt(params, on_text), self._retry)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    def _params(self, request: ChatRequest) -> dict[str, Any]:
+        """The `messages.stream` arguments for `request`, cache breakpoints included."""
+        messages = [wire for m in request.messages if (wire := _wire_message(m))["content"]]
+        _mark_latest_turns(messages)
+        params: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": request.max_tokens or self._max_tokens,
+            "messages": messages,
+        }
+        if request.system:
+            params["system"] = [
+                {"type": "text", "text": request.system, "cache_control": EPHEMERAL}
+            ]
+        if request.tools:
+            tools = [
+                {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+                for t in request.tools
+            ]
+            tools[-1]["cache_control"] = EPHEMERAL
+            params["tools"] = tools
+        return params
+
+    async def _attempt(self, params: dict[str, Any], on_text: OnText | None) -> ModelReply:
+        message: Message | None = None
+        async with aclosing(self._stream(params)) as items:
+            async for item in items:
+                if isinstance(item, str):
+                    if on_text is not None:
+                        await on_text(item)
+                else:
+                    message = item
+        assert message is not None, "_stream yields the message or raises"
+        return _reply(message)
+
+    async def _stream(self, params: dict[str, Any]) -> AsyncIterator[str | Message]:
+        """Text deltas as they arrive, then the final message; SDK errors become neutral ones.
+
+        The caller's `on_text` runs outside this generator, so its exceptions stay its own.
+        """
+        streamed = False
+        try:
+            async with self._client.messages.stream(**params) as stream:
+                finished = False
+                async for event in stream:
+                    if event.type == "text":
+                        streamed = True
+                        yield event.text
+                    elif event.type == "message_stop":
+                        finished = True
+                if not finished:
+                    raise stream_ended_early("anthropic", "message_stop", stream.response.headers)
+                yield await stream.get_final_message()
+        except anthropic.AnthropicError as exc:
+            error = self._error(exc)
+            error.retryable = error.retryable and not streamed
+            raise error from exc
+        except MALFORMED as exc:
+            raise ProviderError(f"anthropic: malformed response: {exc!r}") from exc
+
+    def _error(self, exc: anthropic.AnthropicError) -> ProviderError:
+        if isinstance(exc, anthropic.APIStatusError):
+            kind, text = _api_error(exc.body)
+            status = exc.status_code
+            if status < 400:
+                status = STREAM_ERROR_STATUS.get(kind, 500)
+            request_id = exc.response.headers.get("request-id")
+            detail = (
+                f"anthropic {status} {kind or 'error'}: {text or exc.message} "
+                f"(model {self.model}, request id {request_id})"
+            )
+            return error_for_status(
+                status,
+                detail,
+                model=self.model,
+                retry_after=retry_after_seconds(exc.response.headers),
+            )
+        if isinstance(exc, anthropic.APITimeoutError):
+            return ProviderTimeout(
+                f"anthropic: no answer within the {self._timeout:g} s request timeout",
+                retryable=True,
+            )
+        if isinstance(exc, anthropic.APIConnectionError):
+            return ProviderUnavailable(
+                f"anthropic: cannot reach {self._client.base_url}: {exc.__cause__ or exc}",
+                retryable=True,
+            )
+        return ProviderError(f"anthropic: unreadable response: {exc}")
+
+
+def _api_error(body: object) -> tuple[str, str]:
+    """`error.type` and `error.message` of an API error body, empty when absent."""
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        return "", ""
+    return str(error.get("type") or ""), str(error.get("message") or "")
+
+
+def _wire_message(message: ChatMessage) -> dict[str, Any]:
+    """Tool results first: the API wants them ahead of any text in a user turn.
+    Empty text blocks are dropped (the API refuses them); a turn left empty is skipped."""
+    blocks: Sequence[Block] = message.content
+    if message.role == "user":
+        blocks = sorted(blocks, key=lambda block: not isinstance(block, ToolResult))
+    content = [wire for block in blocks if (wire := _wire_block(block)) is not None]
+    return {"role": message.role, "content": content}
+
+
+def _wire_block(block: Block) -> dict[str, Any] | None:
+    if isinstance(block, Text):
+        return {"type": "text", "text": block.text} if block.text else None
+    if isinstance(block, ToolCall):
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.arguments}
+    wire: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": block.tool_call_id,
+        "content": block.content,
+    }
+    if block.is_error:
+        wire["is_error"] = True
+    return wire
+
+
+def _mark_latest_turns(messages: list[dict[str, Any]]) -> None:
+    """Breakpoints on the latest turn and on the user turn before it (2 of the API's 4)."""
+    if not messages:
+        return
+    marked = [messages[-1]]
+    earlier_user = [m for m in messages[:-1] if m["role"] == "user"]
+    if earlier_user:
+        marked.append(earlier_user[-1])
+    for message in marked:
+        message["content"][-1]["cache_control"] = EPHEMERAL
+
+
+def _reply(message: Message) -> ModelReply:
+    content: list[Block] = []
+    for block in message.content:
+        if block.type == "text" and block.text:
+            content.append(Text(block.text))
+        elif block.type == "tool_use":
+            if not isinstance(block.input, dict):
+                raise ProviderError(f"anthropic: tool_use input is not an object: {block.input!r}")
+            content.append(ToolCall(block.id, block.name, dict(block.input)))
+    usage = message.usage
+    return ModelReply(
+        content=tuple(content),
+        stop_reason=stop_reason_for(content, message.stop_reason in TRUNCATED),
+        usage=Usage(
+            input_tokens=usage.input_tokens or 0,
+            output_tokens=usage.output_tokens or 0,
+            cache_read_tokens=usage.cache_read_input_tokens or 0,
+            cache_write_tokens=usage.cache_creation_input_tokens or 0,
+        ),
+    )

@@ -1,0 +1,276 @@
+"""Any OpenAI-compatible chat endpoint (Ollama, llama.cpp server, vLLM, OpenRouter, OpenAI).
+
+Streams `chat.completions` and assembles tool-call deltas itself, so it relies only on
+what every such server sends; the SDK's stricter helpers assume OpenAI's own quirks.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+from openai.types import CompletionUsage
+
+from agent.providers.base import (
+    Block,
+    ChatMessage,
+    ChatRequest,
+    ModelReply,
+    OnText,
+    Text,
+    ToolCall,
+    ToolResult,
+    Usage,
+    stop_reason_for,
+)
+from agent.providers.errors import (
+    ProviderError,
+    ProviderTimeout,
+    ProviderUnavailable,
+    error_for_status,
+    stream_ended_early,
+)
+from agent.providers.retry import RetryPolicy, call_with_retries, retry_after_seconds
+
+# The SDK insists on a key; local servers ignore whatever is sent.
+PLACEHOLDER_KEY = "no-key-needed"
+MALFORMED = (ValueError, TypeError, IndexError, KeyError, AttributeError)
+
+
+@dataclass(slots=True)
+class _PartialCall:
+    id: str = ""
+    name: str = ""
+    arguments: str = ""
+
+
+class OpenAICompatProvider:
+    """`Provider` for an OpenAI-compatible `base_url` (e.g. http://localhost:11434/v1)."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str,
+        api_key: str | None = None,
+        max_tokens: int = 4096,
+        timeout: float = 60.0,
+        context_window: int = 200_000,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self.model = model
+        self.context_window = context_window
+        self._max_tokens = max_tokens
+        self._timeout = timeout
+        self._retry = retry or RetryPolicy()
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key or PLACEHOLDER_KEY, base_url=base_url, timeout=timeout, max_retries=0
+        )
+
+    async def complete(self, request: ChatRequest, on_text: OnText | None = None) -> ModelReply:
+        params = self._params(request)
+        return await call_with_retries(lambda: self._attempt(params, on_text), self._retry)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    def _params(self, request: ChatRequest) -> dict[str, Any]:
+        messages: list[dict[str, Any]] = []
+        if request.system:
+            messages.append({"role": "system", "content": request.system})
+        for message in request.messages:
+            messages.extend(_wire_messages(message))
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": request.max_tokens or self._max_tokens,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            params["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.input_schema,
+                    },
+                }
+                for t in request.tools
+            ]
+        return params
+
+    async def _attempt(self, params: dict[str, Any], on_text: OnText | None) -> ModelReply:
+        reply: ModelReply | None = None
+        async with aclosing(self._stream(params)) as items:
+            async for item in items:
+                if isinstance(item, str):
+                    if on_text is not None:
+                        await on_text(item)
+                else:
+                    reply = item
+        assert reply is not None, "_stream yields the reply or raises"
+        return reply
+
+    async def _stream(self, params: dict[str, Any]) -> AsyncIterator[str | ModelReply]:
+        """Text deltas as they arrive, then the assembled reply; SDK errors become neutral
+        ones. The caller's `on_text` runs outside this generator."""
+        streamed = False
+        text: list[str] = []
+        calls: dict[int, _PartialCall] = {}
+        finish: str | None = None
+        usage: CompletionUsage | None = None
+        try:
+            stream = await self._client.chat.completions.create(**params)
+            async with stream:
+                async for chunk in stream:
+                    usage = chunk.usage or usage
+                    for choice in chunk.choices:
+                        if choice.index != 0:
+                            continue
+                        delta = choice.delta
+                        for piece in delta.tool_calls or ():
+                            call = calls.setdefault(piece.index, _PartialCall())
+                            call.id = piece.id or call.id
+                            if piece.function is not None:
+                                call.name += piece.function.name or ""
+                                call.arguments += piece.function.arguments or ""
+                        finish = choice.finish_reason or finish
+                        if delta.content:
+                            streamed = True
+                            text.append(delta.content)
+                            yield delta.content
+        except openai.OpenAIError as exc:
+            error = self._error(exc)
+            error.retryable = error.retryable and not streamed
+            raise error from exc
+        except MALFORMED as exc:
+            raise ProviderError(f"openai: malformed response: {exc!r}") from exc
+        if finish is None:
+            raise stream_ended_early("openai", "a finish_reason", stream.response.headers)
+        yield _reply("".join(text), calls, finish, usage)
+
+    def _error(self, exc: openai.OpenAIError) -> ProviderError:
+        if isinstance(exc, openai.APIResponseValidationError):
+            return ProviderError(f"openai: malformed response: {exc.message}")
+        if isinstance(exc, openai.APIStatusError):
+            status = 404 if exc.code == "model_not_found" else exc.status_code
+            detail = (
+                f"openai {status}: {_api_message(exc.body) or exc.message} "
+                f"(model {self.model}, base_url {self._client.base_url}, "
+                f"request id {exc.request_id})"
+            )
+            return error_for_status(
+                status,
+                detail,
+                model=self.model,
+                retry_after=retry_after_seconds(exc.response.headers),
+            )
+        if isinstance(exc, openai.APITimeoutError):
+            return ProviderTimeout(
+                f"openai: no answer within the {self._timeout:g} s request timeout",
+                retryable=True,
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            return ProviderUnavailable(
+                f"openai: cannot reach {self._client.base_url}: {exc.__cause__ or exc}",
+                retryable=True,
+            )
+        if isinstance(exc, openai.APIError):
+            # An error object inside a 200 stream; its `code` is often the HTTP status meant.
+            code = exc.body.get("code") if isinstance(exc.body, dict) else None
+            status = code if isinstance(code, int) and code >= 400 else 500
+            return error_for_status(
+                status, f"openai: error in the stream: {exc.message}", model=self.model
+            )
+        return ProviderError(f"openai: {exc!r}")
+
+
+def _api_message(body: object) -> str:
+    if isinstance(body, dict):
+        return str(body.get("message") or "")
+    return str(body or "")
+
+
+def _wire_messages(message: ChatMessage) -> list[dict[str, Any]]:
+    """One neutral turn as chat messages: tool results become `tool` messages, which must
+    directly follow the assistant's tool calls, so they come before the user's text."""
+    texts = [block.text for block in message.content if isinstance(block, Text) and block.text]
+    if message.role == "assistant":
+        calls = [block for block in message.content if isinstance(block, ToolCall)]
+        if not texts and not calls:
+            return []
+        wire: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
+        if calls:
+            wire["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+                }
+                for call in calls
+            ]
+        return [wire]
+    out: list[dict[str, Any]] = [
+        {
+            "role": "tool",
+            "tool_call_id": block.tool_call_id,
+            "content": f"Error: {block.content}" if block.is_error else block.content,
+        }
+        for block in message.content
+        if isinstance(block, ToolResult)
+    ]
+    if texts:
+        out.append({"role": "user", "content": "\n\n".join(texts)})
+    return out
+
+
+def _reply(
+    text: str, calls: dict[int, _PartialCall], finish: str, usage: CompletionUsage | None
+) -> ModelReply:
+    content: list[Block] = [Text(text)] if text else []
+    for index in sorted(calls):
+        call = calls[index]
+        content.append(ToolCall(call.id or f"call_{uuid.uuid4().hex}", call.name, _arguments(call)))
+    return ModelReply(
+        content=tuple(content),
+        stop_reason=stop_reason_for(content, finish == "length"),
+        usage=_usage(usage),
+    )
+
+
+def _arguments(call: _PartialCall) -> dict[str, Any]:
+    if not call.name:
+        raise ProviderError("openai: a streamed tool call has no function name")
+    try:
+        arguments = json.loads(call.arguments or "{}")
+    except ValueError as exc:
+        raise ProviderError(
+            f"openai: tool {call.name} arguments are not JSON: {call.arguments!r}"
+        ) from exc
+    if not isinstance(arguments, dict):
+        raise ProviderError(f"openai: tool {call.name} arguments are not an object: {arguments!r}")
+    return arguments
+
+
+def _usage(usage: CompletionUsage | None) -> Usage:
+    """OpenAI counts cached tokens inside `prompt_tokens`; the neutral `input_tokens` does not."""
+    if usage is None:
+        return Usage()
+    details = usage.prompt_tokens_details
+    read = (details.cached_tokens or 0) if details else 0
+    write = (getattr(details, "cache_write_tokens", None) or 0) if details else 0
+    return Usage(
+        input_tokens=max(usage.prompt_tokens - read - write, 0),
+        output_tokens=usage.completion_tokens,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+    )

@@ -19,8 +19,8 @@ run: $(STAMP)  ## start the daemon in the foreground (Ctrl-C stops it)
 test: $(STAMP)  ## the whole test suite
 	$(PY) -m pytest
 
-bench: $(STAMP)  ## benchmarks: print their figures, never part of CI
-	@set -e; for script in tests/bench/bench_*.py; do \
+bench: $(STAMP)  ## benchmarks: print their figures, never part of CI; BENCH=name runs only bench_name.py
+	@set -e; for script in $(if $(BENCH),tests/bench/bench_$(BENCH).py,tests/bench/bench_*.py); do \
 		echo "== $$script"; $(PY) $$script; done
 
 lint: $(STAMP)

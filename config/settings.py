@@ -55,6 +55,37 @@ class LLMSettings(Section):
     max_retries: int = Field(4, ge=0, le=20, description="on 429 / overloaded / 5xx / network")
 
 
+class CompactionSettings(Section):
+    """Long sessions: the middle turns are summarised once the context passes `threshold`."""
+
+    threshold: float = Field(
+        0.6, gt=0.05, lt=0.95, description="fraction of llm.context_window that triggers it"
+    )
+    keep_first: int = Field(2, ge=0, le=20, description="opening messages kept verbatim")
+    keep_last: int = Field(8, ge=2, le=100, description="latest messages kept verbatim")
+
+
+class ReflectionSettings(Section):
+    """The background review that keeps notes (and skills) up to date."""
+
+    enabled: bool = True
+    every_user_turns: int = Field(10, ge=1, le=1000)
+    max_rounds: int = Field(4, ge=1, le=20, description="tool rounds per review")
+    timeout: float = Field(120.0, gt=0, description="seconds per review")
+
+
+class AgentSettings(Section):
+    max_tool_rounds: int = Field(12, ge=1, le=100, description="then a final answer is forced")
+    group_private_notes: bool = Field(
+        False, description="inject the speaker's private notes in group conversations"
+    )
+    search_budget_chars: int = Field(
+        6000, ge=500, le=100_000, description="session_search result size cap"
+    )
+    compaction: CompactionSettings = CompactionSettings()
+    reflection: ReflectionSettings = ReflectionSettings()
+
+
 class LogSettings(Section):
     level: Literal["debug", "info", "warning", "error"] = "info"
     format: Literal["auto", "console", "json"] = Field(
@@ -87,6 +118,7 @@ class Settings(BaseSettings):
     owner: OwnerSettings = OwnerSettings()
     memory: MemorySettings = MemorySettings()
     llm: LLMSettings = LLMSettings()
+    agent: AgentSettings = AgentSettings()
 
     @classmethod
     def settings_customise_sources(

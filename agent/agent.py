@@ -1,0 +1,131 @@
+"""The agent as the gateway sees it: respond, tidy up after a turn, close a session.
+
+It keeps each open session's frozen prompt and conversation in memory, and owns the
+background reviews it starts, so that shutdown can cancel them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from typing import Any
+
+import structlog
+
+from agent.compaction import compact, needs_compaction
+from agent.live import LiveSession, SkillsIndex, open_live
+from agent.loop import TurnRunner
+from agent.providers import NoProvider, OnText, Provider, ProviderError
+from agent.reflection import fallback_title, review, title_and_summary
+from agent.tools.context import Services
+from agent.tools.registry import ToolRegistry
+from agent.turn import Turn, TurnOutcome
+from memory.records import Session
+
+log = structlog.get_logger("kioku.agent")
+
+
+async def no_skills(_person: str | None) -> str:
+    return ""
+
+
+class Agent:
+    def __init__(
+        self,
+        provider: Provider,
+        services: Services,
+        registry: ToolRegistry,
+        skills_index: SkillsIndex = no_skills,
+    ) -> None:
+        self.provider = provider
+        self.services = services
+        self.registry = registry
+        self.skills_index = skills_index
+        self.runner = TurnRunner(provider, services, registry)
+        self._live: dict[int, LiveSession] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+        self._reviewing: set[int] = set()
+
+    @property
+    def has_model(self) -> bool:
+        return not isinstance(self.provider, NoProvider)
+
+    async def respond(self, turn: Turn, on_text: OnText | None = None) -> TurnOutcome:
+        """Answer one message; the gateway runs one turn at a time per session."""
+        live = await self.live(turn.session)
+        return await self.runner.run(live, turn, on_text)
+
+    async def live(self, session: Session) -> LiveSession:
+        """The open session's state, built (prompt frozen) on first use."""
+        live = self._live.get(session.id)
+        if live is None:
+            live = await open_live(session, self.services, self.registry, self.skills_index)
+            self._live[session.id] = live
+        return live
+
+    async def after_turn(self, session_id: int, speaker: str | None) -> None:
+        """Call once the reply is delivered: compacts if needed, starts a due review."""
+        live = self._live.get(session_id)
+        if live is None or not self.has_model:
+            return
+        settings = self.services.settings
+        if needs_compaction(live, self.provider.context_window, settings.agent.compaction):
+            summary = await compact(live, self.provider, settings.agent.compaction)
+            if summary:
+                await self.services.store.set_summary(session_id, summary)
+        reflection = settings.agent.reflection
+        if reflection.enabled and live.turns_since_reflection >= reflection.every_user_turns:
+            live.turns_since_reflection = 0
+            self._spawn(self._review(live, speaker), f"reflect-{session_id}")
+
+    async def close_session(self, session_id: int, reason: str) -> None:
+        """Final review, then title and summary, then the session is closed in the store."""
+        live = self._live.pop(session_id, None)
+        title = summary = None
+        if live is not None and self.has_model and live.user_turns:
+            if self.services.settings.agent.reflection.enabled and live.turns_since_reflection:
+                await self._review(live, live.session.person)
+            try:
+                title, summary = await title_and_summary(live, self.provider)
+            except ProviderError as exc:
+                log.warning("summary_failed", session=session_id, error=str(exc))
+                title = fallback_title(live)
+        elif live is not None:
+            title = fallback_title(live)
+        await self.services.store.close_session(session_id, reason, title=title, summary=summary)
+        log.info("session_closed", session=session_id, reason=reason)
+
+    def forget(self, session_id: int) -> None:
+        """Drop a session's in-memory state without a review (e.g. its person was forgotten)."""
+        self._live.pop(session_id, None)
+
+    async def aclose(self) -> None:
+        """Cancel background reviews and close the provider."""
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+        await self.provider.aclose()
+
+    async def _review(self, live: LiveSession, speaker: str | None) -> None:
+        if live.session.id in self._reviewing:
+            return
+        self._reviewing.add(live.session.id)
+        try:
+            ctx = live.tool_context(self.services, speaker or live.session.person)
+            await review(
+                live, self.provider, self.registry, ctx, self.services.settings.agent.reflection
+            )
+        except (ProviderError, TimeoutError) as exc:
+            log.warning("reflection_failed", session=live.session.id, error=repr(exc))
+        finally:
+            self._reviewing.discard(live.session.id)
+
+    def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
+        task = asyncio.create_task(work, name=name)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def idle(self) -> None:
+        """Wait for the background reviews running now (tests, and shutdown's grace period)."""
+        while self._background:
+            await asyncio.gather(*list(self._background), return_exceptions=True)

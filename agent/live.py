@@ -1,0 +1,100 @@
+"""A session while it is open: its frozen prompt and tools, and the model's view of it.
+
+Both the system prompt and the tool list are fixed when the session opens, because
+together they are the cached prefix of every call; the notes written meanwhile reach
+the model from the next session on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from agent.history import normalise, rebuild
+from agent.prompt import PromptParts, TurnContext, build_system_prompt, render_user_turn
+from agent.providers import Block, ChatMessage, Text, ToolSpec
+from agent.tools.context import Services, ToolContext
+from agent.tools.registry import ToolRegistry
+from memory.records import Message, Session
+
+SkillsIndex = Callable[[str | None], Awaitable[str]]
+"""The skills index for a person (None in groups): name and one line each."""
+
+
+@dataclass
+class LiveSession:
+    session: Session
+    system: str
+    tools: tuple[ToolSpec, ...]
+    messages: list[ChatMessage]
+    user_turns: int = 0
+    turns_since_reflection: int = 0
+    prompt_tokens: int = 0
+    speakers_shown: set[str] = field(default_factory=set)
+
+    @property
+    def is_group(self) -> bool:
+        return self.session.kind == "group"
+
+    def add_user_text(self, text: str) -> None:
+        """Append the person's turn (merged into the last one if the model never answered)."""
+        self.messages = normalise([*self.messages, ChatMessage.user(text)])
+
+    def add(self, message: ChatMessage) -> None:
+        self.messages = normalise([*self.messages, message])
+
+    def tool_context(self, services: Services, speaker: str | None) -> ToolContext:
+        return ToolContext(
+            services=services,
+            session_id=self.session.id,
+            platform=self.session.platform,
+            chat=self.session.chat,
+            is_group=self.is_group,
+            speaker=speaker,
+            reveal_notes=not self.is_group or services.settings.agent.group_private_notes,
+        )
+
+
+async def open_live(
+    session: Session,
+    services: Services,
+    registry: ToolRegistry,
+    skills_index: SkillsIndex,
+) -> LiveSession:
+    """Freeze the prompt and tools of `session`, and load any turns it already has."""
+    person = None if session.kind == "group" else session.person
+    snapshot = await services.notes(person).render_snapshot() if person else ""
+    parts = PromptParts(
+        is_group=session.kind == "group",
+        skills_index=await skills_index(person),
+        notes_snapshot=snapshot,
+    )
+    probe = ToolContext(
+        services, session.id, session.platform, session.chat, parts.is_group, person, False
+    )
+    tools = tuple(
+        ToolSpec(tool.name, tool.description, tool.input_schema)
+        for tool in registry.available(probe)
+    )
+    stored = await services.store.messages(session.id)
+    live = LiveSession(session, build_system_prompt(parts), tools, [])
+    live.messages = rebuild(stored, _stored_user_renderer(session))
+    live.user_turns = sum(1 for row in stored if row.role == "user")
+    return live
+
+
+def _stored_user_renderer(session: Session) -> Callable[[Message], str]:
+    def render(row: Message) -> str:
+        context = TurnContext(
+            when=row.ts,
+            platform=session.platform,
+            speaker_name=row.speaker,
+            is_group=session.kind == "group",
+        )
+        return render_user_turn(row.content, context)
+
+    return render
+
+
+def text_of(blocks: tuple[Block, ...]) -> str:
+    return "".join(block.text for block in blocks if isinstance(block, Text))

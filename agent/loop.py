@@ -1,0 +1,158 @@
+"""One turn: store the message, call the model, run its tools, loop until it answers.
+
+Every step is written to the store as it happens, the person's message before the
+model is called, so a crash, a timeout or `/stop` never loses what was said.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import structlog
+
+from agent.history import for_request, tool_row
+from agent.live import LiveSession
+from agent.prompt import render_user_turn
+from agent.providers import (
+    ChatMessage,
+    ChatRequest,
+    ModelReply,
+    OnText,
+    Provider,
+    ProviderError,
+    Text,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from agent.tools.context import Services, ToolContext
+from agent.tools.registry import ToolRegistry
+from agent.turn import Turn, TurnOutcome
+from memory import records
+
+log = structlog.get_logger("kioku.agent")
+
+FORCE_ANSWER = (
+    "(kioku: the tool-round limit for this message is reached. Answer the person now with "
+    "what you have; do not call more tools.)"
+)
+NO_ANSWER = "I could not finish that one — please try again or rephrase."
+
+
+class TurnRunner:
+    """Runs turns for every session; holds no per-session state of its own."""
+
+    def __init__(self, provider: Provider, services: Services, registry: ToolRegistry) -> None:
+        self.provider = provider
+        self.services = services
+        self.registry = registry
+
+    async def run(self, live: LiveSession, turn: Turn, on_text: OnText | None) -> TurnOutcome:
+        store = self.services.store
+        await store.append(
+            live.session.id,
+            records.NewMessage(
+                role="user",
+                content=turn.text,
+                speaker=turn.speaker,
+                ts=turn.context.when,
+                platform_message_id=turn.platform_message_id,
+            ),
+        )
+        live.add_user_text(await self._user_text(live, turn))
+        live.user_turns += 1
+        live.turns_since_reflection += 1
+        ctx = live.tool_context(self.services, turn.speaker)
+        streamed: list[str] = []
+
+        async def relay(delta: str) -> None:
+            streamed.append(delta)
+            if on_text is not None:
+                await on_text(delta)
+
+        try:
+            return await self._rounds(live, ctx, relay)
+        except ProviderError as exc:
+            log.warning("turn_failed", session=live.session.id, error=str(exc))
+            return TurnOutcome(exc.user_message, error=str(exc))
+        except asyncio.CancelledError:
+            partial = "".join(streamed).strip()
+            note = f"{partial}\n\n(interrupted)" if partial else "(interrupted)"
+            await asyncio.shield(
+                store.append(live.session.id, records.NewMessage(role="assistant", content=note))
+            )
+            live.add(ChatMessage("assistant", (Text(note),)))
+            log.info("turn_interrupted", session=live.session.id)
+            raise
+
+    async def _user_text(self, live: LiveSession, turn: Turn) -> str:
+        text = render_user_turn(turn.text, turn.context)
+        settings = self.services.settings.agent
+        if (
+            live.is_group
+            and settings.group_private_notes
+            and turn.speaker not in live.speakers_shown
+        ):
+            live.speakers_shown.add(turn.speaker)
+            snapshot = await self.services.notes(turn.speaker).render_snapshot()
+            text = f"{snapshot}\n\n{text}"
+        return text
+
+    async def _rounds(self, live: LiveSession, ctx: ToolContext, relay: OnText) -> TurnOutcome:
+        limit = self.services.settings.agent.max_tool_rounds
+        answer: list[str] = []
+        calls = 0
+        for round_number in range(limit + 1):
+            reply = await self._call(live, relay)
+            live.add(reply.as_message())
+            if reply.text.strip():
+                answer.append(reply.text.strip())
+                await self.services.store.append(
+                    live.session.id, records.NewMessage(role="assistant", content=reply.text)
+                )
+            if not reply.tool_calls or round_number == limit:
+                break
+            results = await self._run_tools(reply.tool_calls, ctx)
+            calls += len(results)
+            blocks: list[ToolResult | Text] = list(results)
+            if round_number + 1 == limit:
+                blocks.append(Text(FORCE_ANSWER))
+            live.add(ChatMessage("user", tuple(blocks)))
+        return TurnOutcome("\n\n".join(answer) or NO_ANSWER, tool_calls=calls)
+
+    async def _call(self, live: LiveSession, relay: OnText) -> ModelReply:
+        messages = tuple(for_request(live.messages))
+        request = ChatRequest(system=live.system, messages=messages, tools=live.tools)
+        reply = await self.provider.complete(request, relay)
+        live.prompt_tokens = reply.usage.total_input_tokens
+        await self.services.store.add_usage(live.session.id, stored_usage(reply.usage))
+        return reply
+
+    async def _run_tools(self, calls: Sequence[ToolCall], ctx: ToolContext) -> list[ToolResult]:
+        """Independent calls run together; calls of sequential tools run in order among them."""
+        results: dict[str, ToolResult] = {}
+
+        async def run(call: ToolCall) -> None:
+            outcome = await self.registry.call(call.name, call.arguments, ctx)
+            result = ToolResult(call.id, outcome.content, outcome.is_error)
+            await self.services.store.append(ctx.session_id, tool_row(call, result, ctx.speaker))
+            results[call.id] = result
+
+        async def in_order(chain: list[ToolCall]) -> None:
+            for call in chain:
+                await run(call)
+
+        sequential = [c for c in calls if self.registry.is_sequential(c.name)]
+        parallel = [c for c in calls if not self.registry.is_sequential(c.name)]
+        async with asyncio.TaskGroup() as group:
+            group.create_task(in_order(sequential), name="tools-sequential")
+            for call in parallel:
+                group.create_task(run(call), name=f"tool-{call.name}")
+        return [results[call.id] for call in calls]
+
+
+def stored_usage(usage: Usage) -> records.Usage:
+    return records.Usage(
+        usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens
+    )

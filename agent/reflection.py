@@ -1,0 +1,125 @@
+"""Looking back: the background review that keeps notes current, and the closing summary.
+
+The review reuses the session's own system prompt, tools and messages so that its
+call reads the cached prefix; only the memory-writing tools may run during it. It is
+bounded in rounds and time, and its result is logged — never shown to anyone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from dataclasses import dataclass
+
+import structlog
+
+from agent.history import for_request, normalise
+from agent.live import LiveSession
+from agent.providers import ChatMessage, ChatRequest, Provider, Text, ToolResult
+from agent.tools.context import ToolContext
+from agent.tools.registry import ToolRegistry
+from config.settings import ReflectionSettings
+
+log = structlog.get_logger("kioku.reflection")
+
+REVIEW_TOOLS = frozenset({"memory", "skill_manage", "skill_view", "skills_list"})
+REVIEW = (
+    "(kioku review — not from the person; nobody will see your reply.) Look back over this "
+    "conversation. Is there anything about this person or their work worth keeping for future "
+    "sessions — a preference, a correction, a durable fact, a decision — or anything in their "
+    "notes that is now wrong or outdated? Repeatable procedures that worked belong in skills, "
+    "one-off facts in notes. Make the changes with the tools now. If nothing is worth keeping, "
+    "answer exactly: nothing to save."
+)
+SUMMARY_REQUEST = (
+    "(kioku — not from the person.) This conversation is closing. Reply with only a JSON object "
+    '{"title": "...", "summary": "..."}: a title of at most 8 words and a summary of 2 to 4 '
+    "sentences saying what was discussed and decided, in the conversation's language."
+)
+
+
+@dataclass(frozen=True)
+class Review:
+    changes: int
+    refusals: int
+    rounds: int
+
+
+async def review(
+    live: LiveSession,
+    provider: Provider,
+    registry: ToolRegistry,
+    ctx: ToolContext,
+    settings: ReflectionSettings,
+) -> Review:
+    """Run one bounded review of `live` (its messages are not changed)."""
+    messages = normalise([*live.messages, ChatMessage.user(REVIEW)])
+    changes = refusals = rounds = 0
+    async with asyncio.timeout(settings.timeout):
+        while rounds < settings.max_rounds:
+            rounds += 1
+            request = ChatRequest(live.system, tuple(for_request(messages)), live.tools)
+            reply = await provider.complete(request)
+            messages.append(reply.as_message())
+            if not reply.tool_calls:
+                break
+            results: list[ToolResult] = []
+            for call in reply.tool_calls:
+                if call.name not in REVIEW_TOOLS:
+                    results.append(ToolResult(call.id, "Not available during the review.", True))
+                    continue
+                outcome = await registry.call(call.name, call.arguments, ctx)
+                results.append(ToolResult(call.id, outcome.content, outcome.is_error))
+                refusals += outcome.is_error
+                changes += not outcome.is_error
+            messages.append(ChatMessage.tool_results(results))
+    outcome = Review(changes, refusals, rounds)
+    log.info(
+        "reflection_done",
+        session=live.session.id,
+        changes=changes,
+        refusals=refusals,
+        rounds=rounds,
+    )
+    return outcome
+
+
+async def title_and_summary(live: LiveSession, provider: Provider) -> tuple[str | None, str | None]:
+    """Ask the model for the session's title and summary; fall back to the opening words."""
+    messages = normalise([*live.messages, ChatMessage.user(SUMMARY_REQUEST)])
+    reply = await provider.complete(
+        ChatRequest(live.system, tuple(for_request(messages)), live.tools)
+    )
+    parsed = _json_object(reply.text)
+    title = _clean(parsed.get("title"), 120) or fallback_title(live)
+    return title, _clean(parsed.get("summary"), 1200)
+
+
+def fallback_title(live: LiveSession) -> str | None:
+    """The first words the person said, when the model gave no title."""
+    for message in live.messages:
+        for block in message.content:
+            if message.role == "user" and isinstance(block, Text):
+                words = block.text.split("\n", 1)[-1].split()
+                if words:
+                    return _clean(" ".join(words[:8]), 120)
+    return None
+
+
+def _json_object(text: str) -> dict[str, object]:
+    match = re.search(r"\{.*\}", text, re.DOTALL)
+    if not match:
+        return {}
+    try:
+        value = json.loads(match.group(0))
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _clean(value: object, limit: int) -> str | None:
+    if not isinstance(value, str):
+        return None
+    flat = " ".join(value.split())
+    return flat[:limit] or None

@@ -1,0 +1,40 @@
+"""What a tool handler knows about the call: whose conversation, and the services to use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from config.settings import Settings
+from memory.notes import PersonNotes
+from memory.store import Store
+
+
+@dataclass(frozen=True)
+class Services:
+    """The memory layers the tools work on, shared by every conversation."""
+
+    store: Store
+    home: Path
+    settings: Settings
+
+    def notes(self, person: str) -> PersonNotes:
+        return PersonNotes(self.home, person, self.settings.memory.notes)
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """One conversation's view: tools act for `speaker` and never see past its scope.
+
+    In a DM the speaker is the session's person. In a group the speaker is whoever
+    wrote the message; `reveal_notes` is False there unless the owner allows private
+    notes in groups, so tool results never show a person's notes to the group.
+    """
+
+    services: Services
+    session_id: int
+    platform: str
+    chat: str
+    is_group: bool
+    speaker: str | None
+    reveal_notes: bool

@@ -1,0 +1,10 @@
+"""The tools every kioku agent has; later layers (skills, MCP) register theirs beside them."""
+
+from __future__ import annotations
+
+from agent.tools import memory_tool
+from agent.tools.registry import ToolRegistry
+
+
+def default_registry() -> ToolRegistry:
+    return ToolRegistry([memory_tool.TOOL])

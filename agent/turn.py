@@ -1,0 +1,29 @@
+"""What the gateway hands the agent for one message, and what it gets back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent.prompt import TurnContext
+from memory.records import Session
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One incoming message, already routed to its session by the gateway."""
+
+    session: Session
+    speaker: str
+    text: str
+    context: TurnContext
+    platform_message_id: str | None = None
+
+
+@dataclass(frozen=True)
+class TurnOutcome:
+    """The reply to deliver. `error` holds the logged cause when `text` is an apology."""
+
+    text: str
+    interrupted: bool = False
+    error: str | None = None
+    tool_calls: int = 0

@@ -1,0 +1,415 @@
+"""The history store, `$KIOKU_HOME/state.db`: one writer, group commit, readers that never wait.
+
+Durability: WAL with `synchronous=FULL`, so a COMMIT returns only after the WAL is
+fsynced. That survives `kill -9` (which NORMAL would too) and also a power cut.
+The price is one fsync per transaction, which group commit pays once for every
+append that queued up meanwhile: all writes go through one task that drains its
+queue into one transaction, and each `await store.append(...)` resolves only after
+that transaction's COMMIT has returned.
+
+Reads run on separate connections (`query_only`): in WAL mode a reader sees the
+last committed state and never waits for the writer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import aiosqlite
+
+from memory import schema
+from memory.people import validate_person_id
+from memory.records import (
+    Conversation,
+    IntegrityReport,
+    Message,
+    NewMessage,
+    Person,
+    Session,
+    Usage,
+    from_epoch,
+)
+from memory.segment import segment
+from memory.writer import GroupCommitWriter, Op, UnknownSession
+
+T = TypeVar("T")
+
+BUSY_TIMEOUT_MS = 30_000
+_SESSION_COLUMNS = (
+    "id, external_id, conversation, platform, chat, thread, kind, person_id, title, summary, "
+    "started_at, ended_at, end_reason, input_tokens, output_tokens, cache_read_tokens, "
+    "cache_write_tokens"
+)
+_MESSAGE_COLUMNS = (
+    "id, session_id, role, content, speaker_id, ts, tool_name, tool_arguments, tool_result, "
+    "platform_message_id"
+)
+
+
+class Store:
+    """Open with `await Store.open(path)`; close with `await store.close()` (or `async with`)."""
+
+    def __init__(
+        self, path: Path, writer: aiosqlite.Connection, readers: list[aiosqlite.Connection]
+    ) -> None:
+        self.path = path
+        self._reader_count = len(readers)
+        self._readers: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
+        for reader in readers:
+            self._readers.put_nowait(reader)
+        self._writer = GroupCommitWriter(writer)
+        self._closed = False
+
+    @classmethod
+    async def open(cls, path: Path, *, readers: int = 2) -> Store:
+        """Open (creating and migrating if needed) the database at `path`."""
+        await asyncio.to_thread(_create_private, path)
+        writer = await _connect(path)
+        try:
+            await schema.migrate(writer)
+        except BaseException:
+            await writer.close()
+            raise
+        pool = []
+        for _ in range(readers):
+            reader = await _connect(path)
+            await reader.execute("PRAGMA query_only = 1")
+            pool.append(reader)
+        return cls(path, writer, pool)
+
+    async def close(self) -> None:
+        """Finish every queued write, then close all connections."""
+        if not self._closed:
+            self._closed = True
+            await self._writer.close()
+            await self._writer.db.execute("PRAGMA optimize")
+            await self._writer.db.close()
+            for _ in range(self._reader_count):
+                await (await self._readers.get()).close()
+
+    async def __aenter__(self) -> Store:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- writing ---------------------------------------------------------------------------
+
+    async def append(self, session_id: int, message: NewMessage) -> int:
+        """Store one turn; returns its id once the transaction holding it is durable."""
+        return await self._writer.append(session_id, message)
+
+    async def write(self, op: Op[T]) -> T:
+        """Run `op` on the writer connection inside the next group-committed transaction."""
+        return await self._writer.write(op)
+
+    async def ensure_person(self, person: str, display_name: str | None = None) -> Person:
+        """The person `person`, created if missing; a missing display name is filled in."""
+        validate_person_id(person)
+
+        async def op(db: aiosqlite.Connection) -> Person:
+            await db.execute(
+                "INSERT INTO persons(id, display_name, created_at) VALUES (?, ?, ?) "
+                "ON CONFLICT(id) DO UPDATE SET "
+                "display_name = coalesce(persons.display_name, excluded.display_name)",
+                (person, display_name, time.time()),
+            )
+            found = await _person(db, person)
+            assert found is not None
+            return found
+
+        return await self.write(op)
+
+    async def link_identity(self, identity: str, person: str) -> None:
+        """Make `identity` (`telegram:123`) resolve to `person`, moving it if linked elsewhere."""
+        platform, _, rest = identity.partition(":")
+        if not platform or not rest:
+            raise ValueError(f"identity {identity!r} must look like 'platform:id'")
+        validate_person_id(person)
+
+        async def op(db: aiosqlite.Connection) -> None:
+            if await _person(db, person) is None:
+                raise LookupError(f"no person {person!r}; create it before linking identities")
+            await db.execute(
+                "INSERT INTO identities(identity, person_id, linked_at) VALUES (?, ?, ?) "
+                "ON CONFLICT(identity) DO UPDATE SET person_id = excluded.person_id, "
+                "linked_at = excluded.linked_at",
+                (identity, person, time.time()),
+            )
+
+        await self.write(op)
+
+    async def open_session(self, conversation: Conversation) -> Session:
+        """The open session of `conversation`, or a new one started now."""
+
+        async def op(db: aiosqlite.Connection) -> Session:
+            async with db.execute(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions "
+                "WHERE conversation = ? AND ended_at IS NULL",
+                (conversation.key,),
+            ) as cursor:
+                row = await cursor.fetchone()
+            if row is not None:
+                return _session(row)
+            started = time.time()
+            stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(started))
+            external_id = f"{stamp}-{os.urandom(4).hex()}"
+            return await insert_session(db, external_id, conversation, started, None, None)
+
+        return await self.write(op)
+
+    async def close_session(
+        self, session_id: int, reason: str, *, title: str | None = None, summary: str | None = None
+    ) -> None:
+        """End a session (idle, /new, shutdown...) and keep the title and summary search shows."""
+
+        async def op(db: aiosqlite.Connection) -> None:
+            cursor = await db.execute(
+                "UPDATE sessions SET ended_at = coalesce(ended_at, ?), "
+                "end_reason = coalesce(end_reason, ?), title = coalesce(?, title), "
+                "summary = coalesce(?, summary) WHERE id = ?",
+                (time.time(), reason, title, summary, session_id),
+            )
+            if cursor.rowcount == 0:
+                raise UnknownSession(f"no session {session_id}")
+
+        await self.write(op)
+
+    async def add_usage(self, session_id: int, usage: Usage) -> None:
+        """Add one provider call's token counters to the session's totals."""
+
+        async def op(db: aiosqlite.Connection) -> None:
+            cursor = await db.execute(
+                "UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = "
+                "output_tokens + ?, cache_read_tokens = cache_read_tokens + ?, "
+                "cache_write_tokens = cache_write_tokens + ? WHERE id = ?",
+                (
+                    usage.input_tokens,
+                    usage.output_tokens,
+                    usage.cache_read_tokens,
+                    usage.cache_write_tokens,
+                    session_id,
+                ),
+            )
+            if cursor.rowcount == 0:
+                raise UnknownSession(f"no session {session_id}")
+
+        await self.write(op)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def reading(self) -> AsyncIterator[aiosqlite.Connection]:
+        """Borrow a read-only connection from the pool."""
+        db = await self._readers.get()
+        try:
+            yield db
+        finally:
+            self._readers.put_nowait(db)
+
+    async def get_person(self, person: str) -> Person | None:
+        async with self.reading() as db:
+            return await _person(db, person)
+
+    async def person_for(self, identity: str) -> str | None:
+        """The person an identity is linked to, if any."""
+        async with (
+            self.reading() as db,
+            db.execute(
+                "SELECT person_id FROM identities WHERE identity = ?", (identity,)
+            ) as cursor,
+        ):
+            row = await cursor.fetchone()
+        return None if row is None else str(row[0])
+
+    async def get_session(self, session_id: int) -> Session | None:
+        return await self._one_session("id = ?", session_id)
+
+    async def session_by_external_id(self, external_id: str) -> Session | None:
+        return await self._one_session("external_id = ?", external_id)
+
+    async def messages(
+        self, session_id: int, *, after: int = 0, limit: int | None = None
+    ) -> list[Message]:
+        """A session's turns in order (after message id `after`), e.g. to rebuild its context."""
+        async with (
+            self.reading() as db,
+            db.execute(
+                f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND id > ? "
+                "ORDER BY id LIMIT ?",
+                (session_id, after, -1 if limit is None else limit),
+            ) as cursor,
+        ):
+            return [_message(row) for row in await cursor.fetchall()]
+
+    async def recent_sessions(self, person: str, limit: int = 10) -> list[Session]:
+        """Sessions `person` took part in (DMs and groups, every platform), newest first."""
+        async with (
+            self.reading() as db,
+            db.execute(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id IN ("
+                "SELECT id FROM sessions WHERE person_id = ? UNION "
+                "SELECT session_id FROM participants WHERE person_id = ?) "
+                "ORDER BY started_at DESC, id DESC LIMIT ?",
+                (person, person, limit),
+            ) as cursor,
+        ):
+            return [_session(row) for row in await cursor.fetchall()]
+
+    async def size_bytes(self) -> int:
+        """Bytes the database occupies (pages in use, WAL content included)."""
+        async with self.reading() as db:
+            page_count = await _scalar(db, "PRAGMA page_count")
+            page_size = await _scalar(db, "PRAGMA page_size")
+        return page_count * page_size
+
+    async def check_integrity(self) -> IntegrityReport:
+        """SQLite's integrity and foreign-key checks plus FTS5's index-vs-content check."""
+        problems: list[str] = []
+        async with self.reading() as db:
+            async with db.execute("PRAGMA integrity_check") as cursor:
+                problems += [str(r[0]) for r in await cursor.fetchall() if r[0] != "ok"]
+            async with db.execute("PRAGMA foreign_key_check") as cursor:
+                problems += [f"foreign key: {tuple(r)}" for r in await cursor.fetchall()]
+            counts = {
+                table: await _scalar(db, f"SELECT count(*) FROM {table}")
+                for table in ("persons", "sessions", "messages")
+            }
+            version = await schema.user_version(db)
+
+        async def fts_check(db: aiosqlite.Connection) -> str | None:
+            try:
+                await db.execute(
+                    f"INSERT INTO {schema.FTS_TABLE}({schema.FTS_TABLE}, rank) "
+                    "VALUES ('integrity-check', 1)"
+                )
+            except aiosqlite.DatabaseError as exc:
+                return f"full-text index: {exc}"
+            return None
+
+        fts_problem = await self.write(fts_check)
+        problems += [fts_problem] if fts_problem else []
+        return IntegrityReport(
+            ok=not problems,
+            schema_version=version,
+            problems=problems,
+            size_bytes=await self.size_bytes(),
+            **counts,
+        )
+
+    async def _one_session(self, where: str, value: object) -> Session | None:
+        async with (
+            self.reading() as db,
+            db.execute(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE {where}", (value,)
+            ) as cursor,
+        ):
+            row = await cursor.fetchone()
+        return None if row is None else _session(row)
+
+
+async def _connect(path: Path) -> aiosqlite.Connection:
+    db = await aiosqlite.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+    await db.execute("PRAGMA journal_mode = WAL")
+    await db.execute("PRAGMA synchronous = FULL")
+    await db.execute("PRAGMA foreign_keys = ON")
+    await db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    # Debian builds SQLite with secure_delete on: every page FTS5 merges away would be
+    # zeroed, costing writes on each commit. Nothing is deleted from state.db anyway.
+    await db.execute("PRAGMA secure_delete = OFF")
+    await db.create_function(schema.SEGMENT_FUNCTION, 1, segment, deterministic=True)
+    return db
+
+
+def _create_private(path: Path) -> None:
+    """Create the database file readable by its owner only (it holds every conversation)."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+
+
+async def _scalar(db: aiosqlite.Connection, sql: str, params: tuple[Any, ...] = ()) -> int:
+    async with db.execute(sql, params) as cursor:
+        row = await cursor.fetchone()
+    assert row is not None
+    return int(row[0] or 0)
+
+
+async def insert_session(
+    db: aiosqlite.Connection,
+    external_id: str,
+    conversation: Conversation,
+    started: float,
+    ended: float | None,
+    end_reason: str | None,
+) -> Session:
+    await db.execute("INSERT OR IGNORE INTO scopes(name) VALUES (?)", (conversation.scope,))
+    scope_id = await _scalar(db, "SELECT id FROM scopes WHERE name = ?", (conversation.scope,))
+    async with db.execute(
+        "INSERT INTO sessions(external_id, conversation, platform, chat, thread, kind, person_id, "
+        "scope_id, started_at, ended_at, end_reason) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
+        f"RETURNING {_SESSION_COLUMNS}",
+        (
+            external_id,
+            conversation.key,
+            conversation.platform,
+            conversation.chat,
+            conversation.thread,
+            conversation.kind,
+            conversation.person,
+            scope_id,
+            started,
+            ended,
+            end_reason,
+        ),
+    ) as cursor:
+        row = await cursor.fetchone()
+    assert row is not None
+    return _session(row)
+
+
+async def _person(db: aiosqlite.Connection, person: str) -> Person | None:
+    async with db.execute(
+        "SELECT id, display_name, created_at FROM persons WHERE id = ?", (person,)
+    ) as cursor:
+        row = await cursor.fetchone()
+    return None if row is None else Person(row[0], row[1], from_epoch(row[2]))
+
+
+def _session(row: Any) -> Session:
+    return Session(
+        id=row[0],
+        external_id=row[1],
+        conversation=row[2],
+        platform=row[3],
+        chat=row[4],
+        thread=row[5],
+        kind=row[6],
+        person=row[7],
+        title=row[8],
+        summary=row[9],
+        started_at=from_epoch(row[10]),
+        ended_at=None if row[11] is None else from_epoch(row[11]),
+        end_reason=row[12],
+        usage=Usage(row[13], row[14], row[15], row[16]),
+    )
+
+
+def _message(row: Any) -> Message:
+    return Message(
+        id=row[0],
+        session_id=row[1],
+        role=row[2],
+        content=row[3],
+        speaker=row[4],
+        ts=from_epoch(row[5]),
+        tool_name=row[6],
+        tool_arguments=row[7],
+        tool_result=row[8],
+        platform_message_id=row[9],
+    )

@@ -7,7 +7,7 @@ import asyncio
 import typer
 
 from config.logs import configure_logging
-from gateway import cli_config
+from gateway import cli_config, cli_memory
 from gateway.cli_common import settings_or_exit
 
 app = typer.Typer(
@@ -17,6 +17,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(cli_config.app, name="config")
+app.add_typer(cli_memory.app, name="memory")
 
 
 @app.command()

@@ -331,7 +331,5 @@ async def test_unreachable_endpoint_is_unavailable() -> None:
 async def test_api_key_is_sent(api, provider) -> None:
     api.reply_text("ok")
     await provider.complete(ask())
-    headers = {k.lower(): v for k, v in api.last.headers.items()}
-    assert headers.get("x-api-key") == "sk-test" or headers.get("authorization") == (
-        "Bearer sk-test"
-    )
+    headers = api.last.headers
+    assert headers.get("x-api-key") == "sk-test" or headers.get("authorization") == "Bearer sk-test"

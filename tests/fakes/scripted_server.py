@@ -16,11 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any, Self
 
 from aiohttp import web
+from multidict import CIMultiDict
 
 
 @dataclass(frozen=True)
 class Received:
-    """One request as it arrived: `body` holds the exact bytes, `json` their decoding."""
+    """One request as it arrived: `body` holds the exact bytes, `json` their decoding;
+    `headers` is case-insensitive."""
 
     method: str
     path: str
@@ -76,6 +78,7 @@ class ScriptedServer(ABC):
         self.client_gone = asyncio.Event()  # set when a client drops a request left hanging
         self.port = 0
         self._script: deque[Step] = deque()
+        self._gate: asyncio.Event | None = None
         self._stopping = asyncio.Event()
         self._runner: web.AppRunner | None = None
 
@@ -98,6 +101,10 @@ class ScriptedServer(ABC):
     def hang(self) -> None:
         """The next request gets no answer at all (for timeouts and cancellation)."""
         self.enqueue(Hang())
+
+    def hold_until(self, gate: asyncio.Event) -> None:
+        """The next request is answered only once `gate` is set (to prove nobody waits on it)."""
+        self._gate = gate
 
     def malformed(
         self, body: bytes = b"{this is not json", *, content_type: str = "application/json"
@@ -129,7 +136,11 @@ class ScriptedServer(ABC):
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
-        self.requests.append(Received(request.method, request.path, dict(request.headers), body))
+        if self._gate is not None:
+            gate, self._gate = self._gate, None
+            await gate.wait()
+        received = Received(request.method, request.path, CIMultiDict(request.headers), body)
+        self.requests.append(received)
         if not self._script:
             return self._unscripted(len(self.requests))
         step = self._script.popleft()

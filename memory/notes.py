@@ -26,6 +26,7 @@ from memory.notes_file import (
     locked,
     notes_path,
     read_notes,
+    restore,
     write_entries,
 )
 from memory.notes_format import FILE_NAMES, TARGETS, NotesState, Target, parse_entries
@@ -201,13 +202,20 @@ class PersonNotes:
             if isinstance(outcome, Refusal):
                 return _Commit(before, outcome, before, ())
             backups: list[Path] = []
-            for target in targets:
-                entries = outcome.after[target]
-                if entries == raws[target].entries:
-                    continue
-                if not raws[target].canonical:
-                    backups.append(backup(raws[target]))
-                write_entries(self.path(target), entries)
+            written: list[Target] = []
+            try:
+                for target in targets:
+                    entries = outcome.after[target]
+                    if entries == raws[target].entries:
+                        continue
+                    if not raws[target].canonical:
+                        backups.append(backup(raws[target]))
+                    write_entries(self.path(target), entries)
+                    written.append(target)
+            except NotesFileError as exc:
+                for target in written:
+                    restore(raws[target], str(exc))
+                raise
             after = {t: NotesState(t, outcome.after[t], self.limits[t]) for t in targets}
             return _Commit(before, outcome, after, tuple(backups))
 

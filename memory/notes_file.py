@@ -108,6 +108,17 @@ def write_entries(path: Path, entries: tuple[str, ...]) -> None:
         raise NotesFileError(f"cannot write {path}: {exc.strerror}") from None
 
 
+def restore(raw: RawNotes, failure: str) -> None:
+    """Put back the exact bytes read: undo the first write of a batch whose second one failed."""
+    try:
+        atomic_write(raw.path, raw.data)
+    except OSError as exc:
+        raise NotesFileError(
+            f"{failure}; {raw.path} had already been rewritten and could not be put back "
+            f"({exc.strerror}), so it holds the batch's new entries"
+        ) from None
+
+
 def backup(raw: RawNotes) -> Path:
     """Keep the exact bytes of a hand-edited file as `<name>.bak.<UTC time>` before a rewrite."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")

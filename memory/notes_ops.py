@@ -90,8 +90,8 @@ def ops_from_request(request: Mapping[str, Any]) -> list[NoteOp] | Refusal:
     """Read the `memory` tool's arguments: one action, or `operations` applied as one batch."""
     if not isinstance(request, Mapping):
         return _invalid("the request is not an object")
-    if "operations" in request:
-        raw_ops = request["operations"]
+    raw_ops = request.get("operations")
+    if raw_ops is not None:
         if not isinstance(raw_ops, list) or not raw_ops:
             return _invalid("operations must be a non-empty list of operation objects")
         ops: list[NoteOp] = []

@@ -119,7 +119,10 @@ _TOKEN_SHAPES: list[tuple[str, str]] = [
     (r"\bnpm_[A-Za-z0-9]{36}\b", "an npm token"),
     (r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}", "a JSON Web Token"),
     (r"(?i)\bbearer\s+[A-Za-z0-9._~+/-]{20,}", "a bearer token"),
-    (r"(?i)\b[a-z][a-z0-9+.-]*://[^\s/:@]+:(?!\$)[^\s/@]{3,}@", "a URL with a password in it"),
+    (
+        r"(?i)\b[a-z][a-z0-9+.-]{0,30}://[^\s/:@]{1,256}:(?!\$)[^\s/@]{3,256}@",
+        "a URL with a password in it",
+    ),
 ]
 _TOKEN_PATTERNS = [(re.compile(pattern), what) for pattern, what in _TOKEN_SHAPES]
 
@@ -142,7 +145,8 @@ _NOT_A_SECRET = re.compile(
     r"|from|via|set|tbd|todo|same|changed|rotated|expired|below|above|here|there)"
 )
 _REFERENCE = re.compile(
-    r"(?i)^(?:[$<{%*(\[]|env:|op://|1password|bitwarden|lastpass|keepass|keychain|vault|gopass)"
+    r"(?i)^(?:[$<{%*(\[~/]|\.\.?/|env:|op://|1password|bitwarden|lastpass|keepass|keychain|vault"
+    r"|gopass)"
     r"|://|\.\.\.|…|^(.)\1+$"
 )
 _ENV_VAR_NAME = re.compile(r"[A-Z0-9]*_[A-Z0-9_]*")
@@ -216,7 +220,7 @@ _SECRET_THING = re.compile(
     re.IGNORECASE,
 )
 _DESTINATION = re.compile(
-    r"https?://|ftp://|[\w.+-]+@[\w-]+\.[\w.-]+|\b\d{1,3}(?:\.\d{1,3}){3}\b|webhook|pastebin",
+    r"https?://|ftp://|[\w.+-]{1,64}@[\w-]{1,63}\.\w|\b\d{1,3}(?:\.\d{1,3}){3}\b|webhook|pastebin",
     re.IGNORECASE,
 )
 

@@ -284,6 +284,12 @@ async def test_tool_request_with_one_action(notes: PersonNotes) -> None:
     assert result.ok and result.target == "user" and result.entries == ("Name: Aki.",)
 
 
+async def test_tool_request_with_null_operations_is_one_action(notes: PersonNotes) -> None:
+    request = {"action": "add", "target": "memory", "content": "Jazz.", "operations": None}
+    result = await notes.apply(request)
+    assert result.ok and result.entries == ("Jazz.",)
+
+
 async def test_tool_request_with_operations(notes: PersonNotes) -> None:
     result = await notes.apply(
         {

@@ -193,3 +193,24 @@ def test_lock_timeout_is_reported_as_a_file_error(
     assert (result.ok, result.kind) == (False, "file_error")
     assert "stayed locked by another process" in result.message
     assert os.listdir(notes.directory) == [".MEMORY.md.lock"]
+
+
+async def test_batch_whose_second_write_fails_puts_the_first_file_back(
+    notes: PersonNotes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await notes.add("memory", "Likes tea.")
+    real_replace = os.replace
+
+    def replace_failing_for_user_md(src: str, dst: str) -> None:
+        if str(dst).endswith("USER.md"):
+            raise OSError(5, "Input/output error")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(notes_file.os, "replace", replace_failing_for_user_md)
+    result = await notes.batch(
+        [NoteOp("add", "memory", content="Likes jazz."), NoteOp("add", "user", content="Aki.")]
+    )
+    assert (result.ok, result.kind) == (False, "file_error")
+    assert notes.path("memory").read_text(encoding="utf-8") == "Likes tea.\n"
+    assert not notes.path("user").exists()
+    assert stray_files(notes) == []

@@ -100,6 +100,8 @@ ORDINARY = [
     "Flags: 🏳\ufe0f\u200d🌈 in bios",
     "Tokyo time zone (JST, UTC+9).",
     "token budget for summaries: 500",
+    "private key: ~/.ssh/id_ed25519 (the .pub is on GitHub)",
+    "api key: from the environment, ANTHROPIC_API_KEY",
 ]
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from agent.tools import memory_tool
+from agent.tools import memory_tool, search_tool
 from agent.tools.registry import ToolRegistry
 
 
 def default_registry() -> ToolRegistry:
-    return ToolRegistry([memory_tool.TOOL])
+    return ToolRegistry([memory_tool.TOOL, search_tool.TOOL])

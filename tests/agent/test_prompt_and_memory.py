@@ -31,7 +31,6 @@ async def test_system_prompt_is_byte_identical_across_a_session_despite_a_memory
     (system,) = systems
     assert "Aiko is a nurse in Kyoto" in system
     assert "Loves hiking" not in system
-    assert [r.body for r in rig.api.requests][0]  # the exact bytes were sent each time
 
     await rig.agent.close_session(session.id, "new")  # title request is the 4th call
     rig.say("Welcome back.")

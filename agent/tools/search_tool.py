@@ -1,0 +1,84 @@
+"""The `session_search` tool: the person's (or the group's) past conversations, on demand."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent.tools.context import ToolContext
+from agent.tools.registry import Tool, ToolError
+from memory.records import SessionResult
+from memory.search import Scope, search
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "description": "words to look for, in any language; natural questions work",
+        },
+        "limit": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3},
+    },
+    "required": ["query"],
+}
+
+DESCRIPTION = (
+    "Search past conversations (every platform, this one included) for what was said before: "
+    "decisions, plans, names, numbers. Returns the best sessions with date, platform, title, "
+    "summary, the matching turns and a little context. In a group, only this group's history."
+)
+CONTEXT_CHARS = 400
+
+
+async def handle(arguments: dict[str, Any], ctx: ToolContext) -> str:
+    query = arguments["query"].strip()
+    if not query:
+        raise ToolError("The query is empty: give the words or question to look for.")
+    if ctx.is_group:
+        scope = Scope.of_group(ctx.platform, ctx.chat)
+    elif ctx.speaker is not None:
+        scope = Scope.of_person(ctx.speaker)
+    else:
+        raise ToolError("There is no known person in this conversation to search for.")
+    limit = int(arguments.get("limit", 3))
+    results = await search(ctx.services.store, query, scope, limit=limit, context=1)
+    if not results:
+        return f"No past conversation matches {query!r}. Try other words, or ask the person."
+    budget = ctx.services.settings.agent.search_budget_chars
+    return render(results, budget)
+
+
+def render(results: list[SessionResult], budget: int) -> str:
+    """Results for the model, best first, cut to `budget` characters at a session boundary."""
+    parts: list[str] = []
+    used = 0
+    for index, result in enumerate(results, 1):
+        block = _session_block(index, result)
+        if parts and used + len(block) > budget:
+            parts.append(f"({len(results) - index + 1} more sessions left out to save space)")
+            break
+        parts.append(block[:budget])
+        used += len(block)
+    return "\n\n".join(parts)
+
+
+def _session_block(index: int, result: SessionResult) -> str:
+    day = result.started_at.strftime("%Y-%m-%d")
+    lines = [f"{index}. {day} · {result.platform} · {result.title or 'untitled'}"]
+    if result.summary:
+        lines.append(f"   summary: {result.summary}")
+    for hit in result.hits:
+        lines.append(f"   {hit.role} ({hit.ts:%Y-%m-%d %H:%M}): {hit.snippet}")
+    hit_ids = {hit.message_id for hit in result.hits}
+    for turn in result.context:
+        if turn.message_id not in hit_ids and turn.content:
+            lines.append(f"   context, {turn.role}: {_short(turn.content)}")
+    return "\n".join(lines)
+
+
+def _short(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= CONTEXT_CHARS else flat[: CONTEXT_CHARS - 1] + "…"
+
+
+TOOL = Tool(name="session_search", description=DESCRIPTION, input_schema=SCHEMA, handler=handle)

@@ -11,7 +11,7 @@ does in its discovery shape: `search_messages` over user and assistant turns
     python hermes_driver.py quality --sessions F --questions F --dir D --layout shared|per-person
         [--or-words]   (ask `w1 OR w2 OR ...` instead of the question as written)
     python hermes_driver.py ingest --corpus F --db PATH
-    python hermes_driver.py latency --db PATH --queries F [--limit N]
+    python hermes_driver.py latency --db PATH --queries F [--limit N] [--or-words]
 """
 
 from __future__ import annotations
@@ -123,6 +123,8 @@ def run_ingest(args: argparse.Namespace) -> None:
 
 def run_latency(args: argparse.Namespace) -> None:
     queries = [row["query"] for row in read_jsonl(args.queries)]
+    if args.or_words:
+        queries = [or_words(query) for query in queries]
     db = SessionDB(args.db)
     latencies = []
     for query in queries:
@@ -150,6 +152,7 @@ def main() -> int:
     latency.add_argument("--db", type=Path, required=True)
     latency.add_argument("--queries", type=Path, required=True)
     latency.add_argument("--limit", type=int, default=5)
+    latency.add_argument("--or-words", action="store_true", help="ask `w1 OR w2 ...`")
     args = parser.parse_args()
     {"quality": run_quality, "ingest": run_ingest, "latency": run_latency}[args.command](args)
     return 0

@@ -9,6 +9,7 @@ import structlog
 
 from config.paths import ensure_home
 from config.settings import Settings
+from memory.store import Store
 
 log = structlog.get_logger("kioku.daemon")
 
@@ -16,6 +17,7 @@ log = structlog.get_logger("kioku.daemon")
 async def serve(settings: Settings) -> None:
     """Run until SIGTERM or SIGINT, then shut down cleanly."""
     ensure_home(settings.home)
+    store = await Store.open(settings.home / "state.db")
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -26,4 +28,5 @@ async def serve(settings: Settings) -> None:
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
+        await store.close()
     log.info("daemon_stopped")

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import sqlite3
+import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -201,3 +204,26 @@ async def test_integrity_check_reports_a_damaged_index(store: Store) -> None:
     report = await store.check_integrity()
     assert not report.ok
     assert any("full-text index" in problem for problem in report.problems)
+
+
+def test_serve_opens_the_store_and_closes_it_on_sigterm(home: Path) -> None:
+    from test_cli import KIOKU, wait_for_log
+
+    proc = subprocess.Popen(
+        [str(KIOKU), "serve"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "KIOKU_LOG__FORMAT": "json"},
+    )
+    try:
+        wait_for_log(proc, "daemon_started")
+        db = sqlite3.connect(home / "state.db")
+        assert db.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
+        db.close()
+        proc.send_signal(signal.SIGTERM)
+        wait_for_log(proc, "daemon_stopped")
+        assert proc.wait(timeout=30) == 0
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not (home / "state.db-wal").exists()

@@ -86,6 +86,23 @@ class AgentSettings(Section):
     reflection: ReflectionSettings = ReflectionSettings()
 
 
+class SkillsSettings(Section):
+    """Layer 3: the skills the agent writes for each person, and the owner's shared ones."""
+
+    write_approval: bool = Field(
+        False, description="the agent's skill writes wait for `kioku skills approve ID`"
+    )
+    max_skill_chars: int = Field(
+        100_000, ge=1000, le=1_000_000, description="SKILL.md size cap (chars)"
+    )
+    max_file_bytes: int = Field(
+        1_048_576, ge=1024, le=64 * 1_048_576, description="supporting file size cap (bytes)"
+    )
+    index_max_chars: int = Field(
+        4000, ge=200, le=100_000, description="skills index size cap in the system prompt (chars)"
+    )
+
+
 class LogSettings(Section):
     level: Literal["debug", "info", "warning", "error"] = "info"
     format: Literal["auto", "console", "json"] = Field(
@@ -119,6 +136,7 @@ class Settings(BaseSettings):
     memory: MemorySettings = MemorySettings()
     llm: LLMSettings = LLMSettings()
     agent: AgentSettings = AgentSettings()
+    skills: SkillsSettings = SkillsSettings()
 
     @classmethod
     def settings_customise_sources(

@@ -69,11 +69,9 @@ class Conversation:
     @property
     def scope(self) -> str:
         """Who may read it: the DM's person, or everyone searching inside the group."""
-        return (
-            group_scope(self.platform, self.chat)
-            if self.kind == "group"
-            else (person_scope(self.person or ""))
-        )
+        if self.kind == "group":
+            return group_scope(self.platform, self.chat)
+        return person_scope(self.person or "")
 
 
 def person_scope(person: str) -> str:

@@ -157,6 +157,8 @@ class Store:
                 row = await cursor.fetchone()
             if row is not None:
                 return _session(row)
+            if conversation.person and await _person(db, conversation.person) is None:
+                raise LookupError(f"no person {conversation.person!r}; create it first")
             started = time.time()
             stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(started))
             external_id = f"{stamp}-{os.urandom(4).hex()}"

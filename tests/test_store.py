@@ -126,6 +126,11 @@ async def test_open_session_returns_the_open_one_until_it_is_closed(store: Store
     assert await store.session_by_external_id(second.external_id) == second
 
 
+async def test_a_dm_of_an_unknown_person_is_refused(store: Store) -> None:
+    with pytest.raises(LookupError, match="no person 'ghost'"):
+        await store.open_session(dm("ghost"))
+
+
 async def test_usage_counters_add_up(store: Store) -> None:
     session = await store.open_session(dm())
     await store.add_usage(session.id, Usage(10, 5, 100, 7))

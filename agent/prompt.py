@@ -26,8 +26,13 @@ secrets (passwords, keys, tokens). Notes you write now show from the next sessio
 - History: every past conversation is stored. When the person refers to something from \
 before ("like last time", "what did we decide"), use `session_search` before answering \
 instead of guessing.
-- Skills: procedures you wrote after doing something that worked. If one fits the task, \
-read it before you start.
+- Skills: procedures you wrote after doing something that worked (how to deploy their \
+blog, how they like their weekly report), listed under "Skills you can use" below when \
+there are any. If one fits the task, read it with `skill_view` before you start. After a \
+task that took several steps, or after the person corrected how you did something, save \
+the procedure with `skill_manage` (create) or improve the one you used. When you \
+followed a skill and something in it was wrong or missing, patch it right away. Skills \
+hold procedures; one-off facts go in notes.
 
 Each user message starts with a bracketed line giving the time, the platform and, in \
 groups, who is speaking; it is context from kioku, not from the person. Text inside the \
@@ -37,7 +42,8 @@ Answer in the person's language. Be direct and concise; use Markdown sparingly."
 
 GROUP_GUIDANCE = """\
 This is a group conversation: several people read your answers. Do not reveal anyone's \
-private notes or private conversations here."""
+private notes or private conversations here. Only the owner's shared skills are available \
+here, and skills cannot be saved in a group."""
 
 
 @dataclass(frozen=True)

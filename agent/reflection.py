@@ -28,8 +28,11 @@ REVIEW = (
     "(kioku review — not from the person; nobody will see your reply.) Look back over this "
     "conversation. Is there anything about this person or their work worth keeping for future "
     "sessions — a preference, a correction, a durable fact, a decision — or anything in their "
-    "notes that is now wrong or outdated? Repeatable procedures that worked belong in skills, "
-    "one-off facts in notes. Make the changes with the tools now. If nothing is worth keeping, "
+    "notes that is now wrong or outdated? Then the skills: if a skill was followed here and "
+    "something in it was wrong or missing, patch it (skill_view it first); if a task took "
+    "several steps or the person corrected how you did it, and it will come up again, create "
+    "a skill for the procedure. Repeatable procedures belong in skills, never one-off facts: "
+    "those go in notes. Make the changes with the tools now. If nothing is worth keeping, "
     "answer exactly: nothing to save."
 )
 SUMMARY_REQUEST = (

@@ -7,7 +7,7 @@ import asyncio
 import typer
 
 from config.logs import configure_logging
-from gateway import cli_config, cli_memory, cli_search
+from gateway import cli_config, cli_memory, cli_search, cli_skills
 from gateway.cli_common import settings_or_exit
 
 app = typer.Typer(
@@ -18,6 +18,7 @@ app = typer.Typer(
 )
 app.add_typer(cli_config.app, name="config")
 app.add_typer(cli_memory.app, name="memory")
+app.add_typer(cli_skills.app, name="skills")
 cli_search.register(app)
 
 

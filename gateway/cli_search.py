@@ -23,6 +23,7 @@ from rich.progress import Progress
 from config.paths import ensure_home
 from config.settings import Settings
 from gateway.cli_common import EXIT_USAGE, fail, settings_or_exit
+from gateway.cli_skills import import_hermes_skills
 from memory.hermes_import import HermesError, read_hermes_notes, read_hermes_sessions
 from memory.notes import PersonNotes
 from memory.notes_format import TARGETS
@@ -210,6 +211,8 @@ async def _import(
         if fmt is Format.hermes:
             notes_added = await _import_notes(settings, file, person)
     typer.echo(_summary(counts, notes_added, len(parsed.problems)))
+    if fmt is Format.hermes:
+        await import_hermes_skills(settings, file, person)
 
 
 def _parse(file: Path, fmt: Format, person: str) -> Parsed:

@@ -25,6 +25,8 @@ from memory.skills_format import SKILL_FILE, Scope, SkillDoc, SkillError, check_
 LOCK_FILE = ".lock"
 LOCK_TIMEOUT = 30.0
 MAX_FILES = 200
+PARSED_CACHE = 4096
+_PARSED: dict[tuple[str, str, int, int, int, int], SkillDoc | str] = {}
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,7 @@ def load_skill(root: Path, name: str, scope: Scope, max_chars: int) -> Skill:
     except SkillError as exc:
         raise SkillError(f"the folder name is not a valid skill name. {exc}") from None
     folder = root / name
-    if not _inside(folder, root):
+    if folder.is_symlink() and not _inside(folder, root):
         raise SkillError("is a symlink leading outside the skills folder; it is ignored")
     path = folder / SKILL_FILE
     if not path.is_file():
@@ -89,9 +91,35 @@ def load_skill(root: Path, name: str, scope: Scope, max_chars: int) -> Skill:
                 "bring nested skills in with `kioku skills import`"
             )
         raise SkillError("has no SKILL.md")
-    if not _inside(path, folder):
+    if path.is_symlink() and not _inside(path, folder):
         raise SkillError("SKILL.md is a symlink leading outside the skill folder; it is ignored")
-    return Skill(parse_skill(read_text(path, max_chars * 4), name, max_chars), scope, folder)
+    return Skill(_parsed(path, name, max_chars), scope, folder)
+
+
+def _parsed(path: Path, name: str, max_chars: int) -> SkillDoc:
+    """Parse SKILL.md, or reuse the result for the same file version (same inode, mtime, size).
+
+    The index is built at every session start; parsing and safety-scanning every skill
+    each time would cost milliseconds per skill, while an unchanged file costs one stat.
+    Writes replace files (a new inode) and editors change the mtime, so edits are seen.
+    """
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise SkillError(f"SKILL.md cannot be read: {exc.strerror}") from None
+    key = (str(path), name, max_chars, stat.st_ino, stat.st_mtime_ns, stat.st_size)
+    cached = _PARSED.get(key)
+    if cached is None:
+        try:
+            cached = parse_skill(read_text(path, max_chars * 4), name, max_chars)
+        except SkillError as exc:
+            cached = str(exc)
+        if len(_PARSED) >= PARSED_CACHE:
+            _PARSED.clear()
+        _PARSED[key] = cached
+    if isinstance(cached, str):
+        raise SkillError(cached)
+    return cached
 
 
 def read_text(path: Path, max_bytes: int) -> str:

@@ -432,3 +432,14 @@ async def test_concurrent_patches_from_two_sessions_all_land(lib: SkillsLibrary)
     await asyncio.gather(*(lib.manage("aiko", patch, "t") for patch in patches))
     content = (await lib.view("aiko", "deploy-blog")).content
     assert all(f"done {n}\n" in content for n in range(10))
+
+
+async def test_a_skill_edited_by_hand_is_seen_at_the_next_listing(
+    lib: SkillsLibrary, home: Path
+) -> None:
+    folder = write_shared(home, "backup")
+    assert await lib.index(None) == "- backup: shared backup"
+    (folder / "SKILL.md").write_text(skill_md("backup", description="edited by hand"))
+    assert await lib.index(None) == "- backup: edited by hand"
+    (folder / "SKILL.md").write_text("broken now")
+    assert (await lib.listing(None)).problems[0].folder == folder

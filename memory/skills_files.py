@@ -25,6 +25,8 @@ from memory.skills_format import SKILL_FILE, Scope, SkillDoc, SkillError, check_
 LOCK_FILE = ".lock"
 LOCK_TIMEOUT = 30.0
 MAX_FILES = 200
+STAGED, REPLACED, DELETED = "new-", "old-", "deleted-"
+"""Hidden sibling folders a change goes through: `.<name>.new-*`, `.<name>.old-*`, ..."""
 PARSED_CACHE = 4096
 _PARSED: dict[tuple[str, str, int, int, int, int], SkillDoc | str] = {}
 
@@ -56,14 +58,19 @@ class SkillProblem:
 
 def scan_root(root: Path, scope: Scope, max_chars: int) -> tuple[list[Skill], list[SkillProblem]]:
     """Every skill folder directly under `root`, sorted by name; the unusable ones as problems."""
+    skills: list[Skill] = []
+    problems: list[SkillProblem] = []
     try:
         entries = sorted(os.scandir(root), key=lambda entry: entry.name)
+        if any(entry.name.startswith(".") and f".{REPLACED}" in entry.name for entry in entries):
+            with root_lock(root):  # a replacement was cut short: recover before reading
+                entries = sorted(os.scandir(root), key=lambda entry: entry.name)
     except FileNotFoundError:
         return [], []
     except OSError as exc:
         return [], [SkillProblem(scope, root, f"cannot be read: {exc.strerror}")]
-    skills: list[Skill] = []
-    problems: list[SkillProblem] = []
+    except SkillError as exc:
+        problems.append(SkillProblem(scope, root, str(exc)))
     for entry in entries:
         if entry.name.startswith(".") or not entry.is_dir():
             continue
@@ -205,7 +212,7 @@ def create_folder(root: Path, name: str, files: Mapping[PurePosixPath, bytes]) -
 def replace_folder(root: Path, name: str, files: Mapping[PurePosixPath, bytes]) -> None:
     """Swap `root/name` for a folder holding `files` (the old one is removed after the swap)."""
     staging = _stage(root, name, files)
-    old = _move_aside(root, name)
+    old = _move_aside(root, name, REPLACED)
     os.rename(staging, root / name)
     _fsync_directory(root)
     if old is not None:
@@ -214,7 +221,7 @@ def replace_folder(root: Path, name: str, files: Mapping[PurePosixPath, bytes]) 
 
 def remove_folder(root: Path, name: str) -> None:
     """Remove `root/name`; a symlinked folder loses only its link, never the target's files."""
-    old = _move_aside(root, name)
+    old = _move_aside(root, name, DELETED)
     _fsync_directory(root)
     if old is not None:
         shutil.rmtree(old)
@@ -243,18 +250,41 @@ def root_lock(root: Path) -> Iterator[None]:
     """Hold the cross-process lock of one skills folder (the daemon and the CLI both take it)."""
     ensure_root(root)
     try:
-        with FileLock(root / LOCK_FILE, timeout=LOCK_TIMEOUT, mode=0o600):
-            yield
+        lock = FileLock(root / LOCK_FILE, timeout=LOCK_TIMEOUT, mode=0o600)
+        lock.acquire()
     except Timeout:
         raise SkillError(
             f"{root} stayed locked by another process for {LOCK_TIMEOUT:.0f} s; retry, or look "
             "for a stuck kioku process"
         ) from None
+    try:
+        _recover(root)
+        yield
+    finally:
+        lock.release()
+
+
+def _recover(root: Path) -> None:
+    """Finish what a process killed mid-change left (only ever seen under the lock).
+
+    A half-staged new skill is dropped, a deleted one's remains are removed, and a skill
+    moved aside for a replacement that never landed is put back.
+    """
+    for entry in os.scandir(root):
+        if not entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+            continue
+        stem, _, kind = entry.name[1:].rpartition(".")
+        if kind.startswith(REPLACED) and (Path(entry.path) / stem).is_dir():
+            if not (root / stem).exists():
+                os.rename(Path(entry.path) / stem, root / stem)
+            shutil.rmtree(entry.path)
+        elif kind.startswith((STAGED, DELETED, REPLACED)):
+            shutil.rmtree(entry.path)
 
 
 def _stage(root: Path, name: str, files: Mapping[PurePosixPath, bytes]) -> Path:
     ensure_root(root)
-    staging = Path(tempfile.mkdtemp(dir=root, prefix=f".{name}.new-"))
+    staging = Path(tempfile.mkdtemp(dir=root, prefix=f".{name}.{STAGED}"))
     try:
         for relative, data in files.items():
             write_support(staging, relative, data)
@@ -264,7 +294,7 @@ def _stage(root: Path, name: str, files: Mapping[PurePosixPath, bytes]) -> Path:
     return staging
 
 
-def _move_aside(root: Path, name: str) -> Path | None:
+def _move_aside(root: Path, name: str, kind: str) -> Path | None:
     """Rename `root/name` to a hidden sibling (readers stop seeing it at once); unlink a link."""
     target = root / name
     if target.is_symlink():
@@ -272,7 +302,7 @@ def _move_aside(root: Path, name: str) -> Path | None:
         return None
     if not target.exists():
         return None
-    aside = Path(tempfile.mkdtemp(dir=root, prefix=f".{name}.old-"))
+    aside = Path(tempfile.mkdtemp(dir=root, prefix=f".{name}.{kind}"))
     os.rename(target, aside / name)
     return aside
 

@@ -79,8 +79,7 @@ def show(
     """Print a skill: where it is, its files and use counts, then its SKILL.md."""
     library = _library()
     view = _run(library.view(person, name, count_use=False))
-    listing = _run(library.listing(person))
-    listed = next(item for item in listing.skills if item.skill.name == view.skill.name)
+    listed = _run(library.entry(view.skill))
     if as_json:
         data = {**_skill_json(listed), "files": view.files, "content": view.content}
         typer.echo(json.dumps(data, ensure_ascii=False, indent=2))

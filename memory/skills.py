@@ -152,6 +152,16 @@ class SkillsLibrary:
                 await asyncio.to_thread(_record_view, root, name)
         return view
 
+    async def entry(self, skill: Skill) -> ListedSkill:
+        """`skill` with its usage record and whether it shadows a shared one, as listed."""
+
+        def read() -> ListedSkill:
+            usage = skills_usage.read_usage(skill.folder.parent).get(skill.name, SkillUsage())
+            shared = (self.shared_root / skill.name / SKILL_FILE).is_file()
+            return ListedSkill(skill, usage, skill.scope == "personal" and shared)
+
+        return await asyncio.to_thread(read)
+
     async def usage(self, person: str | None) -> dict[str, SkillUsage]:
         return await asyncio.to_thread(skills_usage.read_usage, self.root(person))
 

@@ -93,6 +93,11 @@ def test_show_prints_the_skill_its_files_and_usage(kioku: Kioku, home: Path) -> 
     assert "files: SKILL.md, references/hosts.md" in lines
     assert "views: 0, last used: never" in lines
     assert done.stdout.endswith("2. ssh nuc 'make deploy'\n")
+    data = json.loads(kioku("skills", "show", "deploy-blog", "-p", "aiko", "--json").stdout)
+    assert (data["scope"], data["category"], data["tags"]) == ("personal", "ops", ["blog"])
+    assert data["files"] == ["SKILL.md", "references/hosts.md"]
+    assert data["usage"]["views"] == 0
+    assert data["content"] == (folder / "SKILL.md").read_text()
     missing = kioku("skills", "show", "deploy-blog")
     assert missing.returncode == 1
     assert "There is no shared skill 'deploy-blog'" in missing.stderr

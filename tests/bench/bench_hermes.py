@@ -7,14 +7,15 @@ one shared database (as its gateway stores every user), where results from other
 people count as leaks. It is asked the question as written and, since its tool
 tells the model that words are ANDed, also as `word OR word ...`.
 
-Speed and size: a synthetic corpus (tests/bench/corpus.py) written turn by turn the
-way each gateway writes live turns, then searched: ingest turns/s, search latency
+Speed and size: `--turns` turns of the synthetic corpus (tests/bench/corpus.py: 500
+persons, English and Japanese), written turn by turn the way each gateway writes live
+turns, then searched with the corpus's own queries: ingest turns/s, search latency
 p50/p99 and database bytes per turn, with the ratio kioku / Hermes.
 
 Hermes lives only in a throwaway venv outside the repo; without it this prints how
 to make one and skips. `HERMES_PYTHON` names another interpreter that has it.
 
-    .venv/bin/python tests/bench/bench_hermes.py [--turns N] [--queries N]
+    .venv/bin/python tests/bench/bench_hermes.py [--set DIR] [--turns N] [--queries N]
 """
 
 from __future__ import annotations
@@ -31,13 +32,14 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from corpus import generate, queries
 from search_eval import (
+    DEFAULT_SET,
     EvalSet,
-    Question,
     Scores,
     format_table,
     load_set,
@@ -60,15 +62,19 @@ def hermes_available() -> bool:
     if not HERMES_PYTHON.exists():
         return False
     probe = subprocess.run(
-        [str(HERMES_PYTHON), "-c", "import hermes_state"], capture_output=True, text=True
+        [str(HERMES_PYTHON), "-I", "-c", "import hermes_state"], capture_output=True, text=True
     )
     return probe.returncode == 0
 
 
 def hermes(*args: str) -> str:
-    """Run the driver in Hermes's interpreter; a failure raises with its stderr."""
+    """Run the driver in Hermes's interpreter; a failure raises with its stderr.
+
+    Isolated (`-I`): Hermes has its own top-level `agent` package, which kioku's
+    `agent/` would shadow if the working folder or PYTHONPATH reached sys.path.
+    """
     done = subprocess.run(
-        [str(HERMES_PYTHON), str(DRIVER), *args], capture_output=True, text=True, timeout=3600
+        [str(HERMES_PYTHON), "-I", str(DRIVER), *args], capture_output=True, text=True, timeout=3600
     )
     if done.returncode != 0:
         raise RuntimeError(f"hermes_driver {args[0]} exited {done.returncode}:\n{done.stderr}")
@@ -98,8 +104,7 @@ def hermes_quality(eval_set: EvalSet, scratch: Path, layout: str, or_words: bool
     return score(eval_set.questions, rankings, eval_set.owners)
 
 
-def quality(scratch: Path) -> None:
-    eval_set = load_set()
+def quality(eval_set: EvalSet, scratch: Path) -> None:
     kioku = run_kioku_search(eval_set, scratch / "kioku-home")
     rows: dict[str, Scores] = {
         "kioku": score(eval_set.questions, kioku.rankings(), eval_set.owners)
@@ -126,35 +131,6 @@ def _ratio(ours: float, theirs: float) -> str:
 
 
 # -- speed and size ------------------------------------------------------------------------
-
-COPIES_PER_PERSON = 10
-
-
-def replicate(eval_set: EvalSet, turns: int) -> list[dict[str, Any]]:
-    """`turns` messages: copies of the labelled sessions, each copy a new session.
-
-    Copy i belongs to person `<name>-<i % COPIES_PER_PERSON>`, so a person's history
-    grows with the corpus while the text stays real conversation in both languages.
-    """
-    out: list[dict[str, Any]] = []
-    copy = 0
-    while len(out) < turns:
-        shift = timedelta(days=copy)
-        suffix = copy % COPIES_PER_PERSON
-        for message in eval_set.messages:
-            if len(out) == turns:
-                break
-            ts = datetime.fromisoformat(message["ts"]) + shift
-            out.append(
-                {
-                    **message,
-                    "person": f"{message['person']}-{suffix}",
-                    "session": f"{message['session']}-c{copy}",
-                    "ts": ts.isoformat(),
-                }
-            )
-        copy += 1
-    return out
 
 
 @dataclass(frozen=True)
@@ -220,9 +196,9 @@ def hermes_ingest(corpus: Path, path: Path) -> Speed:
     return Speed(row["turns"] / row["seconds"], row["bytes"] / row["turns"])
 
 
-def hermes_latency(path: Path, queries: Path, or_words: bool) -> list[float]:
+def hermes_latency(path: Path, asks_file: Path, or_words: bool) -> list[float]:
     flags = ["--or-words"] if or_words else []
-    output = hermes("latency", "--db", str(path), "--queries", str(queries), *flags)
+    output = hermes("latency", "--db", str(path), "--queries", str(asks_file), *flags)
     return json.loads(output)["latencies_ms"]
 
 
@@ -231,20 +207,13 @@ def percentile(values: Sequence[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-def asks_for(questions: Sequence[Question], count: int) -> list[tuple[str, str]]:
-    """`count` (person, query) pairs: the labelled questions, repeated, by copy-0 persons."""
-    asked = [(f"{q.person}-0", q.query) for q in questions]
-    return [asked[i % len(asked)] for i in range(count)]
-
-
-def speed(scratch: Path, turns: int, queries: int) -> None:
-    eval_set = load_set()
-    messages = replicate(eval_set, turns)
+def speed(scratch: Path, turns: int, count: int) -> None:
+    messages = [row for session in generate(turns) for row in session.rows()]
     corpus = scratch / "corpus.jsonl"
     corpus.write_text(
         "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages), encoding="utf-8"
     )
-    asks = asks_for(eval_set.questions, queries)
+    asks = [(person, query) for person, query, _ in queries(count)]
     asks_file = scratch / "asks.jsonl"
     asks_file.write_text(
         "".join(json.dumps({"query": q}, ensure_ascii=False) + "\n" for _, q in asks),
@@ -254,7 +223,7 @@ def speed(scratch: Path, turns: int, queries: int) -> None:
     persons = len({m["person"] for m in messages})
     print(
         f"\n== speed and size: {turns} turns, {sessions} sessions, {persons} persons "
-        f"(the labelled set replicated); {queries} searches for the top 5 sessions"
+        f"(tests/bench/corpus.py); {count} searches for the top 5 sessions"
     )
     kioku_one = asyncio.run(kioku_ingest(messages, scratch / "kioku-1" / "state.db", writers=1))
     kioku_many = asyncio.run(kioku_ingest(messages, scratch / "kioku-32" / "state.db", writers=32))
@@ -288,19 +257,22 @@ def speed(scratch: Path, turns: int, queries: int) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", type=Path, default=DEFAULT_SET, help="labelled set folder")
     parser.add_argument("--turns", type=int, default=100_000, help="synthetic corpus size")
-    parser.add_argument("--queries", type=int, default=270, help="searches timed on it")
+    parser.add_argument("--queries", type=int, default=200, help="searches timed on it")
     args = parser.parse_args()
     if not hermes_available():
         print(
-            f"Hermes Agent is not installed at {HERMES_PYTHON}: skipping the comparison.\n"
+            f"Hermes Agent is not usable at {HERMES_PYTHON} (no such interpreter, or it "
+            "cannot import hermes_state): skipping the comparison.\n"
             "Create its throwaway venv (outside the repo) with:\n"
             "    python3 -m venv /tmp/hermes-venv\n"
             "    /tmp/hermes-venv/bin/pip install hermes-agent"
         )
         return 0
     with tempfile.TemporaryDirectory(prefix="kioku-vs-hermes-") as scratch:
-        quality(Path(scratch))
+        eval_set = load_set(args.set)
+        quality(eval_set, Path(scratch))
         speed(Path(scratch), args.turns, args.queries)
     return 0
 

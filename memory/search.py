@@ -14,6 +14,7 @@ Group sessions the person did not take part in are then dropped.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections import defaultdict
@@ -226,6 +227,12 @@ def light_stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("e") else word
 
 
+@functools.lru_cache(maxsize=65536)
+def _word_stem(word: str) -> str:
+    """Words repeat across hits: stemming each distinct one once keeps snippets cheap."""
+    return light_stem(normalize(word))
+
+
 class _Highlighter:
     """Marks the query's words in raw text (`**word**`) and cuts a window around them."""
 
@@ -239,9 +246,10 @@ class _Highlighter:
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         found: list[tuple[int, int]] = []
-        for word in _LATIN_WORD.finditer(text):
-            if light_stem(normalize(word.group())) in self.stems:
-                found.append(word.span())
+        if self.stems:
+            for word in _LATIN_WORD.finditer(text):
+                if _word_stem(word.group()) in self.stems:
+                    found.append(word.span())
         folded = unicodedata.normalize("NFKC", text)
         if len(folded) == len(text):
             for term in self.cjk:

@@ -251,6 +251,7 @@ class CorpusSession:
 
 
 def persons(count: int, seed: int = 7) -> list[Person]:
+    """The same persons (ids, language, topics) for every corpus and query seed."""
     rng = random.Random(seed)
     people = []
     for n in range(count):
@@ -271,7 +272,7 @@ def _text(rng: random.Random, person: Person, templates: list[str]) -> str:
 def generate(turns: int, *, people: int = 500, seed: int = 7) -> Iterator[CorpusSession]:
     """Sessions holding `turns` turns in total, oldest first."""
     rng = random.Random(seed)
-    everyone = persons(people, seed)
+    everyone = persons(people)
     groups = [rng.sample(everyone, 6) for _ in range(max(1, people // 20))]
     made, number = 0, 0
     clock = EPOCH

@@ -138,7 +138,7 @@ def import_command(
     person: str | None = PERSON,
     replace: bool = typer.Option(False, "--replace", help="Overwrite skills of the same name."),
 ) -> None:
-    """Import Agent Skills (e.g. Hermes Agent's ~/.hermes/skills) into a person's or the shared."""
+    """Import a folder of Agent Skills (e.g. ~/.hermes/skills), for a person or shared."""
     library = _library()
     report = _run(library.import_folder(folder, person, f"import from {folder}", replace))
     typer.echo(_import_text(report, library.root(person)))

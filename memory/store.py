@@ -195,18 +195,6 @@ class Store:
 
         await self.write(op)
 
-    async def set_summary(self, session_id: int, summary: str) -> None:
-        """Keep the latest summary of a still-open session (compaction writes one)."""
-
-        async def op(db: aiosqlite.Connection) -> None:
-            cursor = await db.execute(
-                "UPDATE sessions SET summary = ? WHERE id = ?", (summary, session_id)
-            )
-            if cursor.rowcount == 0:
-                raise UnknownSession(f"no session {session_id}")
-
-        await self.write(op)
-
     async def add_usage(self, session_id: int, usage: Usage) -> None:
         """Add one provider call's token counters to the session's totals."""
 

@@ -15,12 +15,11 @@ from typing import Any
 import pytest
 
 from agent.agent import Agent
+from agent.build import build_agent
 from agent.prompt import TurnContext
 from agent.providers import Provider, RetryPolicy
 from agent.providers.anthropic import AnthropicProvider
 from agent.providers.openai_compat import OpenAICompatProvider
-from agent.tools.context import Services
-from agent.tools.defaults import default_registry
 from agent.turn import Turn
 from config.load import load_settings
 from config.paths import ensure_home
@@ -135,7 +134,7 @@ async def rig(
         else:
             provider = OpenAICompatProvider(model="llama-test", base_url=api.base_url, **common)
         store = await Store.open(home / "state.db")
-        agent = Agent(provider, Services(store, home, settings), default_registry())
+        agent = build_agent(settings, store, provider)
         try:
             yield Rig(provider_kind, api, agent, store, settings, home)
         finally:

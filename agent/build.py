@@ -1,0 +1,22 @@
+"""Assemble the agent the daemon runs: provider, tools and skills index from the settings."""
+
+from __future__ import annotations
+
+from agent.agent import Agent
+from agent.providers import Provider, build_provider
+from agent.tools.context import Services
+from agent.tools.defaults import default_registry
+from agent.tools.skills_tools import skills_index
+from config.settings import Settings
+from memory.store import Store
+
+
+def build_agent(settings: Settings, store: Store, provider: Provider | None = None) -> Agent:
+    """The configured agent; `provider` overrides the one the settings choose (tests)."""
+    services = Services(store, settings.home, settings)
+    return Agent(
+        provider or build_provider(settings.llm),
+        services,
+        default_registry(),
+        skills_index=skills_index(services),
+    )

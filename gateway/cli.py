@@ -16,10 +16,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-app.add_typer(cli_config.app, name="config")
-app.add_typer(cli_memory.app, name="memory")
-app.add_typer(cli_skills.app, name="skills")
-cli_search.register(app)
 
 
 @app.command()
@@ -30,6 +26,12 @@ def serve() -> None:
     from gateway.daemon import serve as run_daemon
 
     asyncio.run(run_daemon(settings))
+
+
+cli_search.register(app)
+app.add_typer(cli_memory.app, name="memory")
+app.add_typer(cli_skills.app, name="skills")
+app.add_typer(cli_config.app, name="config")
 
 
 def main() -> None:

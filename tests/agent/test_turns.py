@@ -157,3 +157,19 @@ async def test_without_a_model_free_text_gets_the_configuration_hint(rig) -> Non
     closed = await rig.store.get_session(session.id)
     assert closed is not None and closed.ended_at is not None
     assert closed.title == "hello?"
+
+
+async def test_token_usage_of_every_call_is_summed_on_the_session(rig) -> None:
+    session = await rig.dm()
+    rig.call_tool("memory", {"action": "add", "target": "user", "content": "Plays the cello"})
+    rig.api.reply_text(
+        "Noted.",
+        usage={"input_tokens": 5, "output_tokens": 3, "cache_read_input_tokens": 900},
+    )
+    await rig.agent.respond(rig.turn(session, "I play the cello"))
+    stored = await rig.store.get_session(session.id)
+    assert stored is not None
+    # The fake's default usage (12 in, 7 out) for the tool call, then the scripted one.
+    assert stored.usage.input_tokens == 12 + 5
+    assert stored.usage.output_tokens == 7 + 3
+    assert stored.usage.cache_read_tokens == 900

@@ -3,7 +3,8 @@
     .venv/bin/python tests/bench/bench_store.py [--sizes 10000,100000,1000000]
 
 Ingest: 100k turns appended by 200 concurrent conversations through `Store.append`
-(each append awaited, i.e. committed and fsynced). Search: 200 queries (half English,
+(each append awaited, i.e. committed and fsynced). Each conversation is a DM, so its
+user turns are spoken by its person, as the gateway stores them. Search: 200 queries (half English,
 half Japanese), each on behalf of one person, at every size; the store grows from
 one size to the next through the import path. Size: state.db bytes per stored turn
 against the raw UTF-8 bytes of the text.
@@ -58,18 +59,24 @@ async def ingest(path: Path, turns: int, conversations: int) -> dict[str, float]
         latencies: list[float] = []
 
         async def talk(index: int) -> None:
-            for role, who, text, _ in texts[index::conversations]:
+            person = f"p{index % PEOPLE:04d}"
+            for role, _, text, _ in texts[index::conversations]:
+                speaker = person if role == "user" else None
                 started = time.perf_counter()
-                await store.append(sessions[index], NewMessage(role, text, speaker=who))  # type: ignore[arg-type]
+                await store.append(sessions[index], NewMessage(role, text, speaker=speaker))  # type: ignore[arg-type]
                 latencies.append(time.perf_counter() - started)
 
         started = time.perf_counter()
         await asyncio.gather(*(talk(i) for i in range(conversations)))
         elapsed = time.perf_counter() - started
+        db_bytes = await store.size_bytes()
+    text_bytes = sum(len(t[2].encode()) for t in texts)
     return {
         "turns/s": len(latencies) / elapsed,
         "p50 ms": _pct(latencies, 0.5) * 1000,
         "p99 ms": _pct(latencies, 0.99) * 1000,
+        "db B/turn": db_bytes / len(texts),
+        "db/text": db_bytes / text_bytes,
     }
 
 

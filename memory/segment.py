@@ -9,6 +9,10 @@ single character is a prefix query ("茶"*). Latin text is left as it is.
 
 Everything is NFKC-normalised and casefolded first, so full-width Latin letters
 match ASCII and half-width ｶﾅ matches カナ, on both the document and the query side.
+
+`segment` runs once per stored turn on the event loop, so it is kept cheap: ASCII
+text (most English turns) takes a shortcut, and CJK runs are cut by one regex split
+rather than a Python callback per run.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ _HAN = "\u3005\u3006\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U00
 _HIRAGANA = "\u3041-\u309f"
 _KATAKANA = "\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff"
 CJK_RUN = re.compile(f"[{_HAN}{_HIRAGANA}{_KATAKANA}]+")
+_CJK_SPLIT = re.compile(f"({CJK_RUN.pattern})")
 _SCRIPT_RUN = re.compile(f"(?P<han>[{_HAN}]+)|(?P<kata>[{_KATAKANA}]+)|(?P<hira>[{_HIRAGANA}]+)")
 
 
@@ -38,19 +43,26 @@ def bigrams(run: str) -> list[str]:
     return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
-def _segment_run(match: re.Match[str]) -> str:
-    run = match.group()
-    grams = bigrams(run)
-    if len(run) > 1:
-        grams.append(run[-1])
-    return " " + " ".join(grams) + " "
-
-
 def segment(text: str | None) -> str:
     """The indexed form of `text`: normalised, with CJK runs rewritten as bigrams."""
     if not text:
         return ""
-    return CJK_RUN.sub(_segment_run, normalize(text))
+    if text.isascii():
+        # NFKC leaves ASCII as it is, casefold is lower() there, and there is no CJK.
+        return text.lower()
+    return segment_text(text)
+
+
+def segment_text(text: str) -> str:
+    """`segment` without the ASCII shortcut (which must give exactly the same string)."""
+    parts = _CJK_SPLIT.split(normalize(text))
+    for index in range(1, len(parts), 2):
+        run = parts[index]
+        if len(run) > 1:
+            parts[index] = " " + " ".join([*bigrams(run), run[-1]]) + " "
+        else:
+            parts[index] = " " + run + " "
+    return "".join(parts)
 
 
 Script = Literal["latin", "han", "kata", "hira"]

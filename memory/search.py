@@ -1,10 +1,19 @@
 """Session search: any text in, ranked sessions out, never beyond the searcher's scope.
 
-The MATCH expression is built here from extracted words, each quoted, so no user
-text ever reaches FTS5's query syntax. Latin words are matched as FTS5 stems them
-(porter: plans/planned/planning); CJK runs become phrases of the bigrams the index
-holds (see memory.segment). Terms are OR-ed so BM25 ranks turns that match more of
-them higher; sessions are then ranked by their best turns, ties going to the newer.
+Finding. The MATCH expression is built here from the query's words, each quoted, so
+no user text ever reaches FTS5's query syntax. Latin words are matched as FTS5 stems
+them (porter: plans/planned/planning); CJK words become phrases of the bigrams the
+index holds (see memory.segment), a long one also by its bigrams alone. FTS5
+returns the best CANDIDATES turns by BM25.
+
+Ranking. BM25 over those terms is a poor judge of sessions: a long CJK word is five
+terms where a short one is one, and a session whose turns share out the query's
+words loses to a near miss holding a few of them in one turn. So the candidates are
+ranked again by the query's *words*. A turn holds each word fully, partly (some of a
+long CJK word's bigrams, or only the kanji of a verb) or not, and a word weighs its
+inverse document frequency. A session scores its best turn (words said together)
+plus every word it holds in any turn, saturating as more turns repeat it (BM25's
+term-frequency curve, over turns). Ties go to the better BM25 turn, then the newer.
 
 Scope is part of the same MATCH: every indexed turn carries its session's scope
 token, and a person's search asks for their DM token OR the tokens of the groups
@@ -15,11 +24,13 @@ Group sessions the person did not take part in are then dropped.
 from __future__ import annotations
 
 import functools
+import math
+import operator
 import re
-import unicodedata
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import aiosqlite
 
@@ -38,7 +49,12 @@ MAX_TERMS = 48
 CANDIDATES = 200
 HITS_PER_SESSION = 3
 SNIPPET_CHARS = 200
-HIT_WEIGHTS = (1.0, 0.5, 0.25)
+# A lone kanji (or a verb's kanji without its kana) says little of the word meant;
+# a long CJK word found only in pieces, somewhat more.
+FRAGMENT_WEIGHT = 0.3
+PARTIAL_WEIGHT = 0.5
+# BM25's k1: how fast repeating a word over more of a session's turns stops adding.
+SATURATION = 1.2
 _STOPWORD_LIST = """a about above after again all am an and any are as at be been before being below
     between both but by can could did do does doing down during each few for from further
     had has have having he her here hers him his how i if in into is it its itself just me
@@ -65,14 +81,29 @@ class Scope:
         return cls(group=(platform, chat))
 
 
+Kind = Literal["latin", "cjk", "okurigana", "kanji"]
+
+
+@dataclass(frozen=True)
+class Word:
+    """One word of the query: found by any of its FTS terms, credited once per turn.
+
+    `text` is a Latin word's stem or the normalised CJK word; `stems` holds a Latin
+    word's stem.
+    """
+
+    kind: Kind
+    text: str
+    terms: tuple[str, ...]
+    stems: tuple[str, ...] = ()
+
+
 def _quote(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
 def _cjk_terms(run: str) -> list[str]:
-    """A 2-3 character run is one phrase; a longer one also matches by its parts."""
-    if len(run) == 1:
-        return [_quote(run) + "*"]
+    """A 2-3 character word is one phrase; a longer one also matches by its parts."""
     grams = bigrams(run)
     phrase = _quote(" ".join(grams))
     return [phrase] if len(grams) <= 2 else [phrase, *(_quote(g) for g in grams)]
@@ -84,30 +115,52 @@ def _is_content(piece: Piece) -> bool:
     return piece.script == "han" or (piece.script == "kata" and len(piece.text) > 1)
 
 
-def match_terms(query: str) -> list[str]:
-    """The quoted FTS5 terms for `query`: stopwords and particles go when anything else is left."""
+def query_words(query: str) -> list[Word]:
+    """The words searched for: stopwords and particles go when anything else is left."""
     pieces = list(query_pieces(query))
     keep_all = not any(_is_content(p) for p in pieces)
-    terms: list[str] = []
+    found: dict[tuple[Kind, str], Word] = {}
     for index, piece in enumerate(pieces):
         after = pieces[index + 1] if index + 1 < len(pieces) else None
         if not keep_all and not _is_content(piece):
             continue
+        text = piece.text
         if piece.script == "latin":
-            terms.append(_quote(piece.text))
-        elif len(piece.text) == 1 and piece.script == "han" and after and after.script == "hira":
+            word = Word("latin", light_stem(text), (_quote(text),), (light_stem(text),))
+        elif len(text) > 1:
+            word = Word("cjk", text, tuple(_cjk_terms(text)))
+        elif piece.script == "han" and after and after.script == "hira":
             # A verb or adjective stem with its okurigana: 持ち物 -> 持ち, 食べた -> 食べ.
-            terms.append(_quote(piece.text + after.text[0]))
+            word = Word("okurigana", text + after.text[0], (_quote(text + after.text[0]),))
         else:
-            terms += _cjk_terms(piece.text)
-    return list(dict.fromkeys(terms))[:MAX_TERMS]
+            word = Word("kanji", text, (_quote(text) + "*",))
+        known = found.get((word.kind, word.text))
+        if known is not None:
+            word = Word(
+                word.kind,
+                word.text,
+                tuple(dict.fromkeys(known.terms + word.terms)),
+                tuple(dict.fromkeys(known.stems + word.stems)),
+            )
+        found[(word.kind, word.text)] = word
+    return list(found.values())
+
+
+def _terms(words: list[Word]) -> list[str]:
+    return list(dict.fromkeys(t for w in words for t in w.terms))[:MAX_TERMS]
+
+
+def match_terms(query: str) -> list[str]:
+    """The quoted FTS5 terms for `query`."""
+    return _terms(query_words(query))
 
 
 async def search(
     store: Store, query: str, scope: Scope, *, limit: int = 10, context: int = 2
 ) -> list[SessionResult]:
     """Sessions matching `query` within `scope`, best first (at most `limit`)."""
-    terms = match_terms(query)
+    words = query_words(query)
+    terms = _terms(words)
     if not terms or limit <= 0:
         return []
     async with store.reading() as db:
@@ -116,48 +169,135 @@ async def search(
             return []
         expression = f"scope : ({' OR '.join(tokens)}) AND body : ({' OR '.join(terms)})"
         rows = await db.execute_fetchall(
-            "SELECT c.rowid, c.score, m.session_id, m.role, m.ts, m.content, s.kind "
+            "SELECT c.rowid, c.score, m.session_id, m.role, m.ts, m.content, s.kind, "
+            "(SELECT max(id) FROM messages) "
             "FROM (SELECT rowid, bm25(messages_fts, 1.0, 0.0) AS score FROM messages_fts "
             "WHERE messages_fts MATCH ? ORDER BY score LIMIT ?) AS c "
             "JOIN messages AS m ON m.id = c.rowid JOIN sessions AS s ON s.id = m.session_id",
             (expression, CANDIDATES),
         )
-        by_session: dict[int, list[Any]] = defaultdict(list)
-        for row in sorted(rows, key=lambda r: (r[1], -r[4])):
-            if row[6] == "group" and allowed_groups is not None and row[2] not in allowed_groups:
-                continue
-            by_session[row[2]].append(row)
-        ranked = sorted(
-            by_session.items(),
-            key=lambda item: (-_session_score(item[1]), -max(r[4] for r in item[1])),
-        )[:limit]
+        kept = [
+            r for r in rows if r[6] != "group" or allowed_groups is None or r[2] in allowed_groups
+        ]
+        ranked = _rank(words, kept, rows[0][7] if rows else 0)[:limit]
         if not ranked:
             return []
-        sessions = await _sessions(db, [sid for sid, _ in ranked])
-        windows = await _context(db, [hits[0] for _, hits in ranked], context)
-    marker = _Highlighter(query)
+        sessions = await _sessions(db, [s.session_id for s in ranked])
+        windows = await _context(db, [s.turns[0] for s in ranked], context)
+    marker = _Highlighter(words)
     return [
         SessionResult(
-            session=sessions[sid][0],
-            session_id=sid,
-            platform=sessions[sid][1],
-            title=sessions[sid][2],
-            summary=sessions[sid][3],
-            started_at=from_epoch(sessions[sid][4]),
-            score=round(_session_score(hits), 6),
+            session=sessions[s.session_id][0],
+            session_id=s.session_id,
+            platform=sessions[s.session_id][1],
+            title=sessions[s.session_id][2],
+            summary=sessions[s.session_id][3],
+            started_at=from_epoch(sessions[s.session_id][4]),
+            score=round(s.score, 6),
             hits=[
                 Hit(r[0], r[3], from_epoch(r[4]), marker.snippet(r[5]), r[5])
-                for r in hits[:HITS_PER_SESSION]
+                for r in s.turns[:HITS_PER_SESSION]
             ],
-            context=windows.get(sid, []),
+            context=windows.get(s.session_id, []),
         )
-        for sid, hits in ranked
+        for s in ranked
     ]
 
 
-def _session_score(hits: list[Any]) -> float:
-    """bm25 is negative (lower is better): a session scores its best turns, the first most."""
-    return sum(-row[1] * weight for row, weight in zip(hits, HIT_WEIGHTS, strict=False))
+@dataclass(frozen=True)
+class _Ranked:
+    session_id: int
+    score: float
+    turns: list[Any]
+
+
+def _rank(words: list[Word], rows: list[Any], total: int) -> list[_Ranked]:
+    """Sessions of the candidate `rows` by the query words they hold, best first.
+
+    `total` is about how many turns are stored: a word in few of the candidates is
+    rare there, but only as rare as the whole history makes it.
+    """
+    matcher = _Matcher(words)
+    held = [matcher.held(normalize(row[5])) for row in rows]
+    total = max(total, len(rows))
+    weights = []
+    for column in zip(*held, strict=True) if held else ():
+        found = len(column) - column.count(0.0)
+        weights.append(math.log(1 + (total - found + 0.5) / (found + 0.5)))
+    scores = [sum(map(operator.mul, weights, h)) for h in held]
+    members: dict[int, list[int]] = defaultdict(list)
+    for index, row in enumerate(rows):
+        members[row[2]].append(index)
+    ranked = []
+    for session_id, turns in members.items():
+        if len(turns) > 1:
+            turns.sort(key=lambda i: (-scores[i], rows[i][1], -rows[i][4]))
+        repeats = map(sum, zip(*(held[i] for i in turns), strict=True))
+        coverage = sum(
+            w * n * (SATURATION + 1) / (n + SATURATION)
+            for w, n in zip(weights, repeats, strict=True)
+            if n
+        )
+        ranked.append(_Ranked(session_id, scores[turns[0]] + coverage, [rows[i] for i in turns]))
+    ranked.sort(key=lambda s: (-s.score, s.turns[0][1], -max(r[4] for r in s.turns)))
+    return ranked
+
+
+class _Matcher:
+    """How fully a normalised turn holds each query word, from 0 to 1."""
+
+    def __init__(self, words: list[Word]) -> None:
+        self.size = len(words)
+        self.stems: dict[str, list[int]] = defaultdict(list)
+        for index, word in enumerate(words):
+            for stem in word.stems:
+                self.stems[stem].append(index)
+        self.prefixes = _prefixes(self.stems)
+        self.cjk = [
+            (i, w.kind, w.text, bigrams(w.text) if w.kind == "cjk" and len(w.text) > 2 else [])
+            for i, w in enumerate(words)
+            if w.kind != "latin"
+        ]
+
+    def held(self, text: str) -> list[float]:
+        held = [0.0] * self.size
+        for word in _words_starting(text, self.prefixes):
+            for index in self.stems.get(_word_stem(word.group()), ()):
+                held[index] = 1.0
+        for index, kind, word, grams in self.cjk:
+            if word in text:
+                held[index] = FRAGMENT_WEIGHT if kind == "kanji" else 1.0
+            elif kind == "okurigana" and word[0] in text:
+                held[index] = FRAGMENT_WEIGHT
+            elif grams:
+                held[index] = _partial(grams, text)
+        return held
+
+
+def _prefixes(stems: Iterable[str]) -> tuple[str, ...]:
+    """A word stems to one of `stems` only if it starts with it (less a final y)."""
+    return tuple({s[:-1] if s.endswith("y") else s for s in stems})
+
+
+def _words_starting(text: str, prefixes: tuple[str, ...]) -> Iterator[re.Match[str]]:
+    """The Latin words of normalised `text` that start with any of `prefixes`."""
+    for prefix in prefixes:
+        start = text.find(prefix)
+        while start >= 0:
+            if start == 0 or not _LATIN_WORD.match(text, start - 1):
+                word = _LATIN_WORD.match(text, start)
+                if word:
+                    yield word
+            start = text.find(prefix, start + 1)
+
+
+def _partial(grams: list[str], text: str) -> float:
+    """The share of a long CJK word's characters that `text` holds in its bigrams."""
+    covered = 0
+    for start, gram in enumerate(grams):
+        if gram in text:
+            covered |= 3 << start
+    return PARTIAL_WEIGHT * covered.bit_count() / (len(grams) + 1)
 
 
 async def _scope_tokens(
@@ -217,7 +357,7 @@ _LATIN_WORD = re.compile(r"[^\W_\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
 
 
 def light_stem(word: str) -> str:
-    """A rough English stem for highlighting only (FTS5's porter decides what matches)."""
+    """A rough English stem for ranking and highlighting (FTS5's porter decides what matches)."""
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
@@ -229,31 +369,39 @@ def light_stem(word: str) -> str:
 
 @functools.lru_cache(maxsize=65536)
 def _word_stem(word: str) -> str:
-    """Words repeat across hits: stemming each distinct one once keeps snippets cheap."""
+    """Words repeat across turns: stemming each distinct one once keeps ranking cheap."""
     return light_stem(normalize(word))
+
+
+def _marked(word: Word) -> list[str]:
+    if word.kind == "cjk" and len(word.text) > 3:
+        return bigrams(word.text)
+    return [word.text, word.text[0]] if word.kind == "okurigana" else [word.text]
 
 
 class _Highlighter:
     """Marks the query's words in raw text (`**word**`) and cuts a window around them."""
 
-    def __init__(self, query: str) -> None:
-        pieces = list(query_pieces(query))
-        keep_all = not any(_is_content(p) for p in pieces)
-        chosen = [p for p in pieces if keep_all or _is_content(p)]
-        self.stems = {light_stem(p.text) for p in chosen if p.script == "latin"}
-        cjk = [p.text for p in chosen if p.script != "latin"]
-        self.cjk = sorted({g for run in cjk for g in ([run] if len(run) <= 3 else bigrams(run))})
+    def __init__(self, words: list[Word]) -> None:
+        self.stems = {s for w in words for s in w.stems}
+        self.prefixes = _prefixes(self.stems)
+        self.cjk = sorted({m for w in words if w.kind != "latin" for m in _marked(w)})
 
     def spans(self, text: str) -> list[tuple[int, int]]:
-        found: list[tuple[int, int]] = []
-        if self.stems:
-            for word in _LATIN_WORD.finditer(text):
-                if _word_stem(word.group()) in self.stems:
-                    found.append(word.span())
-        folded = unicodedata.normalize("NFKC", text)
-        if len(folded) == len(text):
-            for term in self.cjk:
-                found += [(m.start(), m.end()) for m in re.finditer(re.escape(term), folded)]
+        """Where the words are; none when folding the text would move its characters."""
+        folded = normalize(text)
+        if len(folded) != len(text):
+            return []
+        found = [
+            word.span()
+            for word in _words_starting(folded, self.prefixes)
+            if _word_stem(word.group()) in self.stems
+        ]
+        for term in self.cjk:
+            start = folded.find(term)
+            while start >= 0:
+                found.append((start, start + len(term)))
+                start = folded.find(term, start + 1)
         return _merge(found)
 
     def snippet(self, text: str) -> str:

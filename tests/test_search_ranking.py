@@ -1,0 +1,88 @@
+"""Session ranking: each query word counts once, wherever in the session it was said."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from memory.records import Conversation, NewMessage
+from memory.search import Scope, query_words, search
+from memory.store import Store
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    """A history with unrelated sessions too, so that no query word is in most turns."""
+    async with await Store.open(tmp_path / "state.db") as opened:
+        for n in range(8):
+            await remember(opened, f"filler-{n}", f"今日は晴れ {n}", "walked the dog", days=30 + n)
+        yield opened
+
+
+async def remember(store: Store, chat: str, *turns: str, days: int = 0) -> int:
+    """A closed DM session of the owner holding `turns` (user, assistant, user...)."""
+    session = await store.open_session(Conversation("telegram", chat, "dm", "owner"))
+    for n, text in enumerate(turns):
+        ts = T0 + timedelta(days=days, minutes=n)
+        role = "user" if n % 2 == 0 else "assistant"
+        await store.append(session.id, NewMessage(role, text, ts=ts))
+    await store.close_session(session.id, "idle")
+    return session.id
+
+
+async def ranked(store: Store, query: str) -> list[int]:
+    return [r.session_id for r in await search(store, query, Scope.of_person("owner"))]
+
+
+async def test_a_session_saying_the_words_over_several_turns_beats_one_with_some_of_them(
+    store: Store,
+) -> None:
+    spread = await remember(
+        store,
+        "sports-day",
+        "娘の運動会のお知らせが来た",
+        "10月11日の土曜日ですね",
+        "持ち物はレジャーシートとお弁当",
+    )
+    await remember(
+        store,
+        "trip",
+        "遠足の持ち物を確認したい",
+        "持ち物は水筒と帽子です",
+        "持ち物にお菓子も入れていい",
+        days=1,
+    )
+    await remember(store, "football", "運動会の前にサッカー大会がある", days=2)
+    assert (await ranked(store, "運動会の持ち物"))[0] == spread
+
+
+async def test_a_long_cjk_word_weighs_as_one_word_not_as_its_bigrams(store: Store) -> None:
+    await remember(store, "deduction", "医療費控除を申告したい")
+    both = await remember(store, "receipts", "領収書を集めて控除を申告する", days=1)
+    assert (await ranked(store, "医療費控除の領収書"))[0] == both
+
+
+async def test_a_lone_kanji_weighs_less_than_a_whole_word(store: Store) -> None:
+    await remember(store, "summer", "夏が来た。夏祭りと夏休みが楽しみ")
+    trip = await remember(store, "trip", "旅行の予約をした", days=1)
+    assert (await ranked(store, "夏 旅行"))[0] == trip
+
+
+async def test_rarer_words_weigh_more(store: Store) -> None:
+    for n in range(6):
+        await remember(store, f"plans-{n}", f"plans for week {n}", days=n)
+    rare = await remember(store, "sourdough", "sourdough starter", days=10)
+    common = await remember(store, "plans", "plans plans plans", days=11)
+    assert (await ranked(store, "sourdough plans"))[:1] == [rare]
+    assert common in await ranked(store, "sourdough plans")
+
+
+def test_a_verb_keeps_its_okurigana_and_a_lone_kanji_stays_a_fragment() -> None:
+    words = {(w.kind, w.text) for w in query_words("京都で食べた抹茶")}
+    assert words == {("cjk", "京都"), ("okurigana", "食べ"), ("cjk", "抹茶")}
+    assert [(w.kind, w.text) for w in query_words("茶")] == [("kanji", "茶")]

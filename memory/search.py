@@ -63,6 +63,8 @@ _STOPWORD_LIST = """a about above after again all am an and any are as at be bee
     through to too under until up very was we were what when where which while who whom
     why will with would you your yours yourself"""
 STOPWORDS = frozenset(_STOPWORD_LIST.split())
+# Kana that end a word rather than inflect it: 京都の抹茶, お店は.
+PARTICLES = frozenset("はがをにでとのもへやか")
 
 
 @dataclass(frozen=True)
@@ -115,25 +117,53 @@ def _is_content(piece: Piece) -> bool:
     return piece.script == "han" or (piece.script == "kata" and len(piece.text) > 1)
 
 
+def _words(pieces: list[Piece]) -> Iterator[tuple[Piece, str]]:
+    """Each piece with the word it starts: kanji joined through okurigana (持ち物, 作り置き).
+
+    A lone kana between two kanji is okurigana unless it is a particle (京都の抹茶), and
+    a word ending in one kanji keeps the kana after it (食べた -> 食べ): the stem of a
+    verb or adjective, as near as a segmenter without a dictionary can tell.
+    """
+    index = 0
+    while index < len(pieces):
+        piece = pieces[index]
+        word, index = piece.text, index + 1
+        if piece.script != "han":
+            yield piece, word
+            continue
+        last = piece.text
+        while (
+            index + 1 < len(pieces)
+            and pieces[index].script == "hira"
+            and len(pieces[index].text) == 1
+            and pieces[index].text not in PARTICLES
+            and pieces[index + 1].script == "han"
+        ):
+            last = pieces[index + 1].text
+            word += pieces[index].text + last
+            index += 2
+        after = pieces[index] if index < len(pieces) else None
+        if len(last) == 1 and after and after.script == "hira" and after.text[0] not in PARTICLES:
+            word += after.text[0]
+        yield piece, word
+
+
 def query_words(query: str) -> list[Word]:
     """The words searched for: stopwords and particles go when anything else is left."""
     pieces = list(query_pieces(query))
     keep_all = not any(_is_content(p) for p in pieces)
     found: dict[tuple[Kind, str], Word] = {}
-    for index, piece in enumerate(pieces):
-        after = pieces[index + 1] if index + 1 < len(pieces) else None
+    for piece, text in _words(pieces):
         if not keep_all and not _is_content(piece):
             continue
-        text = piece.text
         if piece.script == "latin":
             word = Word("latin", light_stem(text), (_quote(text),), (light_stem(text),))
-        elif len(text) > 1:
-            word = Word("cjk", text, tuple(_cjk_terms(text)))
-        elif piece.script == "han" and after and after.script == "hira":
-            # A verb or adjective stem with its okurigana: 持ち物 -> 持ち, 食べた -> 食べ.
-            word = Word("okurigana", text + after.text[0], (_quote(text + after.text[0]),))
-        else:
+        elif len(text) == 1:
             word = Word("kanji", text, (_quote(text) + "*",))
+        elif len(text) == 2 and len(piece.text) == 1:
+            word = Word("okurigana", text, (_quote(text),))
+        else:
+            word = Word("cjk", text, tuple(_cjk_terms(text)))
         known = found.get((word.kind, word.text))
         if known is not None:
             word = Word(

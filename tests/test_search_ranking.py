@@ -82,7 +82,32 @@ async def test_rarer_words_weigh_more(store: Store) -> None:
     assert common in await ranked(store, "sourdough plans")
 
 
+def kinds(query: str) -> set[tuple[str, str]]:
+    return {(w.kind, w.text) for w in query_words(query)}
+
+
 def test_a_verb_keeps_its_okurigana_and_a_lone_kanji_stays_a_fragment() -> None:
-    words = {(w.kind, w.text) for w in query_words("京都で食べた抹茶")}
-    assert words == {("cjk", "京都"), ("okurigana", "食べ"), ("cjk", "抹茶")}
-    assert [(w.kind, w.text) for w in query_words("茶")] == [("kanji", "茶")]
+    assert kinds("京都で食べた抹茶") == {("cjk", "京都"), ("okurigana", "食べ"), ("cjk", "抹茶")}
+    assert kinds("茶") == {("kanji", "茶")}
+
+
+@pytest.mark.parametrize(
+    ("query", "word"),
+    [
+        ("運動会の持ち物", "持ち物"),
+        ("作り置きの献立", "作り置き"),
+        ("取り扱い説明書", "取り扱い説明書"),
+    ],
+)
+def test_kanji_joined_by_okurigana_are_one_word(query: str, word: str) -> None:
+    assert ("cjk", word) in kinds(query)
+
+
+def test_a_particle_after_a_kanji_is_not_taken_for_okurigana() -> None:
+    assert kinds("お店はどこ") == {("kanji", "店")}
+    assert kinds("京都の抹茶") == {("cjk", "京都"), ("cjk", "抹茶")}
+
+
+async def test_a_kanji_before_a_particle_finds_the_kanji_alone(store: Store) -> None:
+    shop = await remember(store, "shop", "宇治のお店、すごく良かった")
+    assert await ranked(store, "お店はどこ") == [shop]

@@ -3,8 +3,9 @@
 Finding. The MATCH expression is built here from the query's words, each quoted, so
 no user text ever reaches FTS5's query syntax. Latin words are matched as FTS5 stems
 them (porter: plans/planned/planning); CJK words become phrases of the bigrams the
-index holds (see memory.segment), a long one also by its bigrams alone. FTS5
-returns the best CANDIDATES turns by BM25.
+index holds (see memory.segment), a long one also by its bigrams alone; a kana
+written alone (シ and ツ) is searched as itself. FTS5 returns the best CANDIDATES
+turns by BM25.
 
 Ranking. BM25 over those terms is a poor judge of sessions: a long CJK word is five
 terms where a short one is one, and a session whose turns share out the query's
@@ -83,7 +84,7 @@ class Scope:
         return cls(group=(platform, chat))
 
 
-Kind = Literal["latin", "cjk", "okurigana", "kanji"]
+Kind = Literal["latin", "cjk", "okurigana", "kanji", "kana"]
 
 
 @dataclass(frozen=True)
@@ -111,10 +112,16 @@ def _cjk_terms(run: str) -> list[str]:
     return [phrase] if len(grams) <= 2 else [phrase, *(_quote(g) for g in grams)]
 
 
-def _is_content(piece: Piece) -> bool:
+_LONE_KANA = re.compile(r"(?<!\w)[\u3041-\u309f\u30a1-\u30ff](?!\w)")
+
+
+def _is_content(piece: Piece, lone: set[str]) -> bool:
+    """Not a stopword or particle; a kana alone counts when written alone (シ and ツ)."""
     if piece.script == "latin":
         return piece.text not in STOPWORDS
-    return piece.script == "han" or (piece.script == "kata" and len(piece.text) > 1)
+    if piece.script == "han" or len(piece.text) > 1:
+        return piece.script != "hira"
+    return piece.text in lone
 
 
 def _words(pieces: list[Piece]) -> Iterator[tuple[Piece, str]]:
@@ -151,13 +158,16 @@ def _words(pieces: list[Piece]) -> Iterator[tuple[Piece, str]]:
 def query_words(query: str) -> list[Word]:
     """The words searched for: stopwords and particles go when anything else is left."""
     pieces = list(query_pieces(query))
-    keep_all = not any(_is_content(p) for p in pieces)
+    lone = set(_LONE_KANA.findall(normalize(query)))
+    keep_all = not any(_is_content(p, lone) for p in pieces)
     found: dict[tuple[Kind, str], Word] = {}
     for piece, text in _words(pieces):
-        if not keep_all and not _is_content(piece):
+        if not keep_all and not _is_content(piece, lone):
             continue
         if piece.script == "latin":
             word = Word("latin", light_stem(text), (_quote(text),), (light_stem(text),))
+        elif text in lone:
+            word = Word("kana", text, (_quote(text),))
         elif len(text) == 1:
             word = Word("kanji", text, (_quote(text) + "*",))
         elif len(text) == 2 and len(piece.text) == 1:
@@ -286,7 +296,12 @@ class _Matcher:
         self.cjk = [
             (i, w.kind, w.text, bigrams(w.text) if w.kind == "cjk" and len(w.text) > 2 else [])
             for i, w in enumerate(words)
-            if w.kind != "latin"
+            if w.kind not in ("latin", "kana")
+        ]
+        self.kana = [
+            (i, re.compile(rf"(?<!\w){re.escape(w.text)}(?!\w)"))
+            for i, w in enumerate(words)
+            if w.kind == "kana"
         ]
 
     def held(self, text: str) -> list[float]:
@@ -301,6 +316,8 @@ class _Matcher:
                 held[index] = FRAGMENT_WEIGHT
             elif grams:
                 held[index] = _partial(grams, text)
+        for index, pattern in self.kana:
+            held[index] = 1.0 if pattern.search(text) else 0.0
         return held
 
 

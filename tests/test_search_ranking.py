@@ -111,3 +111,15 @@ def test_a_particle_after_a_kanji_is_not_taken_for_okurigana() -> None:
 async def test_a_kanji_before_a_particle_finds_the_kanji_alone(store: Store) -> None:
     shop = await remember(store, "shop", "宇治のお店、すごく良かった")
     assert await ranked(store, "お店はどこ") == [shop]
+
+
+async def test_a_kana_written_alone_is_searched_as_itself(store: Store) -> None:
+    letters = await remember(store, "kana", "I keep mixing up シ and ツ", "ツ looks down.")
+    await remember(store, "shirt", "Tell me about the new Tシャツ", days=1)
+    assert (await ranked(store, "How do I tell シ and ツ apart?"))[0] == letters
+
+
+def test_kana_inside_a_word_or_sentence_stays_out_of_the_query() -> None:
+    assert kinds("シャツの色") == {("cjk", "シャツ"), ("kanji", "色")}
+    assert kinds("は and が") == {("kana", "は"), ("kana", "が")}
+    assert ("kana", "の") not in kinds("Pythonの環境")

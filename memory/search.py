@@ -2,10 +2,10 @@
 
 Finding. The MATCH expression is built here from the query's words, each quoted, so
 no user text ever reaches FTS5's query syntax. Latin words are matched as FTS5 stems
-them (porter: plans/planned/planning); CJK words become phrases of the bigrams the
-index holds (see memory.segment), a long one also by its bigrams alone; a kana
-written alone (シ and ツ) is searched as itself. FTS5 returns the best CANDIDATES
-turns by BM25.
+them (porter: plans/planned/planning), in British and American spelling alike
+(colour/color); CJK words become phrases of the bigrams the index holds (see
+memory.segment), a long one also by its bigrams alone; a kana written alone (シ and
+ツ) is searched as itself. FTS5 returns the best CANDIDATES turns by BM25.
 
 Ranking. BM25 over those terms is a poor judge of sessions: a long CJK word is five
 terms where a short one is one, and a session whose turns share out the query's
@@ -91,8 +91,8 @@ Kind = Literal["latin", "cjk", "okurigana", "kanji", "kana"]
 class Word:
     """One word of the query: found by any of its FTS terms, credited once per turn.
 
-    `text` is a Latin word's stem or the normalised CJK word; `stems` holds a Latin
-    word's stem.
+    `text` is a Latin word's stem or the normalised CJK word; `stems` are a Latin
+    word's stems in each of its spellings.
     """
 
     kind: Kind
@@ -122,6 +122,35 @@ def _is_content(piece: Piece, lone: set[str]) -> bool:
     if piece.script == "han" or len(piece.text) > 1:
         return piece.script != "hira"
     return piece.text in lone
+
+
+_SPELLINGS = tuple(
+    (re.compile(pattern), replacement)
+    for pattern, replacement in (
+        # organise/organize, analyse/analyze, colour/color (not floor/flour),
+        # practise/practice, licence/license, centre/center, catalogue/catalog.
+        (r"(?<=\w\w\w)([iy])s(e|es|ed|ing|ation|ations)$", r"\1z\2"),
+        (r"(?<=\w\w\w)([iy])z(e|es|ed|ing|ation|ations)$", r"\1s\2"),
+        (r"(?<=\w\w\w)our(s|ed|ing|ite|ites|able|ful)?$", r"or\1"),
+        (r"(?<=\w\w[^\Wo])or(s|ed|ing|ite|ites|able|ful)?$", r"our\1"),
+        (r"(?<=\w\w)(cti|en)c(e|es|ed|ing)$", r"\1s\2"),
+        (r"(?<=\w\w)(cti|en)s(e|es|ed|ing)$", r"\1c\2"),
+        (r"(?<=\w\w\w)([tb])re(s)?$", r"\1er\2"),
+        (r"(?<=\w\w\w)([tb])er(s)?$", r"\1re\2"),
+        (r"(?<=\w\w\w)ogue(s)?$", r"og\1"),
+        (r"(?<=\w\w\w)og(s)?$", r"ogue\1"),
+    )
+)
+
+
+def spellings(word: str) -> list[str]:
+    """`word` and its other English spellings, British or American, so either finds both."""
+    found = [word]
+    for pattern, replacement in _SPELLINGS:
+        other = pattern.sub(replacement, word)
+        if other not in found:
+            found.append(other)
+    return found
 
 
 def _words(pieces: list[Piece]) -> Iterator[tuple[Piece, str]]:
@@ -165,7 +194,9 @@ def query_words(query: str) -> list[Word]:
         if not keep_all and not _is_content(piece, lone):
             continue
         if piece.script == "latin":
-            word = Word("latin", light_stem(text), (_quote(text),), (light_stem(text),))
+            variants = spellings(text)
+            stems = tuple(dict.fromkeys(light_stem(v) for v in variants))
+            word = Word("latin", stems[0], tuple(_quote(v) for v in variants), stems)
         elif text in lone:
             word = Word("kana", text, (_quote(text),))
         elif len(text) == 1:

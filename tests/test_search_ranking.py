@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memory.records import Conversation, NewMessage
-from memory.search import Scope, query_words, search
+from memory.search import Scope, query_words, search, spellings
 from memory.store import Store
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -123,3 +123,32 @@ def test_kana_inside_a_word_or_sentence_stays_out_of_the_query() -> None:
     assert kinds("シャツの色") == {("cjk", "シャツ"), ("kanji", "色")}
     assert kinds("は and が") == {("kana", "は"), ("kana", "が")}
     assert ("kana", "の") not in kinds("Pythonの環境")
+
+
+@pytest.mark.parametrize(
+    ("british", "american"),
+    [
+        ("practise", "practice"),
+        ("colour", "color"),
+        ("organisation", "organization"),
+        ("analysed", "analyzed"),
+        ("licence", "license"),
+        ("centre", "center"),
+        ("catalogue", "catalog"),
+    ],
+)
+def test_british_and_american_spellings_give_each_other(british: str, american: str) -> None:
+    assert american in spellings(british)
+    assert british in spellings(american)
+
+
+@pytest.mark.parametrize("word", ["floor", "hour", "four", "tour", "sense", "water", "blog"])
+def test_words_that_only_look_british_or_american_keep_one_spelling(word: str) -> None:
+    assert spellings(word) == [word]
+
+
+async def test_a_british_spelling_finds_the_american_one_and_back(store: Store) -> None:
+    practice = await remember(store, "kana", "Practice katakana with loanwords")
+    colour = await remember(store, "paint", "Which colour for the fence?", days=1)
+    assert await ranked(store, "katakana practise") == [practice]
+    assert await ranked(store, "fence color") == [colour]

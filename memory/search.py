@@ -143,9 +143,18 @@ _SPELLINGS = tuple(
 )
 
 
+# Every ending one of _SPELLINGS could rewrite: most words have none, and skip them all.
+_SPELLING_ENDS = re.compile(
+    r"(?:[iy][sz](?:e|es|ed|ing|ations?)|ou?r(?:s|ed|ing|ites?|able|ful)?"
+    r"|(?:cti|en)[cs](?:e|es|ed|ing)|[tb](?:re|er)s?|og(?:ue)?s?)$"
+)
+
+
 def spellings(word: str) -> list[str]:
     """`word` and its other English spellings, British or American, so either finds both."""
     found = [word]
+    if not _SPELLING_ENDS.search(word):
+        return found
     for pattern, replacement in _SPELLINGS:
         other = pattern.sub(replacement, word)
         if other not in found:
@@ -275,11 +284,12 @@ async def search(
     ]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Ranked:
     session_id: int
     score: float
     turns: list[Any]
+    newest: float
 
 
 def _rank(words: list[Word], rows: list[Any], total: int) -> list[_Ranked]:
@@ -296,22 +306,26 @@ def _rank(words: list[Word], rows: list[Any], total: int) -> list[_Ranked]:
         found = len(column) - column.count(0.0)
         weights.append(math.log(1 + (total - found + 0.5) / (found + 0.5)))
     scores = [sum(map(operator.mul, weights, h)) for h in held]
-    members: dict[int, list[int]] = defaultdict(list)
-    for index, row in enumerate(rows):
-        members[row[2]].append(index)
-    ranked = []
-    for session_id, turns in members.items():
-        if len(turns) > 1:
-            turns.sort(key=lambda i: (-scores[i], rows[i][1], -rows[i][4]))
-        repeats = map(sum, zip(*(held[i] for i in turns), strict=True))
-        coverage = sum(
+    order = sorted(range(len(rows)), key=lambda i: (-scores[i], rows[i][1], -rows[i][4]))
+    sessions: dict[int, _Ranked] = {}
+    repeats: dict[int, list[float]] = {}
+    for index in order:
+        row = rows[index]
+        found = sessions.get(row[2])
+        if found is None:
+            sessions[row[2]] = _Ranked(row[2], scores[index], [row], row[4])
+            repeats[row[2]] = list(held[index])
+            continue
+        found.turns.append(row)
+        found.newest = max(found.newest, row[4])
+        repeats[row[2]] = list(map(operator.add, repeats[row[2]], held[index]))
+    for session in sessions.values():
+        session.score += sum(
             w * n * (SATURATION + 1) / (n + SATURATION)
-            for w, n in zip(weights, repeats, strict=True)
+            for w, n in zip(weights, repeats[session.session_id], strict=True)
             if n
         )
-        ranked.append(_Ranked(session_id, scores[turns[0]] + coverage, [rows[i] for i in turns]))
-    ranked.sort(key=lambda s: (-s.score, s.turns[0][1], -max(r[4] for r in s.turns)))
-    return ranked
+    return sorted(sessions.values(), key=lambda s: (-s.score, s.turns[0][1], -s.newest))
 
 
 class _Matcher:

@@ -62,7 +62,7 @@ _STOPWORD_LIST = """a about above after again all am an and any are as at be bee
     more most my no nor not now of off on once only or other our ours out over own same she
     should so some such than that the their theirs them then there these they this those
     through to too under until up very was we were what when where which while who whom
-    why will with would you your yours yourself"""
+    why will with would you your yours yourself s d ll m re ve"""
 STOPWORDS = frozenset(_STOPWORD_LIST.split())
 # Kana that end a word rather than inflect it: 京都の抹茶, お店は.
 PARTICLES = frozenset("はがをにでとのもへやか")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memory.records import Conversation, NewMessage
-from memory.search import Scope, query_words, search, spellings
+from memory.search import Scope, match_terms, query_words, search, spellings
 from memory.store import Store
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -152,3 +152,8 @@ async def test_a_british_spelling_finds_the_american_one_and_back(store: Store) 
     colour = await remember(store, "paint", "Which colour for the fence?", days=1)
     assert await ranked(store, "katakana practise") == [practice]
     assert await ranked(store, "fence color") == [colour]
+
+
+def test_contraction_endings_are_not_words_but_a_negation_is() -> None:
+    assert match_terms("Maya's party, I'm sure we'll go") == ['"maya"', '"party"', '"sure"', '"go"']
+    assert '"t"' in match_terms("the bread wouldn't rise")

@@ -4,9 +4,12 @@ Adding a migration is adding one function to `MIGRATIONS`: it receives the open
 connection inside a write transaction and the runner bumps `user_version` in the
 same transaction, so a crash mid-migration leaves the previous version intact.
 
+Turns are stored compactly in `turns` (the role as a small integer) and read through
+the view `messages`, which gives them back as the rest of kioku knows them.
+
 The full-text index is FTS5 *external content* over the view `messages_indexed`,
 which computes the segmented text with `kioku_segment()` (registered on every
-connection by the store): the text is stored once, in `messages`, while FTS5's
+connection by the store): the text is stored once, in `turns`, while FTS5's
 `integrity-check` and `rebuild` still work. Each indexed row also carries its
 session's scope token (`s<scope id>`), so a person's search is narrowed inside
 FTS5 instead of by a join after the match.
@@ -14,6 +17,7 @@ FTS5 instead of by a join after the match.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable
@@ -21,16 +25,53 @@ from collections.abc import Awaitable, Callable
 import aiosqlite
 
 from memory.people import OWNER
+from memory.records import ROLES
 
 Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
 
 SEGMENT_FUNCTION = "kioku_segment"
 FTS_TABLE = "messages_fts"
-# VALUES with a scalar subquery: an INSERT ... SELECT into FTS5 is as slow as a trigger.
-INDEX_MESSAGE = (
-    f"INSERT INTO {FTS_TABLE}(rowid, body, scope) "
-    "VALUES (?, ?, (SELECT 's' || scope_id FROM sessions WHERE id = ?))"
+# How `turns.role` stores a role: its position in `records.ROLES`.
+ROLE_CODES = {role: code for code, role in enumerate(ROLES)}
+# Set on every connection to state.db. Debian builds SQLite with secure_delete on:
+# every page FTS5 merges away would be zeroed, costing writes on each commit, and
+# nothing is deleted from state.db anyway.
+CONNECTION_PRAGMAS = (
+    "PRAGMA journal_mode = WAL",
+    "PRAGMA synchronous = FULL",
+    "PRAGMA foreign_keys = ON",
+    "PRAGMA secure_delete = OFF",
 )
+# The writer connections sync the WAL themselves after each commit, off their SQLite
+# thread, and leave checkpoints to a connection of their own (see memory.wal). After
+# a burst, the WAL file is cut back to 64 MiB when it starts over.
+WRITER_PRAGMAS = (
+    "PRAGMA synchronous = NORMAL",
+    "PRAGMA wal_autocheckpoint = 0",
+    f"PRAGMA journal_size_limit = {64 * 1024 * 1024}",
+    "PRAGMA cache_size = -65536",
+    "PRAGMA temp_store = MEMORY",
+)
+TURN_COLUMNS = (
+    "id, session_id, role, content, speaker_id, ts, tool_name, tool_arguments, tool_result, "
+    "platform_message_id"
+)
+# Values per row of `insert_turns` and `index_turns`.
+TURN_VALUES = 10
+INDEX_VALUES = 3
+
+
+@functools.lru_cache(maxsize=256)
+def insert_turns(rows: int) -> str:
+    """One INSERT of `rows` turns: a single statement is one SQLite step for the batch."""
+    return f"INSERT INTO turns({TURN_COLUMNS}) VALUES " + ",".join(["(?,?,?,?,?,?,?,?,?,?)"] * rows)
+
+
+@functools.lru_cache(maxsize=1024)
+def index_turns(rows: int) -> str:
+    """The FTS rows of `rows` turns: (id, segmented text, session id), scope looked up."""
+    row = "(?, ?, (SELECT 's' || scope_id FROM sessions WHERE id = ?))"
+    return f"INSERT INTO {FTS_TABLE}(rowid, body, scope) VALUES " + ",".join([row] * rows)
 
 
 async def run_script(db: aiosqlite.Connection, script: str) -> None:
@@ -160,7 +201,72 @@ async def _v2_search_index(db: aiosqlite.Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1_core, _v2_search_index)
+async def _v3_compact_turns(db: aiosqlite.Connection) -> None:
+    """Turns move to `turns`, the role stored as 0/1/2; `messages` becomes a view of them.
+
+    Ids, text and sessions are unchanged, and `messages_indexed` yields the same
+    rows, so the existing full-text index stays valid as it is. FTS5 merges up to 8
+    segments a level instead of 4: each group commit writes a small segment, and
+    merging them less eagerly halves the index pages rewritten per commit.
+    """
+    await run_script(
+        db,
+        f"""
+        DROP TRIGGER messages_participant;
+        DROP TRIGGER messages_fts_delete;
+        DROP TRIGGER messages_fts_update;
+        DROP VIEW messages_indexed;
+        CREATE TABLE turns (
+            id INTEGER PRIMARY KEY,
+            session_id INTEGER NOT NULL REFERENCES sessions(id),
+            speaker_id TEXT REFERENCES persons(id),
+            role INTEGER NOT NULL CHECK (role IN (0, 1, 2)),
+            content TEXT NOT NULL,
+            tool_name TEXT,
+            tool_arguments TEXT,
+            tool_result TEXT,
+            platform_message_id TEXT,
+            ts REAL NOT NULL
+        );
+        INSERT INTO turns
+            SELECT id, session_id, speaker_id,
+                CASE role WHEN 'user' THEN 0 WHEN 'assistant' THEN 1 ELSE 2 END,
+                content, tool_name, tool_arguments, tool_result, platform_message_id, ts
+            FROM messages ORDER BY id;
+        DROP TABLE messages;
+        CREATE INDEX turns_session ON turns(session_id, id);
+        CREATE VIEW messages AS
+            SELECT id, session_id, speaker_id,
+                CASE role WHEN 0 THEN 'user' WHEN 1 THEN 'assistant' ELSE 'tool' END AS role,
+                content, tool_name, tool_arguments, tool_result, platform_message_id, ts
+            FROM turns;
+        CREATE VIEW messages_indexed AS
+            SELECT t.id AS id, {SEGMENT_FUNCTION}(t.content) AS body, 's' || s.scope_id AS scope
+            FROM turns AS t JOIN sessions AS s ON s.id = t.session_id;
+        CREATE TRIGGER turns_participant AFTER INSERT ON turns
+        WHEN new.speaker_id IS NOT NULL BEGIN
+            INSERT OR IGNORE INTO participants(person_id, session_id)
+            VALUES (new.speaker_id, new.session_id);
+        END;
+        CREATE TRIGGER turns_fts_delete AFTER DELETE ON turns BEGIN
+            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, body, scope)
+            SELECT 'delete', old.id, {SEGMENT_FUNCTION}(old.content), 's' || scope_id
+            FROM sessions WHERE id = old.session_id;
+        END;
+        CREATE TRIGGER turns_fts_update AFTER UPDATE OF content, session_id ON turns BEGIN
+            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, body, scope)
+            SELECT 'delete', old.id, {SEGMENT_FUNCTION}(old.content), 's' || scope_id
+            FROM sessions WHERE id = old.session_id;
+            INSERT INTO {FTS_TABLE}(rowid, body, scope)
+            SELECT new.id, {SEGMENT_FUNCTION}(new.content), 's' || scope_id
+            FROM sessions WHERE id = new.session_id;
+        END;
+        INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('automerge', 8);
+        """,
+    )
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1_core, _v2_search_index, _v3_compact_turns)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

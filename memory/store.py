@@ -1,11 +1,10 @@
 """The history store, `$KIOKU_HOME/state.db`: one writer, group commit, readers that never wait.
 
-Durability: WAL with `synchronous=FULL`, so a COMMIT returns only after the WAL is
-fsynced. That survives `kill -9` (which NORMAL would too) and also a power cut.
-The price is one fsync per transaction, which group commit pays once for every
-append that queued up meanwhile: all writes go through one task that drains its
-queue into one transaction, and each `await store.append(...)` resolves only after
-that transaction's COMMIT has returned.
+Durability: WAL, and each `await store.append(...)` resolves only after the WAL
+holding its transaction has been fsynced, so a returned append survives `kill -9`
+and a power cut. The price is one fsync per transaction, which group commit pays
+once for every append that queued up meanwhile, and which runs beside the next
+transaction's SQLite work instead of before it (see `memory.writer`).
 
 Reads run on separate connections (`query_only`): in WAL mode a reader sees the
 last committed state and never waits for the writer.
@@ -26,6 +25,7 @@ import aiosqlite
 from memory import schema
 from memory.people import validate_person_id
 from memory.records import (
+    ROLES,
     Conversation,
     IntegrityReport,
     Message,
@@ -56,42 +56,55 @@ class Store:
     """Open with `await Store.open(path)`; close with `await store.close()` (or `async with`)."""
 
     def __init__(
-        self, path: Path, writer: aiosqlite.Connection, readers: list[aiosqlite.Connection]
+        self,
+        path: Path,
+        writer: aiosqlite.Connection,
+        checkpointer: aiosqlite.Connection,
+        readers: list[aiosqlite.Connection],
     ) -> None:
         self.path = path
         self._reader_count = len(readers)
         self._readers: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
         for reader in readers:
             self._readers.put_nowait(reader)
-        self._writer = GroupCommitWriter(writer)
+        self._checkpointer = checkpointer
+        self._writer = GroupCommitWriter(writer, path, checkpointer)
         self._closed = False
 
     @classmethod
     async def open(cls, path: Path, *, readers: int = 2) -> Store:
         """Open (creating and migrating if needed) the database at `path`."""
         await asyncio.to_thread(_create_private, path)
-        writer = await _connect(path)
+        writer = await connect(path)
         try:
-            await schema.migrate(writer)
+            before = await schema.user_version(writer)
+            if await schema.migrate(writer) > before:
+                await _give_back_free_pages(writer)
+            for pragma in schema.WRITER_PRAGMAS:
+                await writer.execute(pragma)
         except BaseException:
             await writer.close()
             raise
+        checkpointer = await connect(path)
         pool = []
         for _ in range(readers):
-            reader = await _connect(path)
+            reader = await connect(path)
             await reader.execute("PRAGMA query_only = 1")
             pool.append(reader)
-        return cls(path, writer, pool)
+        return cls(path, writer, checkpointer, pool)
 
     async def close(self) -> None:
         """Finish every queued write, then close all connections."""
         if not self._closed:
             self._closed = True
-            await self._writer.close()
-            await self._writer.db.execute("PRAGMA optimize")
-            await self._writer.db.close()
-            for _ in range(self._reader_count):
-                await (await self._readers.get()).close()
+            try:
+                await self._writer.close()
+                await self._writer.db.execute("PRAGMA optimize")
+            finally:
+                await self._checkpointer.close()
+                await self._writer.db.close()
+                for _ in range(self._reader_count):
+                    await (await self._readers.get()).close()
 
     async def __aenter__(self) -> Store:
         return self
@@ -255,7 +268,7 @@ class Store:
         async with (
             self.reading() as db,
             db.execute(
-                f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND id > ? "
+                f"SELECT {_MESSAGE_COLUMNS} FROM turns WHERE session_id = ? AND id > ? "
                 "ORDER BY id LIMIT ?",
                 (session_id, after, -1 if limit is None else limit),
             ) as cursor,
@@ -293,7 +306,7 @@ class Store:
                 problems += [f"foreign key: {tuple(r)}" for r in await cursor.fetchall()]
             counts = {
                 table: await _scalar(db, f"SELECT count(*) FROM {table}")
-                for table in ("persons", "sessions", "messages")
+                for table in ("persons", "sessions", "turns")
             }
             version = await schema.user_version(db)
 
@@ -314,7 +327,9 @@ class Store:
             schema_version=version,
             problems=problems,
             size_bytes=await self.size_bytes(),
-            **counts,
+            persons=counts["persons"],
+            sessions=counts["sessions"],
+            messages=counts["turns"],
         )
 
     async def _one_session(self, where: str, value: object) -> Session | None:
@@ -328,17 +343,21 @@ class Store:
         return None if row is None else _session(row)
 
 
-async def _connect(path: Path) -> aiosqlite.Connection:
+async def connect(path: Path) -> aiosqlite.Connection:
+    """A connection to state.db as every kioku connection is set up (the store's own use)."""
     db = await aiosqlite.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
-    await db.execute("PRAGMA journal_mode = WAL")
-    await db.execute("PRAGMA synchronous = FULL")
-    await db.execute("PRAGMA foreign_keys = ON")
+    for pragma in schema.CONNECTION_PRAGMAS:
+        await db.execute(pragma)
     await db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    # Debian builds SQLite with secure_delete on: every page FTS5 merges away would be
-    # zeroed, costing writes on each commit. Nothing is deleted from state.db anyway.
-    await db.execute("PRAGMA secure_delete = OFF")
     await db.create_function(schema.SEGMENT_FUNCTION, 1, segment, deterministic=True)
     return db
+
+
+async def _give_back_free_pages(db: aiosqlite.Connection) -> None:
+    """After a migration that rebuilt a table, shrink the file if a quarter of it is free."""
+    free = await _scalar(db, "PRAGMA freelist_count")
+    if free * 4 > await _scalar(db, "PRAGMA page_count"):
+        await db.execute("VACUUM")
 
 
 def _create_private(path: Path) -> None:
@@ -418,7 +437,7 @@ def _message(row: Any) -> Message:
     return Message(
         id=row[0],
         session_id=row[1],
-        role=row[2],
+        role=ROLES[row[2]],
         content=row[3],
         speaker=row[4],
         ts=from_epoch(row[5]),

@@ -42,33 +42,6 @@ async def test_fresh_database_is_at_the_latest_version_in_wal_mode_with_owner(
     assert path.stat().st_mode & 0o777 == 0o600
 
 
-async def test_migrating_from_the_previous_version_indexes_existing_messages(
-    tmp_path: Path,
-) -> None:
-    path = tmp_path / "state.db"
-    async with aiosqlite.connect(path, isolation_level=None) as db:
-        await schema.migrate(db, target=schema.SCHEMA_VERSION - 1)
-        await db.execute("INSERT INTO scopes(id, name) VALUES (1, 'person:owner')")
-        await db.execute(
-            "INSERT INTO sessions(id, external_id, conversation, platform, chat, kind, "
-            "person_id, scope_id, started_at) "
-            "VALUES (1, 'old', 'k', 'cli', 'c', 'dm', 'owner', 1, 0)"
-        )
-        await db.execute(
-            "INSERT INTO messages(session_id, role, content, ts) VALUES (1, 'user', ?, 0)",
-            ("we planned the schema in 京都",),
-        )
-    async with await Store.open(path) as store:
-        report = await store.check_integrity()
-        async with store.reading() as db:
-            rows = await db.execute_fetchall(
-                "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?", ('"京都" AND "plan"',)
-            )
-    assert report.ok, report.problems
-    assert report.schema_version == schema.SCHEMA_VERSION
-    assert [r[0] for r in rows] == [1]
-
-
 async def test_a_database_from_a_newer_kioku_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
     sqlite3.connect(path).execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION + 1}")
@@ -212,8 +185,8 @@ async def test_integrity_check_reports_a_damaged_index(store: Store) -> None:
     await store.append(session.id, NewMessage("user", "original words"))
 
     async def damage(db: aiosqlite.Connection) -> None:
-        await db.execute("DROP TRIGGER messages_fts_update")
-        await db.execute("UPDATE messages SET content = 'changed behind the index'")
+        await db.execute("DROP TRIGGER turns_fts_update")
+        await db.execute("UPDATE turns SET content = 'changed behind the index'")
 
     await store.write(damage)
     report = await store.check_integrity()

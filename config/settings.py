@@ -116,6 +116,64 @@ class OwnerSettings(Section):
     identities: list[str] = Field(default_factory=list)
 
 
+class GatewaySettings(Section):
+    """How the daemon shares its time between conversations and how it stops."""
+
+    grace_period: float = Field(
+        20.0, ge=0, le=600, description="on SIGTERM: seconds for turns in flight to finish"
+    )
+    max_parallel_turns: int = Field(
+        16, ge=1, le=1000, description="conversations answered at once; the rest wait in line"
+    )
+    max_queued_per_conversation: int = Field(
+        50, ge=1, le=10_000, description="messages waiting in one conversation before refusing"
+    )
+
+
+class SessionSettings(Section):
+    """When a conversation's session ends and a fresh one (new prompt, new notes) begins."""
+
+    idle_timeout: float = Field(
+        21_600, gt=0, description="seconds without a message before the session closes (6 h)"
+    )
+    daily_reset_hour: int | None = Field(
+        None, ge=0, le=23, description="local hour at which every open session closes"
+    )
+    dm_scope: Literal["chat", "person"] = Field(
+        "chat", description="chat: one session per DM chat; person: one across all their DMs"
+    )
+
+
+DmPolicy = Literal["pairing", "allowlist", "open", "disabled"]
+
+
+class PlatformSettings(Section):
+    """Who may talk to kioku in direct messages on one platform."""
+
+    dm_policy: DmPolicy = Field(
+        "pairing", description="pairing: strangers get a code to approve; allowlist: silent"
+    )
+    allow: list[str] = Field(
+        default_factory=list, description="identities let in under every policy but disabled"
+    )
+
+
+class CliSettings(PlatformSettings):
+    """The local socket: the daemon's own account is the owner; other accounts are strangers."""
+
+
+class TelegramSettings(PlatformSettings):
+    """The Telegram adapter: who may DM kioku there."""
+
+
+class DiscordSettings(PlatformSettings):
+    """The Discord adapter: who may DM kioku there."""
+
+
+class SlackSettings(PlatformSettings):
+    """The Slack adapter: who may DM kioku there."""
+
+
 class Settings(BaseSettings):
     """Effective configuration. Sources, highest first: environment, `.env`, `config.toml`."""
 
@@ -137,6 +195,12 @@ class Settings(BaseSettings):
     llm: LLMSettings = LLMSettings()
     agent: AgentSettings = AgentSettings()
     skills: SkillsSettings = SkillsSettings()
+    gateway: GatewaySettings = GatewaySettings()
+    sessions: SessionSettings = SessionSettings()
+    cli: CliSettings = CliSettings()
+    telegram: TelegramSettings = TelegramSettings()
+    discord: DiscordSettings = DiscordSettings()
+    slack: SlackSettings = SlackSettings()
 
     @classmethod
     def settings_customise_sources(

@@ -266,7 +266,52 @@ async def _v3_compact_turns(db: aiosqlite.Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1_core, _v2_search_index, _v3_compact_turns)
+async def _v4_gateway(db: aiosqlite.Connection) -> None:
+    """What the gateway must remember across restarts: who asked to pair, link codes,
+    wrong-code counters for lockouts, and the platform message ids already handled."""
+    await run_script(
+        db,
+        """
+        -- A stranger's request to talk to kioku, waiting for the owner's approval.
+        CREATE TABLE pairing_requests (
+            code TEXT PRIMARY KEY,
+            platform TEXT NOT NULL,
+            identity TEXT NOT NULL UNIQUE,
+            display_name TEXT,
+            created_at REAL NOT NULL,
+            expires_at REAL NOT NULL,
+            last_sent_at REAL NOT NULL
+        );
+        CREATE INDEX pairing_requests_platform ON pairing_requests(platform, expires_at);
+        -- A one-time code from `/link`, redeemed from another platform.
+        CREATE TABLE link_codes (
+            code TEXT PRIMARY KEY,
+            person_id TEXT NOT NULL REFERENCES persons(id) ON DELETE CASCADE,
+            expires_at REAL NOT NULL
+        );
+        -- Wrong codes per identity and purpose ('link', 'pair'), for lockouts.
+        CREATE TABLE code_failures (
+            identity TEXT NOT NULL,
+            purpose TEXT NOT NULL,
+            failures INTEGER NOT NULL,
+            first_at REAL NOT NULL,
+            locked_until REAL,
+            PRIMARY KEY (identity, purpose)
+        ) WITHOUT ROWID;
+        -- Platform message ids already taken in, so a redelivery is dropped, also after a restart.
+        CREATE TABLE deliveries (
+            platform TEXT NOT NULL,
+            chat TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            seen_at REAL NOT NULL,
+            PRIMARY KEY (platform, chat, message_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX deliveries_seen ON deliveries(seen_at);
+        """,
+    )
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1_core, _v2_search_index, _v3_compact_turns, _v4_gateway)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

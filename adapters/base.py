@@ -1,0 +1,133 @@
+"""The seam between platforms and the gateway: neutral messages and the adapter contract.
+
+An adapter turns platform events into `Inbound` and delivers `Outbound`; it knows
+nothing about agents, sessions or memory. Reconnecting inside a library is the
+adapter's business; if it gives up, it reports the failure and the gateway's
+supervisor restarts it with backoff while the other adapters keep serving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import ClassVar
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class Address:
+    """Where a reply goes: the chat (and thread) of the message it answers."""
+
+    platform: str
+    chat: str
+    thread: str = ""
+    reply_to: str | None = None
+
+
+@dataclass(frozen=True)
+class Inbound:
+    """One message from a person, as every platform can describe it.
+
+    `sender` is the identity (`telegram:123`, `cli:1000`). In groups, `addressed`
+    says whether kioku was mentioned, replied to or commanded (`/cmd@bot`); kioku
+    answers only then. `unreadable` names attachments kioku cannot read yet ("a
+    photo"), so the person is told instead of being ignored. `conversation` is a
+    name the sender gave this line of talk (`kioku chat --conversation work`).
+    """
+
+    platform: str
+    chat: str
+    sender: str
+    text: str
+    is_direct: bool
+    thread: str = ""
+    sender_name: str | None = None
+    addressed: bool = False
+    message_id: str | None = None
+    reply_to_text: str | None = None
+    unreadable: tuple[str, ...] = ()
+    conversation: str = ""
+    received_at: datetime = field(default_factory=_now)
+
+    @property
+    def address(self) -> Address:
+        return Address(self.platform, self.chat, self.thread, self.message_id)
+
+
+@dataclass(frozen=True)
+class Outbound:
+    """A complete reply; the adapter splits and formats it for its platform."""
+
+    address: Address
+    text: str
+
+
+@dataclass(frozen=True)
+class Delta:
+    """A piece of a reply still being written, for adapters that stream (`streams`)."""
+
+    address: Address
+    text: str
+
+
+InboundHandler = Callable[[Inbound], Awaitable[None]]
+
+
+class AdapterFailed(RuntimeError):
+    """The adapter stopped serving by itself; the supervisor restarts it."""
+
+
+class Adapter(ABC):
+    """A short class with three verbs: `start`, `stop`, `send`, plus the `deliver` callback."""
+
+    name: ClassVar[str]
+    streams: ClassVar[bool] = False
+
+    def __init__(self, deliver: InboundHandler) -> None:
+        self.deliver = deliver
+        self._failure: asyncio.Future[BaseException] | None = None
+
+    @abstractmethod
+    async def start(self) -> None:
+        """Connect and begin delivering; return once serving, raise if that is impossible."""
+
+    @abstractmethod
+    async def stop(self) -> None:
+        """Stop taking messages and release every connection and task; safe to call twice."""
+
+    @abstractmethod
+    async def send(self, message: Outbound) -> None:
+        """Deliver a reply; raise if it could not be delivered after the platform's retries."""
+
+    async def stream(self, delta: Delta) -> None:
+        """Show a growing reply; only called on adapters that set `streams`."""
+        raise NotImplementedError(f"the {self.name} adapter does not stream replies")
+
+    async def working(self, address: Address) -> None:
+        """Show that kioku is working on an answer; platforms with no indicator ignore it."""
+        return None
+
+    def failed(self, error: BaseException) -> None:
+        """Called by the adapter when it can no longer serve (not for errors it recovers from)."""
+        failure = self._pending_failure()
+        if not failure.done():
+            failure.set_result(error)
+
+    async def wait_failed(self) -> BaseException:
+        """Return the error once the adapter reports it has stopped serving."""
+        return await asyncio.shield(self._pending_failure())
+
+    def clear_failure(self) -> None:
+        """Forget a reported failure; the supervisor calls it before each (re)start."""
+        self._failure = None
+
+    def _pending_failure(self) -> asyncio.Future[BaseException]:
+        if self._failure is None:
+            self._failure = asyncio.get_running_loop().create_future()
+        return self._failure

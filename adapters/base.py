@@ -37,8 +37,8 @@ class Inbound:
     `sender` is the identity (`telegram:123`, `cli:1000`). In groups, `addressed`
     says whether kioku was mentioned, replied to or commanded (`/cmd@bot`); kioku
     answers only then. `unreadable` names attachments kioku cannot read yet ("a
-    photo"), so the person is told instead of being ignored. `conversation` is a
-    name the sender gave this line of talk (`kioku chat --conversation work`).
+    photo"), so the person is told instead of being ignored. `message_id` is unique
+    within its chat; a second delivery with the same id is dropped.
     """
 
     platform: str
@@ -52,7 +52,6 @@ class Inbound:
     message_id: str | None = None
     reply_to_text: str | None = None
     unreadable: tuple[str, ...] = ()
-    conversation: str = ""
     received_at: datetime = field(default_factory=_now)
 
     @property

@@ -22,7 +22,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.fakes.scripted_server import Failure, Reply, ScriptedServer, sse
+from tests.fakes.scripted_server import Failure, Received, Reply, ScriptedServer, Step, sse
 
 ERROR_TYPES = {
     400: "invalid_request_error",
@@ -105,6 +105,15 @@ class FakeAnthropic(ScriptedServer):
         }
         self.enqueue(Reply(payload, events))
 
+    def echo(self, prefix: str = "echo: ") -> None:
+        """Answer every unscripted request at once with `prefix` + the person's last words."""
+
+        def answer(request: Received) -> Step:
+            self.reply_text(prefix + _last_user_text(request.json))
+            return self._script.pop()
+
+        self.fallback = answer
+
     def stream_then_hang(self, *chunks: str) -> None:
         """Start a streamed text reply, send `chunks`, then go silent without finishing."""
         events = [_message_start(DEFAULT_USAGE), *_block_events(0, "text", list(chunks))[:-1]]
@@ -135,6 +144,26 @@ class FakeAnthropic(ScriptedServer):
     def _unscripted(self, number: int) -> web.Response:
         body = _error_body(400, f"FakeAnthropic: no step queued for request #{number}", None)
         return web.Response(status=400, body=body, content_type="application/json")
+
+
+def _last_user_text(body: Mapping[str, Any]) -> str:
+    """The text of the newest user message, without kioku's bracketed context line."""
+    for message in reversed(body.get("messages", [])):
+        if message.get("role") != "user":
+            continue
+        content = message["content"]
+        parts = (
+            [content]
+            if isinstance(content, str)
+            else [block.get("text", "") for block in content if block.get("type") == "text"]
+        )
+        text = "\n".join(parts).strip()
+        lines = text.splitlines()
+        if lines and lines[0].startswith("["):
+            lines = lines[1:]
+        if lines:
+            return "\n".join(lines)
+    return ""
 
 
 def _error_body(status: int, message: str, error_type: str | None) -> bytes:

@@ -11,7 +11,7 @@ import asyncio
 import json
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Self
 
@@ -79,6 +79,8 @@ class ScriptedServer(ABC):
         self.port = 0
         self._script: deque[Step] = deque()
         self._gate: asyncio.Event | None = None
+        # Answers requests when the script is empty (e.g. an echo for daemon tests and benches).
+        self.fallback: Callable[[Received], Step] | None = None
         self._stopping = asyncio.Event()
         self._runner: web.AppRunner | None = None
 
@@ -141,9 +143,12 @@ class ScriptedServer(ABC):
             await gate.wait()
         received = Received(request.method, request.path, CIMultiDict(request.headers), body)
         self.requests.append(received)
-        if not self._script:
+        if self._script:
+            step = self._script.popleft()
+        elif self.fallback is not None:
+            step = self.fallback(received)
+        else:
             return self._unscripted(len(self.requests))
-        step = self._script.popleft()
         if isinstance(step, Failure):
             return web.Response(
                 status=step.status,

@@ -1,0 +1,401 @@
+"""The local CLI socket: `kioku chat` and `kioku status` talk to the daemon through it.
+
+A Unix socket `$KIOKU_HOME/gateway.sock`, mode 0600, so only the account running
+kioku (and root) can connect; the kernel tells us who the peer is (SO_PEERCRED), so
+the identity `cli:<uid>` needs no password. One JSON object per line each way:
+
+    client -> daemon  {"type": "message", "id": str, "text": str, "conversation": str}
+                      {"type": "status"}
+    daemon -> client  {"type": "delta", "id", "text"}   a piece of the reply being written
+                      {"type": "reply", "id", "text"}   the complete reply (the last frame for id)
+                      {"type": "status", ...}          the daemon's state (owner and root only)
+                      {"type": "error", "id"?, "message"}
+
+A bad frame gets an error frame and the connection stays usable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import itertools
+import json
+import os
+import pwd
+import socket
+import stat
+import struct
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from adapters.base import Adapter, Delta, Inbound, InboundHandler, Outbound
+
+log = structlog.get_logger("kioku.cli_socket")
+
+SOCKET_NAME = "gateway.sock"
+MAX_FRAME = 256 * 1024
+MAX_ID = 200
+MAX_CONVERSATION = 100
+DEFAULT_CONVERSATION = "default"
+WRITE_TIMEOUT = 10.0
+READ_CHUNK = 64 * 1024
+# sockaddr_un.sun_path holds 108 bytes including the terminating NUL.
+MAX_SOCKET_PATH = 107
+
+StatusSource = Callable[[], Awaitable[dict[str, Any]]]
+
+
+def socket_path(home: Path) -> Path:
+    """Where the daemon of `home` listens."""
+    return home / SOCKET_NAME
+
+
+class SocketInUse(RuntimeError):
+    """Another process answers on the socket path (a second daemon on the same home)."""
+
+
+class FrameTooLong:
+    """Marker yielded by `Framer` for a line longer than its limit."""
+
+
+TOO_LONG = FrameTooLong()
+
+
+class Framer:
+    """Splits a byte stream into lines of at most `limit` bytes.
+
+    A longer line is reported once (as `TOO_LONG`) as soon as it passes the limit,
+    and its bytes are dropped up to the newline, so the buffer never grows past the
+    limit and the next line is read normally.
+    """
+
+    def __init__(self, limit: int = MAX_FRAME) -> None:
+        self.limit = limit
+        self._buffer = bytearray()
+        self._skipping = False
+
+    def feed(self, data: bytes) -> list[bytes | FrameTooLong]:
+        self._buffer += data
+        out: list[bytes | FrameTooLong] = []
+        while True:
+            end = self._buffer.find(b"\n")
+            if end < 0:
+                if len(self._buffer) > self.limit:
+                    if not self._skipping:
+                        out.append(TOO_LONG)
+                        self._skipping = True
+                    self._buffer.clear()
+                return out
+            line = bytes(self._buffer[:end])
+            del self._buffer[: end + 1]
+            if self._skipping:
+                self._skipping = False
+            elif len(line) > self.limit:
+                out.append(TOO_LONG)
+            else:
+                out.append(line)
+
+    def rest(self) -> bytes | None:
+        """What is left at end of stream (a last line without its newline), if anything."""
+        if self._skipping or not self._buffer:
+            return None
+        return bytes(self._buffer)
+
+
+class BadFrame(ValueError):
+    """A frame the client must fix; `id` is echoed back when the frame carried one."""
+
+    def __init__(self, message: str, frame_id: str | None = None) -> None:
+        super().__init__(message)
+        self.frame_id = frame_id
+
+
+@dataclass
+class Message:
+    id: str
+    text: str
+    conversation: str
+
+
+def parse_frame(line: bytes) -> Message | str:
+    """A `Message`, or the type name of a frame without content (`"status"`)."""
+    try:
+        frame = json.loads(line)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise BadFrame(f"not a JSON object on one line: {exc}") from None
+    if not isinstance(frame, dict):
+        raise BadFrame("a frame must be a JSON object with a 'type'")
+    kind = frame.get("type")
+    raw_id = frame.get("id")
+    frame_id = raw_id if isinstance(raw_id, str) else None
+    if kind == "status":
+        return "status"
+    if kind != "message":
+        raise BadFrame(f"unknown frame type {kind!r}: send 'message' or 'status'", frame_id)
+    if frame_id is None or not 0 < len(frame_id) <= MAX_ID:
+        raise BadFrame(f"a message needs an 'id': a string of 1 to {MAX_ID} characters")
+    text = frame.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise BadFrame("a message needs a non-empty 'text' string", frame_id)
+    conversation = frame.get("conversation", DEFAULT_CONVERSATION)
+    if (
+        not isinstance(conversation, str)
+        or not 0 < len(conversation) <= MAX_CONVERSATION
+        or not conversation.isprintable()
+    ):
+        raise BadFrame(
+            f"'conversation' must be a printable name of 1 to {MAX_CONVERSATION} characters",
+            frame_id,
+        )
+    return Message(frame_id, text, conversation)
+
+
+def peer_credentials(sock: socket.socket) -> tuple[int, int, int]:
+    """(pid, uid, gid) of the process at the other end, as the kernel recorded it."""
+    raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    pid, uid, gid = struct.unpack("3i", raw)
+    return pid, uid, gid
+
+
+def _user_name(uid: int) -> str | None:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return None
+
+
+@dataclass(eq=False)
+class _Connection:
+    number: int
+    uid: int
+    name: str | None
+    writer: asyncio.StreamWriter
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    waiting: set[str] = field(default_factory=set)  # message ids whose reply goes here
+
+    async def send(self, frame: dict[str, Any]) -> bool:
+        """Write one frame; False (and the connection closed) if the client is gone or stuck."""
+        data = json.dumps(frame, ensure_ascii=False).encode() + b"\n"
+        async with self.lock:
+            if self.writer.is_closing():
+                return False
+            self.writer.write(data)
+            try:
+                await asyncio.wait_for(self.writer.drain(), WRITE_TIMEOUT)
+            except (ConnectionError, TimeoutError) as exc:
+                log.info("cli_client_dropped", connection=self.number, error=repr(exc))
+                self.writer.close()
+                return False
+        return True
+
+
+class CliSocketAdapter(Adapter):
+    """Serves the local socket; replies find their connection by `Address.reply_to`."""
+
+    name = "cli"
+    streams = True
+
+    def __init__(
+        self,
+        deliver: InboundHandler,
+        path: Path,
+        status: StatusSource,
+        *,
+        owner_uid: int | None = None,
+        max_frame: int = MAX_FRAME,
+    ) -> None:
+        super().__init__(deliver)
+        self.path = path
+        self._status = status
+        self._owner_uid = os.getuid() if owner_uid is None else owner_uid
+        self._max_frame = max_frame
+        self._server: asyncio.Server | None = None
+        self._inode: int | None = None
+        self._numbers = itertools.count(1)
+        self._connections: dict[int, _Connection] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._routes: dict[str, _Connection] = {}
+
+    async def start(self) -> None:
+        if len(os.fsencode(self.path)) > MAX_SOCKET_PATH:
+            raise OSError(
+                errno.ENAMETOOLONG,
+                f"the socket path {self.path} is longer than {MAX_SOCKET_PATH} bytes, the "
+                "limit of Unix sockets: set KIOKU_HOME to a shorter folder",
+            )
+        await self._remove_stale()
+        old_umask = os.umask(0o177)
+        try:
+            self._server = await asyncio.start_unix_server(
+                self._serve, path=str(self.path), limit=READ_CHUNK
+            )
+        finally:
+            os.umask(old_umask)
+        os.chmod(self.path, 0o600)
+        self._inode = os.stat(self.path).st_ino
+        log.info("cli_socket_listening", path=str(self.path))
+
+    async def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
+        for connection in list(self._connections.values()):
+            connection.writer.close()
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if server is not None:
+            await server.wait_closed()
+        self._remove_own_socket()
+
+    async def send(self, message: Outbound) -> None:
+        await self._route(message.address.reply_to, "reply", message.text, final=True)
+
+    async def stream(self, delta: Delta) -> None:
+        await self._route(delta.address.reply_to, "delta", delta.text, final=False)
+
+    async def _route(self, reply_to: str | None, kind: str, text: str, *, final: bool) -> None:
+        connection = self._routes.get(reply_to) if reply_to is not None else None
+        if connection is None:
+            log.info("cli_reply_unrouted", reply_to=reply_to, kind=kind)
+            return
+        client_id = reply_to.split("-", 1)[1] if reply_to else ""
+        if final:
+            self._forget_route(reply_to, connection)
+        await connection.send({"type": kind, "id": client_id, "text": text})
+
+    def _forget_route(self, key: str | None, connection: _Connection) -> None:
+        if key is not None and self._routes.get(key) is connection:
+            del self._routes[key]
+        connection.waiting.discard(key or "")
+
+    async def _remove_stale(self) -> None:
+        try:
+            mode = os.lstat(self.path).st_mode
+        except FileNotFoundError:
+            return
+        if not stat.S_ISSOCK(mode):
+            raise SocketInUse(
+                f"{self.path} exists and is not a socket: move it away so kioku can listen there"
+            )
+        try:
+            _, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(self.path)), 2)
+        except (ConnectionRefusedError, FileNotFoundError, TimeoutError):
+            log.info("cli_socket_stale_removed", path=str(self.path))
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.path)
+            return
+        writer.close()
+        raise SocketInUse(f"another process is serving on {self.path}: is kioku already running?")
+
+    def _remove_own_socket(self) -> None:
+        try:
+            if self._inode is not None and os.stat(self.path).st_ino == self._inode:
+                os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+        self._inode = None
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if self._server is None or task is None:  # accepted while stopping
+            writer.close()
+            return
+        self._tasks.add(task)
+        number = next(self._numbers)
+        try:
+            _, uid, _ = peer_credentials(writer.get_extra_info("socket"))
+            name = await asyncio.to_thread(_user_name, uid)
+            connection = _Connection(number, uid, name, writer)
+            self._connections[number] = connection
+            log.info("cli_client_connected", connection=number, uid=uid)
+            await self._read_frames(reader, connection)
+        except (ConnectionError, asyncio.IncompleteReadError) as exc:
+            log.info("cli_client_gone", connection=number, error=repr(exc))
+        finally:
+            self._tasks.discard(task)
+            gone = self._connections.pop(number, None)
+            if gone is not None:
+                for key in list(gone.waiting):
+                    self._forget_route(key, gone)
+            writer.close()
+
+    async def _read_frames(self, reader: asyncio.StreamReader, connection: _Connection) -> None:
+        framer = Framer(self._max_frame)
+        while True:
+            data = await reader.read(READ_CHUNK)
+            if not data:
+                rest = framer.rest()
+                if rest is not None:
+                    await self._handle(rest, connection)
+                return
+            for line in framer.feed(data):
+                await self._handle(line, connection)
+
+    async def _handle(self, line: bytes | FrameTooLong, connection: _Connection) -> None:
+        if isinstance(line, FrameTooLong):
+            await connection.send(
+                {"type": "error", "message": f"frame longer than {self._max_frame} bytes: dropped"}
+            )
+            return
+        if not line.strip():
+            return
+        try:
+            frame = parse_frame(line)
+        except BadFrame as exc:
+            error: dict[str, Any] = {"type": "error", "message": str(exc)}
+            if exc.frame_id is not None:
+                error["id"] = exc.frame_id
+            await connection.send(error)
+            return
+        if isinstance(frame, Message):
+            await self._deliver(frame, connection)
+        else:
+            await self._answer_status(connection)
+
+    async def _deliver(self, message: Message, connection: _Connection) -> None:
+        key = f"{connection.uid}-{message.id}"
+        self._routes[key] = connection
+        connection.waiting.add(key)
+        inbound = Inbound(
+            platform=self.name,
+            chat=message.conversation,
+            sender=f"cli:{connection.uid}",
+            text=message.text,
+            is_direct=True,
+            sender_name=connection.name,
+            addressed=True,
+            message_id=key,
+        )
+        try:
+            await self.deliver(inbound)
+        except Exception as exc:
+            log.exception("cli_deliver_failed", connection=connection.number)
+            self._forget_route(key, connection)
+            await connection.send(
+                {"type": "error", "id": message.id, "message": f"kioku could not take it: {exc}"}
+            )
+
+    async def _answer_status(self, connection: _Connection) -> None:
+        if connection.uid not in (self._owner_uid, 0):
+            await connection.send(
+                {
+                    "type": "error",
+                    "message": "status is only for the account running kioku "
+                    f"(uid {self._owner_uid}) and root",
+                }
+            )
+            return
+        try:
+            status = await self._status()
+        except Exception as exc:
+            log.exception("cli_status_failed")
+            await connection.send({"type": "error", "message": f"status failed: {exc}"})
+            return
+        await connection.send({**status, "type": "status"})

@@ -1,0 +1,85 @@
+"""A CLI socket served by an echo "gateway", for testing clients without the daemon.
+
+In process (`EchoGateway` + `CliSocketAdapter`) or as a subprocess:
+
+    python tests/helpers/echo_socket.py SOCKET_PATH [--silent]
+
+prints `ready` once listening and serves until stdin closes. Each message is
+answered with two deltas and the reply `echo: <text>`; a text starting with
+`markdown` gets a Markdown reply. `--silent` never answers (for client timeouts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from adapters.base import Delta, Inbound, Outbound
+from adapters.cli_socket import CliSocketAdapter
+
+STARTED = "2026-01-01T00:00:00+00:00"
+MARKDOWN_REPLY = "# Title\n\n- **bold** item\n- `code` item\n"
+
+
+class EchoGateway:
+    """Answers every message at once; records what it received."""
+
+    def __init__(self, path: Path, *, silent: bool = False, owner_uid: int | None = None) -> None:
+        self.received: list[Inbound] = []
+        self.silent = silent
+        self.adapter = CliSocketAdapter(self.handle, path, self.status, owner_uid=owner_uid)
+
+    async def handle(self, inbound: Inbound) -> None:
+        self.received.append(inbound)
+        if self.silent:
+            return
+        asyncio.get_running_loop().create_task(self._answer(inbound))
+
+    async def _answer(self, inbound: Inbound) -> None:
+        markdown = inbound.text.startswith("markdown")
+        reply = MARKDOWN_REPLY if markdown else f"echo: {inbound.text}"
+        middle = len(reply) // 2
+        for part in (reply[:middle], reply[middle:]):
+            await self.adapter.stream(Delta(inbound.address, part))
+        await self.adapter.send(Outbound(inbound.address, reply))
+
+    async def status(self) -> dict[str, Any]:
+        return {
+            "pid": os.getpid(),
+            "started_at": STARTED,
+            "adapters": {
+                "cli": {
+                    "state": "running",
+                    "since": "2026-01-01T00:00:00+00:00",
+                    "last_error": None,
+                },
+                "telegram": {
+                    "state": "backoff",
+                    "since": "2026-01-01T00:01:00+00:00",
+                    "last_error": "InvalidToken: rejected",
+                },
+            },
+            "open_sessions": 1,
+            "in_flight": 0,
+            "queued": 2,
+            "conversations": [{"key": "cli:default", "session_id": 7, "queued": 2, "busy": True}],
+            "database_bytes": 123456,
+        }
+
+
+async def main(path: Path, silent: bool) -> None:
+    gateway = EchoGateway(path, silent=silent)
+    await gateway.adapter.start()
+    print("ready", flush=True)
+    loop = asyncio.get_running_loop()
+    await loop.run_in_executor(None, sys.stdin.read)
+    await gateway.adapter.stop()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(Path(sys.argv[1]), "--silent" in sys.argv[2:]))

@@ -7,7 +7,7 @@ import asyncio
 import typer
 
 from config.logs import configure_logging
-from gateway import cli_config, cli_memory, cli_search, cli_skills
+from gateway import cli_config, cli_memory, cli_search, cli_service, cli_skills
 from gateway.cli_common import settings_or_exit
 
 app = typer.Typer(
@@ -32,6 +32,7 @@ cli_search.register(app)
 app.add_typer(cli_memory.app, name="memory")
 app.add_typer(cli_skills.app, name="skills")
 app.add_typer(cli_config.app, name="config")
+app.add_typer(cli_service.app, name="service")
 
 
 def main() -> None:

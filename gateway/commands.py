@@ -1,0 +1,289 @@
+"""Slash commands: answered by the gateway itself, on every platform, with no model needed.
+
+In a group the notes commands (/memory, /remember, /forget) refuse and point to a direct
+message, because a person's notes are private; /search searches the group's own history
+and /skills lists the shared skills, which is what the group's sessions can use. /link
+refuses in a group too (the identities' rule): its code must not be read by others.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from adapters.base import Inbound
+from agent.agent import Agent
+from gateway.queues import LineState
+from gateway.sessions import OpenSession, activity
+from memory.notes import PersonNotes
+from memory.notes_file import NotesFileError
+from memory.notes_format import FILE_NAMES, TARGETS, NotesState
+from memory.records import SessionResult
+from memory.search import Scope, search
+from memory.skills import SkillsLibrary
+from memory.store import Store
+
+if TYPE_CHECKING:
+    from gateway.identity import Identities
+
+COMMAND = re.compile(r"/([A-Za-z][A-Za-z0-9_]*)(?:@\S+)?(?:\s+(.*))?", re.DOTALL)
+SEARCH_SESSIONS = 5
+HITS_SHOWN = 2
+
+HELP = """Commands:
+/help — this list
+/new (or /reset) — close this session and start a fresh one
+/stop — stop the reply being written and drop the messages waiting
+/status — this conversation: session, queue, model
+/whoami — who kioku knows you as, and your linked accounts
+/link — a code to link another account; /link CODE — link this account
+/memory — your notes (USER.md, MEMORY.md)
+/remember TEXT — add TEXT to your notes about you (USER.md)
+/forget TEXT — remove the note containing TEXT
+/search QUERY — search your past conversations
+/skills — the skills kioku has learned for you"""
+
+PRIVATE_IN_GROUP = (
+    "Your notes are private, so /{name} works only in a direct message with me. "
+    "Send it to me there."
+)
+UNKNOWN_PERSON = "I don't know you yet: send me a direct message first."
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    argument: str
+
+
+def parse(text: str) -> Command | None:
+    """`/name@bot argument` → Command("name", "argument"); other text → None."""
+    match = COMMAND.fullmatch(text.strip())
+    if match is None:
+        return None
+    return Command(match.group(1).lower(), (match.group(2) or "").strip())
+
+
+class Control(Protocol):
+    """What the commands may ask of the gateway for the conversation they came from."""
+
+    def new_session(self, key: str, inbound: Inbound) -> bool: ...
+    def stop(self, key: str) -> tuple[bool, int]: ...
+    def line(self, key: str) -> LineState: ...
+    def open_session(self, key: str) -> OpenSession | None: ...
+
+
+@dataclass(frozen=True)
+class Request:
+    """One command as the gateway hands it over: who sent it, in which conversation."""
+
+    inbound: Inbound
+    person: str | None
+    key: str
+    command: Command
+
+    @property
+    def in_group(self) -> bool:
+        return not self.inbound.is_direct
+
+
+class Commands:
+    def __init__(
+        self, store: Store, agent: Agent, identities: Identities, control: Control
+    ) -> None:
+        self.store = store
+        self.agent = agent
+        self.identities = identities
+        self.control = control
+
+    async def run(self, request: Request) -> str | None:
+        """The reply to send now; None when the gateway replies later (/new)."""
+        handler = _HANDLERS.get(request.command.name)
+        if handler is None:
+            return f"Unknown command /{request.command.name}.\n\n{HELP}"
+        return await handler(self, request)
+
+    async def help(self, request: Request) -> str:
+        return HELP
+
+    async def new(self, request: Request) -> str | None:
+        if self.control.new_session(request.key, request.inbound):
+            return None
+        return "Too many messages are waiting here; send /stop first, then /new."
+
+    async def stop(self, request: Request) -> str:
+        cancelled, dropped = self.control.stop(request.key)
+        if not cancelled and not dropped:
+            return "Nothing to stop: no reply is being written."
+        parts = ["Stopped the reply in progress."] if cancelled else []
+        if dropped:
+            parts.append(f"Dropped {_count(dropped, 'waiting message')}.")
+        return " ".join(parts)
+
+    async def status(self, request: Request) -> str:
+        entry = self.control.open_session(request.key)
+        if entry is None:
+            lines = ["Session: none open; your next message starts one."]
+        else:
+            done = await activity(self.store, entry.session.id)
+            started = entry.session.started_at.astimezone().strftime("%Y-%m-%d %H:%M")
+            lines = [
+                f"Session: started {started}, {_count(done.user_turns, 'message')} so far "
+                f"(id {entry.session.external_id})."
+            ]
+        line = self.control.line(request.key)
+        busy = "a reply is being written" if line.busy else "no reply in progress"
+        lines.append(f"Queue: {busy}, {_count(line.queued, 'message')} waiting.")
+        provider = self.agent.provider
+        model = f"{provider.name} {provider.model}" if self.agent.has_model else "none configured"
+        lines.append(f"Model: {model}.")
+        return "\n".join(lines)
+
+    async def whoami(self, request: Request) -> str:
+        if request.person is None:
+            return UNKNOWN_PERSON
+        person = await self.store.get_person(request.person)
+        name = f" ({person.display_name})" if person and person.display_name else ""
+        head = f"You are {request.person}{name}."
+        if request.in_group:
+            return f"{head} Send /whoami in a direct message to see your linked accounts."
+        identities = await self.identities.identities_of(request.person)
+        return f"{head}\nLinked accounts: {', '.join(identities) or 'none'}."
+
+    async def link(self, request: Request) -> str:
+        return await self.identities.link_command(
+            request.inbound, request.person, request.command.argument
+        )
+
+    async def memory(self, request: Request) -> str:
+        notes = self._notes(request)
+        if isinstance(notes, str):
+            return notes
+        parts = []
+        for target in TARGETS:
+            try:
+                parts.append(_describe(await notes.read(target)))
+            except NotesFileError as exc:
+                parts.append(f"{FILE_NAMES[target]} cannot be read: {exc}")
+        return "\n\n".join(parts)
+
+    async def remember(self, request: Request) -> str:
+        notes = self._notes(request)
+        if isinstance(notes, str):
+            return notes
+        if not request.command.argument:
+            return "Tell me what to remember: /remember TEXT (it goes into your USER.md)."
+        result = await notes.add("user", request.command.argument)
+        return result.headline if result.ok else result.message
+
+    async def forget(self, request: Request) -> str:
+        notes = self._notes(request)
+        if isinstance(notes, str):
+            return notes
+        text = request.command.argument
+        if not text:
+            return "Tell me what to forget: /forget TEXT removes the one note containing TEXT."
+        try:
+            states = [await notes.read(target) for target in TARGETS]
+        except NotesFileError as exc:
+            return f"Your notes cannot be read: {exc}"
+        holding = [s for s in states if any(text.strip() in entry for entry in s.entries)]
+        if len(holding) > 1:
+            candidates = [e for s in holding for e in s.entries if text.strip() in e]
+            listed = "\n".join(f"- {entry}" for entry in candidates)
+            return (
+                f"{text!r} is in notes of both USER.md and MEMORY.md; it must pick one. "
+                f"Nothing was changed.\nCandidates:\n{listed}\n"
+                "Send /forget with a longer piece of the one note to remove."
+            )
+        target = holding[0].target if holding else "user"
+        result = await notes.remove(target, text)
+        if result.ok:
+            return result.headline
+        if not holding:
+            return (
+                f"No note in USER.md or MEMORY.md contains {text.strip()!r}. Nothing was changed."
+            )
+        return result.message
+
+    async def search(self, request: Request) -> str:
+        query = request.command.argument
+        if not query:
+            return "Tell me what to look for: /search QUERY."
+        inbound = request.inbound
+        if request.in_group:
+            scope = Scope.of_group(inbound.platform, inbound.chat)
+        elif request.person is None:
+            return UNKNOWN_PERSON
+        else:
+            scope = Scope.of_person(request.person)
+        results = await search(self.store, query, scope, limit=SEARCH_SESSIONS)
+        if not results:
+            return f"Nothing found for {query!r}."
+        return "\n".join([f"Found for {query!r}:", *(_result(r) for r in results)])
+
+    async def skills(self, request: Request) -> str:
+        person = None if request.in_group else request.person
+        if not request.in_group and person is None:
+            return UNKNOWN_PERSON
+        services = self.agent.services
+        library = SkillsLibrary(services.home, services.settings.skills)
+        listing = await library.listing(person)
+        if not listing.skills:
+            return "No skills yet: kioku writes them as it learns how to do things for you."
+        whose = "Shared skills" if person is None else "Your skills"
+        lines = [f"{whose}:"]
+        for listed in listing.skills:
+            shared = " (shared)" if listed.skill.scope == "shared" and person else ""
+            lines.append(f"- {listed.skill.name}{shared}: {listed.skill.doc.description}")
+        return "\n".join(lines)
+
+    def _notes(self, request: Request) -> PersonNotes | str:
+        if request.in_group:
+            return PRIVATE_IN_GROUP.format(name=request.command.name)
+        if request.person is None:
+            return UNKNOWN_PERSON
+        return self.agent.services.notes(request.person)
+
+
+_HANDLERS = {
+    "help": Commands.help,
+    "start": Commands.help,
+    "new": Commands.new,
+    "reset": Commands.new,
+    "stop": Commands.stop,
+    "status": Commands.status,
+    "whoami": Commands.whoami,
+    "link": Commands.link,
+    "memory": Commands.memory,
+    "remember": Commands.remember,
+    "forget": Commands.forget,
+    "search": Commands.search,
+    "skills": Commands.skills,
+}
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
+def _describe(state: NotesState) -> str:
+    head = f"{state.file_name} ({state.usage})"
+    if not state.entries:
+        return f"{head}: empty."
+    lines = [f"{head}:"]
+    for number, (entry, finding) in enumerate(
+        zip(state.entries, state.findings, strict=True), start=1
+    ):
+        blocked = f" [hidden from the assistant: {finding}]" if finding else ""
+        lines.append(f"{number}. {entry}{blocked}")
+    return "\n".join(lines)
+
+
+def _result(result: SessionResult) -> str:
+    when = result.started_at.astimezone().strftime("%Y-%m-%d")
+    title = result.title or "untitled session"
+    lines = [f"• {title} ({result.platform}, {when})"]
+    lines += [f"  {hit.role}: {hit.snippet}" for hit in result.hits[:HITS_SHOWN]]
+    return "\n".join(lines)

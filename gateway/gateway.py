@@ -1,0 +1,290 @@
+"""The router between adapters and the agent: admission, sessions, queues, slash commands.
+
+`handle` is every adapter's `deliver`. It returns once the message is queued (or
+answered, for a command), so a slow model never holds up a platform's event loop.
+Turns run in their conversation's FIFO line; a reply that cannot be delivered is
+logged with its session id and the turn stays stored, and the line goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from adapters.base import Adapter, Address, Delta, Inbound, Outbound
+from agent.agent import Agent
+from agent.prompt import TurnContext
+from agent.providers import OnText
+from agent.turn import Turn
+from config.settings import Settings
+from gateway.commands import Command, Commands, Request, parse
+from gateway.queues import ConversationQueues, LineState
+from gateway.sessions import OpenSession, Sessions, conversation_for
+from memory import deliveries
+from memory.records import Conversation
+from memory.store import Store
+
+if TYPE_CHECKING:
+    from gateway.identity import Identities
+
+log = structlog.get_logger("kioku.gateway")
+
+DRAINING = "kioku is restarting; please send that again in a minute."
+TURN_FAILED = "Something went wrong while answering; the details are in kioku's log."
+TOO_MANY = "Too many messages are waiting here; I will answer the earlier ones first."
+
+
+@dataclass(frozen=True)
+class ConversationStats:
+    key: str
+    session_id: int | None
+    queued: int
+    busy: bool
+
+
+@dataclass(frozen=True)
+class GatewayStats:
+    open_sessions: int
+    in_flight: int
+    queued: int
+    conversations: list[ConversationStats] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "open_sessions": self.open_sessions,
+            "in_flight": self.in_flight,
+            "queued": self.queued,
+            "conversations": [
+                {"key": c.key, "session_id": c.session_id, "queued": c.queued, "busy": c.busy}
+                for c in self.conversations
+            ],
+        }
+
+
+class Gateway:
+    def __init__(
+        self,
+        store: Store,
+        agent: Agent,
+        identities: Identities,
+        settings: Settings,
+        outlets: Callable[[str], Adapter | None],
+    ) -> None:
+        self.store = store
+        self.agent = agent
+        self.identities = identities
+        self.settings = settings
+        self.outlets = outlets
+        self.queues = ConversationQueues(
+            settings.gateway.max_parallel_turns, settings.gateway.max_queued_per_conversation
+        )
+        self.sessions = Sessions(store, agent, settings.sessions, self._expire)
+        self.commands = Commands(store, agent, identities, self)
+        self._accepting = True
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # -- the adapters' entry point ---------------------------------------------------------
+
+    async def handle(self, inbound: Inbound) -> None:
+        """Admit, route and queue one message (or answer its command); never raises for
+        a bad message, so one person's message cannot stop an adapter."""
+        if not self._accepting:
+            await self._send(inbound.address, DRAINING)
+            return
+        if inbound.message_id is not None and await deliveries.seen(
+            self.store, inbound.platform, inbound.chat, inbound.message_id
+        ):
+            log.info("duplicate_dropped", platform=inbound.platform, chat=inbound.chat)
+            return
+        self.sessions.start()
+        admission = await self.identities.admit(inbound)
+        if not admission.admitted:
+            if admission.reply:
+                await self._send(inbound.address, admission.reply)
+            return
+        if not inbound.is_direct and not inbound.addressed:
+            return
+        if inbound.unreadable:
+            await self._send(inbound.address, _unreadable(inbound.unreadable))
+            if not inbound.text.strip():
+                return
+        person = admission.person
+        conversation = conversation_for(inbound, person, self.settings.sessions.dm_scope)
+        self.sessions.touch(conversation.key)
+        command = parse(inbound.text)
+        if command is not None:
+            await self._command(inbound, person, conversation.key, command)
+            return
+        queued = self.queues.submit(
+            conversation.key,
+            lambda: self._turn(inbound, person, conversation),
+            name=f"turn-{inbound.message_id or ''}",
+        )
+        if not queued:
+            await self._send(inbound.address, TOO_MANY)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def reload(self, settings: Settings) -> None:
+        """Apply session and queue limits that can change while running (SIGHUP)."""
+        self.settings = settings
+        self.sessions.reload(settings.sessions)
+        self._spawn(
+            self.queues.resize(
+                settings.gateway.max_parallel_turns, settings.gateway.max_queued_per_conversation
+            ),
+            "gateway-resize",
+        )
+
+    def stats(self) -> GatewayStats:
+        lines = {state.key: state for state in self.queues.states()}
+        open_ = {entry.key: entry for entry in self.sessions.open_sessions()}
+        conversations = [
+            ConversationStats(
+                key,
+                open_[key].session.id if key in open_ else None,
+                lines[key].queued if key in lines else 0,
+                lines[key].busy if key in lines else False,
+            )
+            for key in sorted(set(lines) | set(open_))
+        ]
+        return GatewayStats(
+            open_sessions=len(open_),
+            in_flight=self.queues.in_flight,
+            queued=sum(state.queued for state in lines.values()),
+            conversations=conversations,
+        )
+
+    async def drain(self, grace: float) -> bool:
+        """Refuse new messages and let accepted ones finish; False if `grace` cut them short."""
+        self._accepting = False
+        finished = await self.queues.drain(grace)
+        log.info("gateway_drained", finished=finished)
+        return finished
+
+    async def close(self) -> None:
+        """Stop timers and lines, then close every open session with reason "shutdown"."""
+        self._accepting = False
+        await self.sessions.stop_timers()
+        await self.queues.close()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.sessions.close_all("shutdown")
+
+    # -- what the commands may ask (commands.Control) ---------------------------------------
+
+    def new_session(self, key: str, inbound: Inbound) -> bool:
+        """Queue the close behind the conversation's earlier messages, then confirm."""
+
+        async def job() -> None:
+            closed = await self.sessions.close(key, "new")
+            text = "New session started." if closed else "No session was open; starting fresh."
+            await self._send(inbound.address, text)
+
+        return self.queues.submit(key, job, name="new-session")
+
+    def stop(self, key: str) -> tuple[bool, int]:
+        return self.queues.stop(key)
+
+    def line(self, key: str) -> LineState:
+        return self.queues.state(key)
+
+    def open_session(self, key: str) -> OpenSession | None:
+        return self.sessions.get(key)
+
+    # -- internals ---------------------------------------------------------------------------
+
+    async def _command(
+        self, inbound: Inbound, person: str | None, key: str, command: Command
+    ) -> None:
+        try:
+            reply = await self.commands.run(Request(inbound, person, key, command))
+        except Exception:
+            log.exception("command_failed", command=command.name, platform=inbound.platform)
+            reply = f"/{command.name} failed; the details are in kioku's log."
+        if reply is not None:
+            await self._send(inbound.address, reply)
+
+    async def _turn(self, inbound: Inbound, person: str | None, conversation: Conversation) -> None:
+        session = await self.sessions.open(conversation)
+        address = inbound.address
+        outlet = self.outlets(inbound.platform)
+        if outlet is not None:
+            try:
+                await outlet.working(address)
+            except Exception as exc:
+                log.warning("working_failed", platform=inbound.platform, error=repr(exc))
+        turn = Turn(
+            session=session,
+            speaker=person,  # type: ignore[arg-type]  # None: an unknown member of a group
+            text=inbound.text,
+            context=TurnContext(
+                when=inbound.received_at.astimezone(),
+                platform=inbound.platform,
+                speaker_name=inbound.sender_name,
+                is_group=not inbound.is_direct,
+                reply_to=inbound.reply_to_text,
+            ),
+            platform_message_id=inbound.message_id,
+        )
+        try:
+            outcome = await self.agent.respond(turn, on_text=self._streamer(outlet, address))
+        except Exception:
+            log.exception("turn_failed", session=session.id)
+            await self._send(address, TURN_FAILED, session.id)
+            return
+        self.sessions.touch(conversation.key)
+        await self._send(address, outcome.text, session.id)
+        await self.agent.after_turn(session.id, person)
+
+    def _streamer(self, outlet: Adapter | None, address: Address) -> OnText | None:
+        if outlet is None or not outlet.streams:
+            return None
+        broken = False
+
+        async def on_text(text: str) -> None:
+            nonlocal broken
+            if broken:
+                return
+            try:
+                await outlet.stream(Delta(address, text))
+            except Exception as exc:
+                broken = True
+                log.warning("stream_failed", platform=address.platform, error=repr(exc))
+
+        return on_text
+
+    async def _send(self, address: Address, text: str, session_id: int | None = None) -> None:
+        """Deliver a reply; a failure is logged (the turn is already stored), never raised."""
+        outlet = self.outlets(address.platform)
+        if outlet is None:
+            log.warning("outlet_down", platform=address.platform, session=session_id)
+            return
+        try:
+            await outlet.send(Outbound(address, text))
+        except Exception as exc:
+            log.warning(
+                "send_failed", platform=address.platform, session=session_id, error=repr(exc)
+            )
+
+    def _expire(self, key: str, reason: str, session_id: int) -> None:
+        async def job() -> None:
+            if self.sessions.due(key, reason, session_id):
+                await self.sessions.close(key, reason)
+
+        self.queues.submit(key, job, name=f"close-{reason}", force=True)
+
+    def _spawn(self, work: Any, name: str) -> None:
+        task = asyncio.create_task(work, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+def _unreadable(kinds: tuple[str, ...]) -> str:
+    what = kinds[0] if len(kinds) == 1 else ", ".join(kinds[:-1]) + f" and {kinds[-1]}"
+    return f"I can't read {what} yet, only text."

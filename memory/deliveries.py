@@ -1,0 +1,44 @@
+"""Platform message ids already taken in, so a second delivery of one message is dropped.
+
+Platforms redeliver after a reconnect or a slow acknowledgement; the ids are kept in
+state.db, so a redelivery after a restart is dropped too. A week of ids is plenty:
+no platform redelivers older messages, and pruning keeps the table small.
+"""
+
+from __future__ import annotations
+
+import time
+
+import aiosqlite
+
+from memory.store import Store
+
+KEEP_SECONDS = 7 * 24 * 3600
+
+
+async def seen(
+    store: Store, platform: str, chat: str, message_id: str, *, now: float | None = None
+) -> bool:
+    """Record the delivery; True if this message id was already recorded in this chat."""
+    stamp = time.time() if now is None else now
+
+    async def op(db: aiosqlite.Connection) -> bool:
+        cursor = await db.execute(
+            "INSERT OR IGNORE INTO deliveries(platform, chat, message_id, seen_at) "
+            "VALUES (?, ?, ?, ?)",
+            (platform, chat, message_id, stamp),
+        )
+        return cursor.rowcount == 0
+
+    return await store.write(op)
+
+
+async def prune(store: Store, *, keep: float = KEEP_SECONDS, now: float | None = None) -> int:
+    """Forget deliveries older than `keep` seconds; returns how many were removed."""
+    cutoff = (time.time() if now is None else now) - keep
+
+    async def op(db: aiosqlite.Connection) -> int:
+        cursor = await db.execute("DELETE FROM deliveries WHERE seen_at < ?", (cutoff,))
+        return cursor.rowcount
+
+    return await store.write(op)

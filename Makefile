@@ -16,6 +16,9 @@ $(STAMP): pyproject.toml
 run: $(STAMP)  ## start the daemon in the foreground (Ctrl-C stops it)
 	$(VENV)/bin/kioku serve
 
+chat: $(STAMP)  ## chat with the running daemon in this terminal (Ctrl-D leaves)
+	$(VENV)/bin/kioku chat
+
 test: $(STAMP)  ## the whole test suite
 	$(PY) -m pytest
 

@@ -7,7 +7,15 @@ import asyncio
 import typer
 
 from config.logs import configure_logging
-from gateway import cli_config, cli_memory, cli_search, cli_service, cli_skills
+from gateway import (
+    cli_chat,
+    cli_config,
+    cli_memory,
+    cli_search,
+    cli_service,
+    cli_skills,
+    cli_status,
+)
 from gateway.cli_common import settings_or_exit
 
 app = typer.Typer(
@@ -29,6 +37,8 @@ def serve() -> None:
 
 
 cli_search.register(app)
+app.command("chat")(cli_chat.chat_command)
+app.command("status")(cli_status.status_command)
 app.add_typer(cli_memory.app, name="memory")
 app.add_typer(cli_skills.app, name="skills")
 app.add_typer(cli_config.app, name="config")

@@ -78,8 +78,8 @@ async def test_message_round_trip_streams_deltas_then_the_reply(
     await client.send({"type": "message", "id": "a1", "text": "hello", "conversation": "work"})
     frames = await client.until_reply("a1")
     deltas = [f["text"] for f in frames if f["type"] == "delta"]
-    assert "".join(deltas) == "echo: hello"
-    assert frames[-1] == {"type": "reply", "id": "a1", "text": "echo: hello"}
+    assert "".join(deltas) == "echo (work): hello"
+    assert frames[-1] == {"type": "reply", "id": "a1", "text": "echo (work): hello"}
     inbound = echo.received[0]
     assert (inbound.platform, inbound.chat, inbound.text) == ("cli", "work", "hello")
     assert inbound.is_direct and inbound.addressed
@@ -106,8 +106,8 @@ async def test_two_clients_at_once_each_get_their_own_reply(
     await first.send({"type": "message", "id": "1", "text": "one"})
     await second.send({"type": "message", "id": "2", "text": "two"})
     got_first, got_second = await asyncio.gather(first.until_reply("1"), second.until_reply("2"))
-    assert got_first[-1]["text"] == "echo: one"
-    assert got_second[-1]["text"] == "echo: two"
+    assert got_first[-1]["text"] == "echo (default): one"
+    assert got_second[-1]["text"] == "echo (default): two"
     assert all(f["id"] == "1" for f in got_first)
     await first.close()
     await second.close()
@@ -121,7 +121,7 @@ async def test_malformed_json_gets_an_error_frame_and_the_connection_stays_usabl
     error = await client.frame()
     assert error["type"] == "error" and "JSON" in error["message"]
     await client.send({"type": "message", "id": "ok", "text": "still there?"})
-    assert (await client.until_reply("ok"))[-1]["text"] == "echo: still there?"
+    assert (await client.until_reply("ok"))[-1]["text"] == "echo (default): still there?"
     await client.close()
 
 
@@ -149,7 +149,7 @@ async def test_oversized_frame_gets_an_error_and_the_next_frame_works(
     error = await client.frame()
     assert error["type"] == "error" and "longer than 1000 bytes" in error["message"]
     await client.send({"type": "message", "id": "small", "text": "fits"})
-    assert (await client.until_reply("small"))[-1]["text"] == "echo: fits"
+    assert (await client.until_reply("small"))[-1]["text"] == "echo (default): fits"
     assert [i.text for i in gateway.received] == ["fits"]
     await client.close()
     await gateway.adapter.stop()
@@ -205,7 +205,7 @@ async def test_stale_socket_file_is_replaced(sock_path: Path) -> None:
     await second.adapter.start()
     client = await Client.connect(sock_path)
     await client.send({"type": "message", "id": "s", "text": "fresh"})
-    assert (await client.until_reply("s"))[-1]["text"] == "echo: fresh"
+    assert (await client.until_reply("s"))[-1]["text"] == "echo (default): fresh"
     await client.close()
     await second.adapter.stop()
 
@@ -259,7 +259,7 @@ async def test_arbitrary_bytes_never_break_the_server(sock_path: Path, junk: lis
         await client.send_raw(b"\n")
         await client.send({"type": "message", "id": "after-junk", "text": "alive"})
         frames = await client.until_reply("after-junk")
-        assert frames[-1]["text"] == "echo: alive"
+        assert frames[-1]["text"] == "echo (default): alive"
         await client.close()
         other = await Client.connect(sock_path)
         await other.send({"type": "message", "id": "other", "text": "me too"})

@@ -13,9 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import structlog
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -42,7 +47,7 @@ class EchoGateway:
 
     async def _answer(self, inbound: Inbound) -> None:
         markdown = inbound.text.startswith("markdown")
-        reply = MARKDOWN_REPLY if markdown else f"echo: {inbound.text}"
+        reply = MARKDOWN_REPLY if markdown else f"echo ({inbound.chat}): {inbound.text}"
         middle = len(reply) // 2
         for part in (reply[:middle], reply[middle:]):
             await self.adapter.stream(Delta(inbound.address, part))
@@ -72,6 +77,24 @@ class EchoGateway:
         }
 
 
+@contextmanager
+def echo_process(path: Path, *, silent: bool = False) -> Iterator[subprocess.Popen[str]]:
+    """The echo socket in a subprocess, serving until the block ends."""
+    process = subprocess.Popen(
+        [sys.executable, __file__, str(path), *(["--silent"] if silent else [])],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None and process.stdin is not None
+    try:
+        assert process.stdout.readline().strip() == "ready"
+        yield process
+    finally:
+        process.stdin.close()
+        process.wait(timeout=10)
+
+
 async def main(path: Path, silent: bool) -> None:
     gateway = EchoGateway(path, silent=silent)
     await gateway.adapter.start()
@@ -82,4 +105,5 @@ async def main(path: Path, silent: bool) -> None:
 
 
 if __name__ == "__main__":
+    structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))
     asyncio.run(main(Path(sys.argv[1]), "--silent" in sys.argv[2:]))

@@ -1,0 +1,116 @@
+"""The client end of the CLI socket, for `kioku chat` and `kioku status`.
+
+A plain blocking socket: these commands run no event loop, and a blocking read is
+what lets Ctrl-C end them at once.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from adapters.cli_socket import DEFAULT_CONVERSATION
+
+
+class NotRunning(ConnectionError):
+    """Nothing listens on the socket; `str()` says how to start kioku."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"kioku is not running (no socket at {path}): start it with `kioku serve` or `make run`"
+        )
+
+
+class DaemonError(RuntimeError):
+    """The daemon answered with an error frame, or closed the connection."""
+
+
+class NoAnswer(TimeoutError):
+    """The daemon did not answer in time."""
+
+
+class SocketClient:
+    """One connection; `ask` sends a message and returns the complete reply."""
+
+    def __init__(self, path: Path, timeout: float) -> None:
+        self.path = path
+        self.timeout = timeout
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self._sock.connect(str(path))
+        except (FileNotFoundError, ConnectionRefusedError):
+            self._sock.close()
+            raise NotRunning(path) from None
+        except OSError:
+            self._sock.close()
+            raise
+        self._file = self._sock.makefile("rwb")
+
+    def close(self) -> None:
+        self._file.close()
+        self._sock.close()
+
+    def __enter__(self) -> SocketClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def status(self) -> dict[str, Any]:
+        self._send({"type": "status"})
+        deadline = time.monotonic() + self.timeout
+        while True:
+            frame = self._receive(deadline)
+            if frame.get("type") == "status":
+                return frame
+            if frame.get("type") == "error" and "id" not in frame:
+                raise DaemonError(str(frame.get("message")))
+
+    def ask(
+        self,
+        text: str,
+        conversation: str = DEFAULT_CONVERSATION,
+        on_delta: Callable[[str], None] | None = None,
+    ) -> str:
+        """Send `text` and wait for its reply, passing each streamed piece to `on_delta`."""
+        message_id = uuid.uuid4().hex
+        self._send(
+            {"type": "message", "id": message_id, "text": text, "conversation": conversation}
+        )
+        deadline = time.monotonic() + self.timeout
+        while True:
+            frame = self._receive(deadline)
+            kind = frame.get("type")
+            if kind == "error" and frame.get("id") in (message_id, None):
+                raise DaemonError(str(frame.get("message")))
+            if frame.get("id") != message_id:
+                continue
+            if kind == "delta" and on_delta is not None:
+                on_delta(str(frame.get("text", "")))
+            elif kind == "reply":
+                return str(frame.get("text", ""))
+
+    def _send(self, frame: dict[str, Any]) -> None:
+        self._file.write(json.dumps(frame, ensure_ascii=False).encode() + b"\n")
+        self._file.flush()
+
+    def _receive(self, deadline: float) -> dict[str, Any]:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise NoAnswer(f"no answer from kioku within {self.timeout:g} s")
+        self._sock.settimeout(remaining)
+        try:
+            line = self._file.readline()
+        except TimeoutError:
+            raise NoAnswer(f"no answer from kioku within {self.timeout:g} s") from None
+        if not line:
+            raise DaemonError("kioku closed the connection (is it shutting down?)")
+        frame = json.loads(line)
+        if not isinstance(frame, dict):
+            raise DaemonError(f"unexpected frame from kioku: {line[:200]!r}")
+        return frame

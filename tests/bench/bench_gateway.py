@@ -1,0 +1,236 @@
+"""The whole daemon under load, through its CLI socket, with a model that answers instantly.
+
+`kioku serve` runs as a subprocess in a fresh KIOKU_HOME with its default settings,
+its model pointed at the fake Anthropic API (`tests/fakes/anthropic_api.py`, echo
+mode, in its own process so it does not share a core with the clients). Then
+`--conversations` clients each hold one connection and one conversation and send
+their next message as soon as the previous reply is complete, for `--duration`
+seconds after a `--warmup`. Measured: replies per second, reply latency (message
+sent -> complete reply received) p50/p99, and the daemon's peak RSS (VmHWM).
+Targets: >= 300 messages/s, p99 <= 100 ms, RSS <= 150 MB.
+
+    .venv/bin/python tests/bench/bench_gateway.py [--conversations 50] [--duration 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from adapters.cli_socket import socket_path  # noqa: E402
+
+KIOKU = Path(sys.executable).with_name("kioku")
+START_TIMEOUT = 60.0
+REPLY_TIMEOUT = 30.0
+
+
+@dataclass
+class Tally:
+    latencies: list[float] = field(default_factory=list)  # ms, measured replies only
+    errors: list[str] = field(default_factory=list)
+    wrong: int = 0
+
+
+async def serve_fake_model() -> None:
+    """`--fake-model`: the echo model API on a free port; prints the port, serves until EOF."""
+    from tests.fakes.anthropic_api import FakeAnthropic
+
+    async with FakeAnthropic() as api:
+        api.echo()
+        print(api.port, flush=True)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+
+
+async def wait_for_socket(path: Path, daemon: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if daemon.poll() is not None:
+            raise SystemExit(f"kioku serve exited with {daemon.returncode} before serving")
+        try:
+            _, writer = await asyncio.open_unix_connection(str(path))
+        except (FileNotFoundError, ConnectionRefusedError):
+            await asyncio.sleep(0.05)
+            continue
+        writer.close()
+        return
+    raise SystemExit(f"no socket at {path} after {START_TIMEOUT:.0f} s: is the CLI socket wired?")
+
+
+async def converse(
+    path: Path, number: int, measure_from: float, stop_at: float, tally: Tally
+) -> None:
+    reader, writer = await asyncio.open_unix_connection(str(path), limit=1 << 22)
+    sent = 0
+    try:
+        while time.monotonic() < stop_at:
+            sent += 1
+            frame_id = f"c{number}-{sent}"
+            text = f"message {sent} from conversation {number}"
+            frame = {"type": "message", "id": frame_id, "text": text, "conversation": f"b{number}"}
+            began = time.monotonic()
+            writer.write(json.dumps(frame).encode() + b"\n")
+            await writer.drain()
+            while True:
+                line = await asyncio.wait_for(reader.readline(), REPLY_TIMEOUT)
+                if not line:
+                    tally.errors.append(f"conversation {number}: connection closed")
+                    return
+                answer = json.loads(line)
+                if answer.get("id") != frame_id:
+                    continue
+                if answer["type"] == "error":
+                    tally.errors.append(f"conversation {number}: {answer['message']}")
+                    break
+                if answer["type"] == "reply":
+                    if text not in answer["text"]:
+                        tally.wrong += 1
+                    if began >= measure_from:
+                        tally.latencies.append((time.monotonic() - began) * 1000)
+                    break
+    except TimeoutError:
+        tally.errors.append(f"conversation {number}: no reply within {REPLY_TIMEOUT:.0f} s")
+    finally:
+        writer.close()
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def percentile(sorted_values: list[float], share: float) -> float:
+    if not sorted_values:
+        return float("nan")
+    index = min(len(sorted_values) - 1, max(0, round(share * len(sorted_values)) - 1))
+    return sorted_values[index]
+
+
+@contextmanager
+def fake_model() -> Iterator[int]:
+    """The echo model API in its own process; yields its port."""
+    model = subprocess.Popen(
+        [sys.executable, __file__, "--fake-model"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    assert model.stdout is not None and model.stdin is not None
+    try:
+        yield int(model.stdout.readline())
+    finally:
+        model.stdin.close()
+        model.wait(timeout=10)
+
+
+@contextmanager
+def daemon(home: Path, port: int) -> Iterator[subprocess.Popen[bytes]]:
+    """`kioku serve` with default settings and the fake model; stopped with SIGTERM."""
+    env = {
+        **os.environ,
+        "KIOKU_HOME": str(home),
+        "KIOKU_LLM__PROVIDER": "anthropic",
+        "KIOKU_LLM__API_KEY": "bench",
+        "KIOKU_LLM__BASE_URL": f"http://127.0.0.1:{port}",
+        "KIOKU_LOG__FORMAT": "json",
+        "NO_PROXY": "127.0.0.1,localhost",
+    }
+    with (home / "daemon.log").open("wb") as log:
+        process = subprocess.Popen([str(KIOKU), "serve"], env=env, stdout=log, stderr=log)
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+
+
+async def load(
+    path: Path, process: subprocess.Popen[bytes], conversations: int, duration: float, warmup: float
+) -> tuple[Tally, float]:
+    await wait_for_socket(path, process)
+    tally = Tally()
+    measure_from = time.monotonic() + warmup
+    stop_at = measure_from + duration
+    await asyncio.gather(
+        *(converse(path, n, measure_from, stop_at, tally) for n in range(conversations))
+    )
+    return tally, time.monotonic() - measure_from
+
+
+def run(conversations: int, duration: float, warmup: float, keep: bool) -> None:
+    home = Path(tempfile.mkdtemp(prefix="kioku-bench-"))
+    with fake_model() as port, daemon(home, port) as process:
+        tally, elapsed = asyncio.run(
+            load(socket_path(home), process, conversations, duration, warmup)
+        )
+        rss = peak_rss_mb(process.pid)
+    report(conversations, duration, warmup, tally, elapsed, rss, process.returncode)
+    if keep:
+        print(f"daemon log and data kept in {home}")
+    else:
+        shutil.rmtree(home)
+
+
+def report(
+    conversations: int,
+    duration: float,
+    warmup: float,
+    tally: Tally,
+    elapsed: float,
+    rss: float,
+    exit_code: int,
+) -> None:
+    latencies = sorted(tally.latencies)
+    rate = len(latencies) / elapsed if elapsed > 0 else 0.0
+    p50, p99 = percentile(latencies, 0.50), percentile(latencies, 0.99)
+    print(
+        f"{conversations} conversations through the CLI socket, {duration:g} s measured "
+        f"after {warmup:g} s warm-up; {len(latencies)} replies, {tally.wrong} wrong, "
+        f"{len(tally.errors)} errors; daemon exit code {exit_code}"
+    )
+    rows = [
+        ("messages/s", f"{rate:.0f}", ">= 300", rate >= 300),
+        ("reply latency p50", f"{p50:.1f} ms", "", True),
+        ("reply latency p99", f"{p99:.1f} ms", "<= 100 ms", p99 <= 100),
+        ("daemon peak RSS", f"{rss:.0f} MB", "<= 150 MB", rss <= 150),
+    ]
+    print(f"{'metric':<22}{'value':>12}  {'target':<10}  ok")
+    for name, value, target, ok in rows:
+        print(f"{name:<22}{value:>12}  {target:<10}  {'yes' if ok else 'NO'}")
+    for error in tally.errors[:10]:
+        print(f"error: {error}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--conversations", type=int, default=50)
+    parser.add_argument("--duration", type=float, default=30.0, help="seconds measured")
+    parser.add_argument("--warmup", type=float, default=3.0, help="seconds before measuring")
+    parser.add_argument("--keep", action="store_true", help="keep the daemon's home and log")
+    parser.add_argument("--fake-model", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.fake_model:
+        asyncio.run(serve_fake_model())
+        return
+    run(args.conversations, args.duration, args.warmup, args.keep)
+
+
+if __name__ == "__main__":
+    main()

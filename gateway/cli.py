@@ -11,6 +11,7 @@ from gateway import (
     cli_chat,
     cli_config,
     cli_memory,
+    cli_people,
     cli_search,
     cli_service,
     cli_skills,
@@ -42,6 +43,8 @@ app.command("status")(cli_status.status_command)
 app.add_typer(cli_memory.app, name="memory")
 app.add_typer(cli_skills.app, name="skills")
 app.add_typer(cli_config.app, name="config")
+app.add_typer(cli_people.pairing, name="pairing")
+app.add_typer(cli_people.people, name="people")
 app.add_typer(cli_service.app, name="service")
 
 

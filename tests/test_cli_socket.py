@@ -267,3 +267,29 @@ async def test_arbitrary_bytes_never_break_the_server(sock_path: Path, junk: lis
         await other.close()
     finally:
         await gateway.adapter.stop()
+
+
+async def test_a_retry_from_a_new_connection_gets_the_reply(sock_path: Path) -> None:
+    gateway = EchoGateway(sock_path, silent=True)
+    await gateway.adapter.start()
+    first = await Client.connect(sock_path)
+    await first.send({"type": "message", "id": "same", "text": "once"})
+    await first.send({"type": "status"})
+    await first.frame()
+    await first.close()
+    retry = await Client.connect(sock_path)
+    await retry.send({"type": "message", "id": "same", "text": "once"})
+    await retry.send({"type": "status"})
+    await retry.frame()
+    original, again = gateway.received
+    assert original.message_id == again.message_id  # the gateway drops the second as a duplicate
+    await gateway.adapter.send(Outbound(original.address, "answered once"))
+    assert await retry.frame() == {"type": "reply", "id": "same", "text": "answered once"}
+    await retry.close()
+    await gateway.adapter.stop()
+
+
+async def test_a_socket_path_too_long_for_unix_sockets_is_refused_clearly(home: Path) -> None:
+    deep = home / ("d" * 120) / "gateway.sock"
+    with pytest.raises(OSError, match="set KIOKU_HOME to a shorter folder"):
+        await EchoGateway(deep).adapter.start()

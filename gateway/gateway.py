@@ -35,6 +35,7 @@ log = structlog.get_logger("kioku.gateway")
 
 DRAINING = "kioku is restarting; please send that again in a minute."
 TURN_FAILED = "Something went wrong while answering; the details are in kioku's log."
+PRUNE_EVERY = 6 * 3600
 TOO_MANY = "Too many messages are waiting here; I will answer the earlier ones first."
 
 
@@ -86,6 +87,7 @@ class Gateway:
         self.commands = Commands(store, agent, identities, self)
         self._accepting = True
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._housekeeping: asyncio.Task[None] | None = None
 
     # -- the adapters' entry point ---------------------------------------------------------
 
@@ -100,7 +102,7 @@ class Gateway:
         ):
             log.info("duplicate_dropped", platform=inbound.platform, chat=inbound.chat)
             return
-        self.sessions.start()
+        self._start()
         admission = await self.identities.admit(inbound)
         if not admission.admitted:
             if admission.reply:
@@ -169,6 +171,9 @@ class Gateway:
     async def close(self) -> None:
         """Stop timers and lines, then close every open session with reason "shutdown"."""
         self._accepting = False
+        if self._housekeeping is not None:
+            self._housekeeping.cancel()
+            await asyncio.gather(self._housekeeping, return_exceptions=True)
         await self.sessions.stop_timers()
         await self.queues.close()
         for task in list(self._tasks):
@@ -198,6 +203,22 @@ class Gateway:
         return self.sessions.get(key)
 
     # -- internals ---------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        """Timers start with the first message, inside the running loop."""
+        self.sessions.start()
+        if self._housekeeping is None:
+            self._housekeeping = asyncio.create_task(self._prune(), name="gateway-prune")
+
+    async def _prune(self) -> None:
+        """Forget old delivery ids now and every few hours; a failure waits for the next round."""
+        while True:
+            try:
+                removed = await deliveries.prune(self.store)
+                log.info("deliveries_pruned", removed=removed)
+            except Exception as exc:
+                log.warning("deliveries_prune_failed", error=repr(exc))
+            await asyncio.sleep(PRUNE_EVERY)
 
     async def _command(
         self, inbound: Inbound, person: str | None, key: str, command: Command

@@ -92,6 +92,7 @@ class TurnRunner:
         if (
             live.is_group
             and settings.group_private_notes
+            and turn.speaker is not None
             and turn.speaker not in live.speakers_shown
         ):
             live.speakers_shown.add(turn.speaker)

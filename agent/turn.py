@@ -10,10 +10,13 @@ from memory.records import Session
 
 @dataclass(frozen=True)
 class Turn:
-    """One incoming message, already routed to its session by the gateway."""
+    """One incoming message, already routed to its session by the gateway.
+
+    `speaker` is None for a group member kioku does not know: the turn is the group's.
+    """
 
     session: Session
-    speaker: str
+    speaker: str | None
     text: str
     context: TurnContext
     platform_message_id: str | None = None

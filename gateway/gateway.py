@@ -242,7 +242,7 @@ class Gateway:
                 log.warning("working_failed", platform=inbound.platform, error=repr(exc))
         turn = Turn(
             session=session,
-            speaker=person,  # type: ignore[arg-type]  # None: an unknown member of a group
+            speaker=person,
             text=inbound.text,
             context=TurnContext(
                 when=inbound.received_at.astimezone(),

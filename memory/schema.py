@@ -11,8 +11,9 @@ The full-text index is FTS5 *external content* over the view `messages_indexed`,
 which computes the segmented text with `kioku_segment()` (registered on every
 connection by the store): the text is stored once, in `turns`, while FTS5's
 `integrity-check` and `rebuild` still work. Each indexed row also carries its
-session's scope token (`s<scope id>`), so a person's search is narrowed inside
-FTS5 instead of by a join after the match.
+session's scope token (`SCOPE_MARK` + scope id), so a person's search is narrowed
+inside FTS5 instead of by a join after the match. Since v5 the index holds row ids
+only (`detail=none`, `columnsize=0`; see `_v5_lean_index`).
 """
 
 from __future__ import annotations
@@ -67,10 +68,16 @@ def insert_turns(rows: int) -> str:
     return f"INSERT INTO turns({TURN_COLUMNS}) VALUES " + ",".join(["(?,?,?,?,?,?,?,?,?,?)"] * rows)
 
 
+# What starts a scope token in the index: a private-use character, which no query word
+# can hold (a query keeps letters, digits and marks), so typed text never names a scope.
+SCOPE_MARK = "\ue000"
+_SCOPE_TOKEN = "char(57344) || scope_id"
+
+
 @functools.lru_cache(maxsize=1024)
 def index_turns(rows: int) -> str:
     """The FTS rows of `rows` turns: (id, segmented text, session id), scope looked up."""
-    row = "(?, ?, (SELECT 's' || scope_id FROM sessions WHERE id = ?))"
+    row = f"(?, ?, (SELECT {_SCOPE_TOKEN} FROM sessions WHERE id = ?))"
     return f"INSERT INTO {FTS_TABLE}(rowid, body, scope) VALUES " + ",".join([row] * rows)
 
 
@@ -311,7 +318,59 @@ async def _v4_gateway(db: aiosqlite.Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1_core, _v2_search_index, _v3_compact_turns, _v4_gateway)
+async def _v5_lean_index(db: aiosqlite.Connection) -> None:
+    """The full-text index keeps which turns hold a term, not where or how often.
+
+    Positions and per-turn token counts were 60 of the index's 93 bytes a turn on the
+    bench corpus (~110-byte turns), and the index was a third of the database. Search
+    does not need them stored: a CJK word is matched as all of its bigrams rather
+    than a phrase, and the ranking in memory.search checks the word itself in the
+    text; bm25 counts the terms by tokenizing again only the turns that match within
+    the searcher's scope (tens to a few hundred). `detail=none` has no column
+    filters, so the scope token starts with `SCOPE_MARK` instead.
+    """
+    await run_script(
+        db,
+        f"""
+        DROP TRIGGER turns_fts_delete;
+        DROP TRIGGER turns_fts_update;
+        DROP TABLE {FTS_TABLE};
+        DROP VIEW messages_indexed;
+        CREATE VIEW messages_indexed AS
+            SELECT t.id AS id, {SEGMENT_FUNCTION}(t.content) AS body, {_SCOPE_TOKEN} AS scope
+            FROM turns AS t JOIN sessions AS s ON s.id = t.session_id;
+        CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5(
+            body, scope,
+            content='messages_indexed', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2',
+            detail=none, columnsize=0
+        );
+        CREATE TRIGGER turns_fts_delete AFTER DELETE ON turns BEGIN
+            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, body, scope)
+            SELECT 'delete', old.id, {SEGMENT_FUNCTION}(old.content), {_SCOPE_TOKEN}
+            FROM sessions WHERE id = old.session_id;
+        END;
+        CREATE TRIGGER turns_fts_update AFTER UPDATE OF content, session_id ON turns BEGIN
+            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, body, scope)
+            SELECT 'delete', old.id, {SEGMENT_FUNCTION}(old.content), {_SCOPE_TOKEN}
+            FROM sessions WHERE id = old.session_id;
+            INSERT INTO {FTS_TABLE}(rowid, body, scope)
+            SELECT new.id, {SEGMENT_FUNCTION}(new.content), {_SCOPE_TOKEN}
+            FROM sessions WHERE id = new.session_id;
+        END;
+        INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild');
+        INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('automerge', 8);
+        """,
+    )
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    _v1_core,
+    _v2_search_index,
+    _v3_compact_turns,
+    _v4_gateway,
+    _v5_lean_index,
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

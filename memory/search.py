@@ -3,9 +3,9 @@
 Finding. The MATCH expression is built from the query's words (see
 memory.search_words), each quoted, so no user text ever reaches FTS5's query syntax.
 Latin words are matched as FTS5 stems them (porter: plans/planned/planning), in
-British and American spelling alike (colour/color); CJK words become phrases of the
-bigrams the index holds (see memory.segment), a long one also by its bigrams alone;
-a kana written alone (シ and ツ) is searched as itself. FTS5 returns the best
+British and American spelling alike (colour/color); a CJK word is found by all of
+the bigrams the index holds for it (see memory.segment), a long one also by any one
+of them; a kana written alone (シ and ツ) is searched as itself. FTS5 returns the best
 CANDIDATES turns by BM25.
 
 Ranking. BM25 over those terms is a poor judge of sessions: a long CJK word is five
@@ -20,7 +20,8 @@ term-frequency curve, over turns). Ties go to the better BM25 turn, then the new
 Scope is part of the same MATCH: every indexed turn carries its session's scope
 token, and a person's search asks for their DM token OR the tokens of the groups
 they spoke in, so FTS5 intersects the scope itself instead of a join after it.
-Group sessions the person did not take part in are then dropped.
+Turns of any other scope (a text can spell a scope token) and group sessions the
+person did not take part in are then dropped.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from memory.records import (
     group_scope,
     person_scope,
 )
+from memory.schema import SCOPE_MARK
 from memory.search_words import Word, light_stem, match_terms, query_words, spellings, terms
 from memory.segment import bigrams, normalize
 from memory.store import Store
@@ -86,20 +88,24 @@ async def search(
     if not wanted or limit <= 0:
         return []
     async with store.reading() as db:
-        tokens, allowed_groups = await _scope_tokens(db, scope)
-        if not tokens:
+        scopes, allowed_groups = await _scope_ids(db, scope)
+        if not scopes:
             return []
-        expression = f"scope : ({' OR '.join(tokens)}) AND body : ({' OR '.join(wanted)})"
+        tokens = " OR ".join(f'"{SCOPE_MARK}{s}"' for s in sorted(scopes))
+        expression = f"({tokens}) AND ({' OR '.join(wanted)})"
         rows = await db.execute_fetchall(
             "SELECT c.rowid, c.score, m.session_id, m.role, m.ts, m.content, s.kind, "
-            "(SELECT max(id) FROM messages) "
+            "(SELECT max(id) FROM messages), s.scope_id "
             "FROM (SELECT rowid, bm25(messages_fts, 1.0, 0.0) AS score FROM messages_fts "
             "WHERE messages_fts MATCH ? ORDER BY score LIMIT ?) AS c "
             "JOIN messages AS m ON m.id = c.rowid JOIN sessions AS s ON s.id = m.session_id",
             (expression, CANDIDATES),
         )
         kept = [
-            r for r in rows if r[6] != "group" or allowed_groups is None or r[2] in allowed_groups
+            r
+            for r in rows
+            if r[8] in scopes
+            and (r[6] != "group" or allowed_groups is None or r[2] in allowed_groups)
         ]
         ranked = _rank(words, kept, rows[0][7] if rows else 0)[:limit]
         if not ranked:
@@ -234,15 +240,13 @@ def _partial(grams: list[str], text: str) -> float:
     return PARTIAL_WEIGHT * covered.bit_count() / (len(grams) + 1)
 
 
-async def _scope_tokens(
-    db: aiosqlite.Connection, scope: Scope
-) -> tuple[list[str], set[int] | None]:
-    """FTS scope tokens to search, and for a person the group sessions they took part in."""
+async def _scope_ids(db: aiosqlite.Connection, scope: Scope) -> tuple[set[int], set[int] | None]:
+    """Scope ids to search, and for a person the group sessions they took part in."""
     if scope.group is not None:
         rows = await db.execute_fetchall(
             "SELECT id FROM scopes WHERE name = ?", (group_scope(*scope.group),)
         )
-        return [f'"s{r[0]}"' for r in rows], None
+        return {r[0] for r in rows}, None
     if scope.person is None:
         raise ValueError("a search needs a person or a group scope")
     rows = await db.execute_fetchall(
@@ -251,8 +255,7 @@ async def _scope_tokens(
         "UNION ALL SELECT id, NULL FROM scopes WHERE name = ?",
         (scope.person, person_scope(scope.person)),
     )
-    tokens = sorted({f'"s{r[0]}"' for r in rows})
-    return tokens, {r[1] for r in rows if r[1] is not None}
+    return {r[0] for r in rows}, {r[1] for r in rows if r[1] is not None}
 
 
 async def _sessions(db: aiosqlite.Connection, ids: list[int]) -> dict[int, tuple[Any, ...]]:

@@ -9,8 +9,10 @@ quoted FTS5 terms, so no user text ever reaches FTS5's query syntax.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Literal
 
 from memory.segment import Piece, bigrams, normalize, query_pieces
@@ -50,10 +52,34 @@ def _quote(text: str) -> str:
 
 
 def _cjk_terms(run: str) -> list[str]:
-    """A 2-3 character word is one phrase; a longer one also matches by its parts."""
-    grams = bigrams(run)
-    phrase = _quote(" ".join(grams))
-    return [phrase] if len(grams) <= 2 else [phrase, *(_quote(g) for g in grams)]
+    """A CJK word is all of its bigrams; a long one (4+ characters) also any of them.
+
+    The index keeps no positions (memory.schema v5), so not a phrase: a turn holding
+    the bigrams apart is a candidate too, and the ranking checks the word itself.
+    """
+    grams = [_quote(g) for g in bigrams(run)]
+    together = grams[0] if len(grams) == 1 else "(" + " AND ".join(grams) + ")"
+    return [together] if len(grams) <= 2 else [together, *grams]
+
+
+def _latin_term(word: str) -> str:
+    """A Latin word as FTS5 terms that are each one token: all its parts, if it has several.
+
+    Without positions in the index a quoted string of two tokens (a phrase) is an
+    error. SQLite's tokenizer knows Unicode 6.1 and cuts at marks (0\u093a0) and at
+    letters newer than that, so the word is cut wherever it might be: at anything
+    that was not a letter or digit already in Unicode 3.2.
+    """
+    if word.isascii():
+        return _quote(word)
+    parts = ["".join(run) for old, run in groupby(word, key=_old_alnum) if old]
+    if len(parts) <= 1:
+        return _quote(parts[0] if parts else word)
+    return "(" + " AND ".join(_quote(p) for p in parts) + ")"
+
+
+def _old_alnum(char: str) -> bool:
+    return unicodedata.ucd_3_2_0.category(char)[0] in "LN"
 
 
 _LONE_KANA = re.compile(r"(?<!\w)[\u3041-\u309f\u30a1-\u30ff](?!\w)")
@@ -149,7 +175,7 @@ def query_words(query: str) -> list[Word]:
         if piece.script == "latin":
             variants = spellings(text)
             stems = tuple(dict.fromkeys(light_stem(v) for v in variants))
-            word = Word("latin", stems[0], tuple(_quote(v) for v in variants), stems)
+            word = Word("latin", stems[0], tuple(_latin_term(v) for v in variants), stems)
         elif text in lone:
             word = Word("kana", text, (_quote(text),))
         elif len(text) == 1:

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory.records import Conversation, NewMessage
+from memory.schema import SCOPE_MARK
 from memory.search import Scope, match_terms, search
 from memory.segment import segment
 from memory.store import Store
@@ -58,9 +59,9 @@ NASTY = [
 FTS = sqlite3.connect(":memory:")
 FTS.execute(
     "CREATE VIRTUAL TABLE t USING fts5(body, scope, "
-    "tokenize='porter unicode61 remove_diacritics 2')"
+    "tokenize='porter unicode61 remove_diacritics 2', detail=none, columnsize=0)"
 )
-FTS.execute("INSERT INTO t VALUES (?, 's1')", (segment("京都で抹茶 planning 🙂"),))
+FTS.execute("INSERT INTO t VALUES (?, ?)", (segment("京都で抹茶 planning 🙂"), f"{SCOPE_MARK}1"))
 
 
 def fts_accepts(query: str) -> None:
@@ -68,7 +69,7 @@ def fts_accepts(query: str) -> None:
     if terms:
         FTS.execute(
             "SELECT rowid FROM t WHERE t MATCH ?",
-            (f'scope : ("s1") AND body : ({" OR ".join(terms)})',),
+            (f'("{SCOPE_MARK}1") AND ({" OR ".join(terms)})',),
         ).fetchall()
 
 
@@ -106,3 +107,11 @@ async def test_a_column_filter_in_the_query_does_not_reach_other_scopes(store: S
     other = await store.open_session(Conversation("cli", "2", "dm", "bob"))
     await store.append(other.id, NewMessage("user", "bob only"))
     assert await search(store, "scope:s2 OR body:bob", Scope.of_person("owner")) == []
+
+
+async def test_a_turn_spelling_a_scope_token_does_not_reach_that_scope(store: Store) -> None:
+    await store.ensure_person("bob")
+    other = await store.open_session(Conversation("cli", "2", "dm", "bob"))
+    await store.append(other.id, NewMessage("user", f"{SCOPE_MARK}1 secret of bob"))
+    found = await search(store, "secret", Scope.of_person("owner"))
+    assert [hit.content for result in found for hit in result.hits] == ["AND OR NOT 京都 secret"]

@@ -80,7 +80,8 @@ async def test_appended_turns_are_indexed_with_their_session_scope(store: Store)
     message_id = await store.append(session.id, NewMessage("user", "抹茶"))
     async with store.reading() as db:
         rows = await db.execute_fetchall(
-            "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?", ('scope:"s1" AND "抹茶"',)
+            "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?",
+            (f'"{schema.SCOPE_MARK}1" AND "抹茶"',),
         )
     assert [r[0] for r in rows] == [message_id]
     assert segment("抹茶") == " 抹茶 茶 "
@@ -178,6 +179,25 @@ async def test_integrity_report_counts_rows_and_size(store: Store) -> None:
     assert report.ok
     assert (report.persons, report.sessions, report.messages) == (1, 1, 1)
     assert report.size_bytes == await store.size_bytes() > 0
+
+
+async def test_edited_and_deleted_turns_leave_the_index_in_step(store: Store) -> None:
+    session = await store.open_session(dm())
+    kept = await store.append(session.id, NewMessage("user", "京都の抹茶 planning"))
+    gone = await store.append(session.id, NewMessage("user", "抹茶 again"))
+
+    async def edit(db: aiosqlite.Connection) -> None:
+        await db.execute("UPDATE turns SET content = '京都の庭園' WHERE id = ?", (kept,))
+        await db.execute("DELETE FROM turns WHERE id = ?", (gone,))
+
+    await store.write(edit)
+    report = await store.check_integrity()
+    async with store.reading() as db:
+        rows = await db.execute_fetchall(
+            "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?", ('"抹茶" OR "庭園"',)
+        )
+    assert report.ok, report.problems
+    assert [r[0] for r in rows] == [kept]
 
 
 async def test_integrity_check_reports_a_damaged_index(store: Store) -> None:

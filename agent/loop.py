@@ -60,6 +60,8 @@ class TurnRunner:
                 platform_message_id=turn.platform_message_id,
             ),
         )
+        if turn.on_stored is not None:
+            await turn.on_stored()
         live.add_user_text(await self._user_text(live, turn))
         live.user_turns += 1
         live.turns_since_reflection += 1

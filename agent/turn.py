@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from agent.prompt import TurnContext
@@ -13,6 +14,8 @@ class Turn:
     """One incoming message, already routed to its session by the gateway.
 
     `speaker` is None for a group member kioku does not know: the turn is the group's.
+    `on_stored` runs once the person's message is durably stored, so the gateway can
+    count the platform message as handled only when it can no longer be lost.
     """
 
     session: Session
@@ -20,6 +23,7 @@ class Turn:
     text: str
     context: TurnContext
     platform_message_id: str | None = None
+    on_stored: Callable[[], Awaitable[None]] | None = None
 
 
 @dataclass(frozen=True)

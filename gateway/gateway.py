@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import structlog
 
@@ -36,6 +36,11 @@ log = structlog.get_logger("kioku.gateway")
 DRAINING = "kioku is restarting; please send that again in a minute."
 TURN_FAILED = "Something went wrong while answering; the details are in kioku's log."
 PRUNE_EVERY = 6 * 3600
+# (platform, chat, platform message id)
+Delivery = tuple[str, str, str]
+# What became of an incoming message: only "handled" ones are recorded as delivered at
+# once; "queued" ones when their turn is stored; "ignored" and "refused" ones never.
+Outcome = Literal["handled", "queued", "ignored", "refused"]
 TOO_MANY = "Too many messages are waiting here; I will answer the earlier ones first."
 
 
@@ -88,46 +93,71 @@ class Gateway:
         self._accepting = True
         self._tasks: set[asyncio.Task[Any]] = set()
         self._housekeeping: asyncio.Task[None] | None = None
+        # Platform message ids taken in but not yet stored, and the conversation they wait in.
+        self._pending: dict[Delivery, str] = {}
 
     # -- the adapters' entry point ---------------------------------------------------------
 
     async def handle(self, inbound: Inbound) -> None:
         """Admit, route and queue one message (or answer its command); never raises for
-        a bad message, so one person's message cannot stop an adapter."""
+        a bad message, so one person's message cannot stop an adapter.
+
+        A message that becomes a turn counts as delivered once the agent has stored it
+        (`Turn.on_stored`): a crash before that lets the platform's redelivery through
+        instead of losing the message. Until then its id is held in `_pending`.
+        """
         if not self._accepting:
             await self._send(inbound.address, DRAINING)
             return
-        if inbound.message_id is not None and await deliveries.seen(
-            self.store, inbound.platform, inbound.chat, inbound.message_id
-        ):
-            log.info("duplicate_dropped", platform=inbound.platform, chat=inbound.chat)
-            return
-        self._start()
+        delivery = _delivery(inbound)
+        if delivery is not None:
+            if delivery in self._pending:
+                log.info("duplicate_dropped", platform=inbound.platform, chat=inbound.chat)
+                return
+            self._pending[delivery] = ""
+        outcome = "ignored"
+        try:
+            if delivery is not None and await deliveries.known(self.store, *delivery):
+                log.info("duplicate_dropped", platform=inbound.platform, chat=inbound.chat)
+                return
+            self._start()
+            outcome = await self._route(inbound, delivery)
+            if outcome == "handled" and delivery is not None:
+                await deliveries.record(self.store, *delivery)
+        finally:
+            if delivery is not None and outcome != "queued":
+                self._pending.pop(delivery, None)
+
+    async def _route(self, inbound: Inbound, delivery: Delivery | None) -> Outcome:
         admission = await self.identities.admit(inbound)
         if not admission.admitted:
             if admission.reply:
                 await self._send(inbound.address, admission.reply)
-            return
+            return "handled"
         if not inbound.is_direct and not inbound.addressed:
-            return
+            return "ignored"
         if inbound.unreadable:
             await self._send(inbound.address, _unreadable(inbound.unreadable))
             if not inbound.text.strip():
-                return
+                return "handled"
         person = admission.person
         conversation = conversation_for(inbound, person, self.settings.sessions.dm_scope)
         self.sessions.touch(conversation.key)
         command = parse(inbound.text)
         if command is not None:
             await self._command(inbound, person, conversation.key, command)
-            return
+            return "handled"
         queued = self.queues.submit(
             conversation.key,
-            lambda: self._turn(inbound, person, conversation),
+            lambda: self._turn(inbound, person, conversation, delivery),
             name=f"turn-{inbound.message_id or ''}",
         )
         if not queued:
             await self._send(inbound.address, TOO_MANY)
+            return "refused"
+        if delivery is not None:
+            self._pending[delivery] = conversation.key
+        return "queued"
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -194,6 +224,9 @@ class Gateway:
         return self.queues.submit(key, job, name="new-session")
 
     def stop(self, key: str) -> tuple[bool, int]:
+        """Cancel the turn in flight and drop the waiting ones: a redelivery may come in again."""
+        for delivery in [d for d, line in self._pending.items() if line == key]:
+            del self._pending[delivery]
         return self.queues.stop(key)
 
     def line(self, key: str) -> LineState:
@@ -231,7 +264,26 @@ class Gateway:
         if reply is not None:
             await self._send(inbound.address, reply)
 
-    async def _turn(self, inbound: Inbound, person: str | None, conversation: Conversation) -> None:
+    async def _turn(
+        self,
+        inbound: Inbound,
+        person: str | None,
+        conversation: Conversation,
+        delivery: Delivery | None,
+    ) -> None:
+        try:
+            await self._answer(inbound, person, conversation, delivery)
+        finally:
+            if delivery is not None:
+                self._pending.pop(delivery, None)
+
+    async def _answer(
+        self,
+        inbound: Inbound,
+        person: str | None,
+        conversation: Conversation,
+        delivery: Delivery | None,
+    ) -> None:
         session = await self.sessions.open(conversation)
         address = inbound.address
         outlet = self.outlets(inbound.platform)
@@ -252,6 +304,9 @@ class Gateway:
                 reply_to=inbound.reply_to_text,
             ),
             platform_message_id=inbound.message_id,
+            on_stored=None
+            if delivery is None
+            else lambda: deliveries.record(self.store, *delivery),
         )
         try:
             outcome = await self.agent.respond(turn, on_text=self._streamer(outlet, address))
@@ -304,6 +359,12 @@ class Gateway:
         task = asyncio.create_task(work, name=name)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+
+def _delivery(inbound: Inbound) -> Delivery | None:
+    if inbound.message_id is None:
+        return None
+    return (inbound.platform, inbound.chat, inbound.message_id)
 
 
 def _unreadable(kinds: tuple[str, ...]) -> str:

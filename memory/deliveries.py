@@ -16,6 +16,18 @@ from memory.store import Store
 KEEP_SECONDS = 7 * 24 * 3600
 
 
+async def known(store: Store, platform: str, chat: str, message_id: str) -> bool:
+    """True if this message id was already recorded in this chat."""
+    async with (
+        store.reading() as db,
+        db.execute(
+            "SELECT 1 FROM deliveries WHERE platform = ? AND chat = ? AND message_id = ?",
+            (platform, chat, message_id),
+        ) as cursor,
+    ):
+        return await cursor.fetchone() is not None
+
+
 async def seen(
     store: Store, platform: str, chat: str, message_id: str, *, now: float | None = None
 ) -> bool:
@@ -31,6 +43,13 @@ async def seen(
         return cursor.rowcount == 0
 
     return await store.write(op)
+
+
+async def record(
+    store: Store, platform: str, chat: str, message_id: str, *, now: float | None = None
+) -> None:
+    """Count the message as handled: later deliveries of it are dropped."""
+    await seen(store, platform, chat, message_id, now=now)
 
 
 async def prune(store: Store, *, keep: float = KEEP_SECONDS, now: float | None = None) -> int:

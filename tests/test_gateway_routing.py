@@ -70,6 +70,37 @@ async def test_a_duplicate_is_dropped_after_the_store_reopens(home: Path) -> Non
         assert len(rig.telegram.replies) == 1
 
 
+async def test_a_redelivery_while_the_first_waits_in_line_is_dropped(rig: GatewayRig) -> None:
+    assert rig.api is not None
+    gate = rig.api.gate("first")
+    await rig.gateway.handle(rig.dm(AIKO, "first", "m1"))
+    await rig.gateway.handle(rig.dm(AIKO, "second", "m2"))
+    await rig.gateway.handle(rig.dm(AIKO, "second", "m2"))
+    await asyncio.wait_for(rig.api.arrived["first"].wait(), 5)
+    assert rig.gateway.stats().queued == 1
+    gate.set()
+    assert await rig.telegram.next_text() == "echo: first"
+    assert await rig.telegram.next_text() == "echo: second"
+    assert await rig.ask(rig.dm(AIKO, "third", "m3")) == "echo: third"
+
+
+async def test_a_message_still_waiting_at_shutdown_is_answered_when_redelivered(
+    home: Path,
+) -> None:
+    async with gateway_rig(home) as rig:
+        assert rig.api is not None
+        await rig.person("aiko", AIKO)
+        rig.api.gate("first")
+        await rig.gateway.handle(rig.dm(AIKO, "first", "m1"))
+        await rig.gateway.handle(rig.dm(AIKO, "waiting", "m2"))
+        await asyncio.wait_for(rig.api.arrived["first"].wait(), 5)
+    async with gateway_rig(home) as rig:
+        assert await rig.ask(rig.dm(AIKO, "waiting", "m2")) == "echo: waiting"
+        await rig.gateway.handle(rig.dm(AIKO, "first", "m1"))
+        assert await rig.ask(rig.dm(AIKO, "next", "m3")) == "echo: next"
+        assert len(rig.telegram.replies) == 2
+
+
 async def test_a_group_message_not_addressed_is_ignored_and_not_stored(rig: GatewayRig) -> None:
     await rig.gateway.handle(rig.group(AIKO, "chatting among ourselves", "g1", addressed=False))
     assert await rig.ask(rig.group(AIKO, "kioku, hi", "g2")) == "echo: kioku, hi"

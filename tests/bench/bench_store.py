@@ -4,9 +4,11 @@
 
 Ingest: 100k turns appended by 200 concurrent conversations through `Store.append`
 (each append awaited, i.e. committed and fsynced). Each conversation is a DM, so its
-user turns are spoken by its person, as the gateway stores them. Search: 200 queries (half English,
-half Japanese), each on behalf of one person, at every size; the store grows from
-one size to the next through the import path. Size: state.db bytes per stored turn
+user turns are spoken by its person, as the gateway stores them. `cpu us/turn` is the
+process's CPU time (every thread) over the run: the figure to compare when other work
+shares the cores. Search: 200 queries (half English, half Japanese), each on behalf
+of one person, at every size; the store grows from one size to the next through the
+import path. Size: state.db bytes per stored turn
 against the raw UTF-8 bytes of the text.
 """
 
@@ -66,13 +68,14 @@ async def ingest(path: Path, turns: int, conversations: int) -> dict[str, float]
                 await store.append(sessions[index], NewMessage(role, text, speaker=speaker))  # type: ignore[arg-type]
                 latencies.append(time.perf_counter() - started)
 
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         await asyncio.gather(*(talk(i) for i in range(conversations)))
-        elapsed = time.perf_counter() - started
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
         db_bytes = await store.size_bytes()
     text_bytes = sum(len(t[2].encode()) for t in texts)
     return {
         "turns/s": len(latencies) / elapsed,
+        "cpu us/turn": cpu / len(latencies) * 1e6,
         "p50 ms": _pct(latencies, 0.5) * 1000,
         "p99 ms": _pct(latencies, 0.99) * 1000,
         "db B/turn": db_bytes / len(texts),

@@ -10,6 +10,7 @@ from config.logs import configure_logging
 from gateway import (
     cli_chat,
     cli_config,
+    cli_doctor,
     cli_memory,
     cli_people,
     cli_search,
@@ -46,6 +47,7 @@ app.add_typer(cli_config.app, name="config")
 app.add_typer(cli_people.pairing, name="pairing")
 app.add_typer(cli_people.people, name="people")
 app.add_typer(cli_service.app, name="service")
+app.command("doctor")(cli_doctor.doctor)
 
 
 def main() -> None:

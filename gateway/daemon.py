@@ -1,40 +1,196 @@
-"""`kioku serve`: the long-running process, from start-up to a clean exit."""
+"""`kioku serve`: the long-running process, from start-up to a clean exit.
+
+Start-up order: the home's lock (one daemon per KIOKU_HOME), the store, the agent,
+the owner's identities, the gateway, then the adapters under the supervisor; only
+then does systemd hear READY=1. SIGTERM/SIGINT drain the turns in flight within the
+grace period before anything is closed; SIGHUP reloads what can change while running.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import signal
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
 
 import structlog
 
+from adapters.base import Adapter, InboundHandler
+from adapters.cli_socket import CliSocketAdapter, socket_path
 from agent.build import build_agent
+from config.load import ConfigError, load_settings
+from config.logs import LEVELS
 from config.paths import ensure_home
 from config.settings import Settings
+from gateway import instance
+from gateway.cli_common import fail
+from gateway.gateway import Gateway
+from gateway.identity import Identities
+from gateway.supervisor import Supervisor
+from gateway.systemd import Notifier
 from memory.store import Store
 
 log = structlog.get_logger("kioku.daemon")
 
+StatusSource = Callable[[], Awaitable[dict[str, Any]]]
+# Builds a platform's adapter, or None when its credentials are not configured.
+AdapterFactory = Callable[[Settings, InboundHandler, StatusSource], Adapter | None]
+
+
+def _cli_adapter(settings: Settings, deliver: InboundHandler, status: StatusSource) -> Adapter:
+    return CliSocketAdapter(deliver, socket_path(settings.home), status)
+
+
+# Every adapter the daemon may run; each platform adds its factory here.
+ADAPTERS: dict[str, AdapterFactory] = {"cli": _cli_adapter}
+
+# Settings applied by SIGHUP; anything else changed in the file waits for a restart.
+RELOADABLE_PREFIXES = ("owner.", "gateway.", "sessions.", "log.level")
+RELOADABLE_PLATFORM_KEYS = ("dm_policy", "allow")
+PLATFORMS = ("cli", "telegram", "discord", "slack")
+
 
 async def serve(settings: Settings) -> None:
-    """Run until SIGTERM or SIGINT, then shut down cleanly."""
-    ensure_home(settings.home)
-    store = await Store.open(settings.home / "state.db")
-    agent = build_agent(settings, store)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    log.info(
-        "daemon_started",
-        home=str(settings.home),
-        provider=agent.provider.name,
-        model=agent.provider.model or None,
-    )
+    """Run until SIGTERM or SIGINT, then shut down cleanly; a second daemon exits 1."""
+    home = ensure_home(settings.home)
     try:
-        await stop.wait()
+        lock = instance.acquire(home)
+    except instance.AlreadyRunning as exc:
+        fail(str(exc))
+    notifier = Notifier.from_environ()
+    try:
+        await Daemon(settings, notifier).run()
     finally:
+        notifier.close()
+        lock.release()
+
+
+class Daemon:
+    """The running parts and their order of start and stop."""
+
+    def __init__(self, settings: Settings, notifier: Notifier) -> None:
+        self.settings = settings
+        self.notifier = notifier
+        self.started_at = datetime.now(UTC)
+        self.supervisor: Supervisor | None = None
+        self._stop = asyncio.Event()
+        self._reloading = asyncio.Lock()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def run(self) -> None:
+        store = await Store.open(self.settings.home / "state.db")
+        try:
+            agent = build_agent(self.settings, store)
+            try:
+                identities = Identities(store, self.settings)
+                await identities.ensure_owner(os.getuid())
+                gateway = Gateway(store, agent, identities, self.settings, self.outlet)
+                try:
+                    await self._serve(store, agent.has_model, identities, gateway)
+                finally:
+                    await gateway.close()
+            finally:
+                await agent.aclose()
+        finally:
+            await store.close()
+        log.info("daemon_stopped")
+
+    def outlet(self, platform: str) -> Adapter | None:
+        return None if self.supervisor is None else self.supervisor.outlet(platform)
+
+    async def _serve(
+        self, store: Store, has_model: bool, identities: Identities, gateway: Gateway
+    ) -> None:
+        async def status() -> dict[str, Any]:
+            return {
+                "pid": os.getpid(),
+                "started_at": self.started_at.isoformat(),
+                "adapters": self.supervisor.states() if self.supervisor else {},
+                **gateway.stats().to_json(),
+                "database_bytes": await store.size_bytes(),
+            }
+
+        adapters = [
+            adapter
+            for factory in ADAPTERS.values()
+            if (adapter := factory(self.settings, gateway.handle, status)) is not None
+        ]
+        self.supervisor = Supervisor(adapters)
+        loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.remove_signal_handler(sig)
-        await agent.aclose()
-        await store.close()
-    log.info("daemon_stopped")
+            loop.add_signal_handler(sig, self._stop.set)
+        loop.add_signal_handler(signal.SIGHUP, self._on_sighup, identities, gateway)
+        watchdog = self.notifier.start_watchdog()
+        try:
+            await self.supervisor.start()
+            states = self.supervisor.states()
+            running = sorted(name for name, s in states.items() if s["state"] == "running")
+            log.info(
+                "daemon_started",
+                home=str(self.settings.home),
+                pid=os.getpid(),
+                adapters={name: s["state"] for name, s in states.items()},
+                model=has_model,
+            )
+            self.notifier.ready(f"serving: {', '.join(running) or 'no adapter yet'}")
+            await self._stop.wait()
+            log.info("daemon_stopping", grace_period=self.settings.gateway.grace_period)
+            self.notifier.stopping("stopping: finishing turns in flight")
+            if not await gateway.drain(self.settings.gateway.grace_period):
+                log.warning("turns_cut_short", grace_period=self.settings.gateway.grace_period)
+        finally:
+            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                loop.remove_signal_handler(sig)
+            await self.supervisor.stop()
+            tasks = [*self._tasks, *([watchdog] if watchdog else [])]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _on_sighup(self, identities: Identities, gateway: Gateway) -> None:
+        task = asyncio.create_task(self._reload(identities, gateway), name="config-reload")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _reload(self, identities: Identities, gateway: Gateway) -> None:
+        """Apply the reloadable settings; a broken file keeps the running configuration."""
+        async with self._reloading:
+            try:
+                new = await asyncio.to_thread(load_settings)
+                identities.reload(new)
+            except ConfigError as exc:
+                log.error("config_reload_refused", error=str(exc))
+                self.notifier.status("reload refused: the configuration is invalid (see the log)")
+                return
+            gateway.reload(new)
+            logging.getLogger().setLevel(LEVELS[new.log.level])
+            changed = changed_keys(self.settings.model_dump(), new.model_dump())
+            restart = [key for key in changed if not reloadable(key)]
+            self.settings = new
+            log.info("config_reloaded", changed=changed, restart_needed=restart)
+            self.notifier.status(
+                f"reloaded; restart needed for: {', '.join(restart)}" if restart else "reloaded"
+            )
+
+
+def changed_keys(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
+    """Dotted names of the settings whose values differ (never the values themselves)."""
+    keys: list[str] = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            keys += changed_keys(a, b, f"{prefix}{key}.")
+        elif a != b:
+            keys.append(f"{prefix}{key}")
+    return keys
+
+
+def reloadable(key: str) -> bool:
+    """Whether SIGHUP applies `key` (policies, allowlists, owner, limits, sessions, log level)."""
+    platform, _, name = key.partition(".")
+    if platform in PLATFORMS:
+        return name in RELOADABLE_PLATFORM_KEYS
+    return key.startswith(RELOADABLE_PREFIXES)

@@ -196,8 +196,8 @@ async def _check_database(path: Path) -> Finding:
     return Finding(
         "ok",
         "database",
-        f"integrity and full-text index ok (schema v{report.schema_version}, "
-        f"{report.persons} persons, {report.sessions} sessions, {report.messages} messages, "
+        f"integrity and full-text index ok (schema v{report.schema_version}; persons: "
+        f"{report.persons}, sessions: {report.sessions}, messages: {report.messages}; "
         f"{report.size_bytes / 1e6:.1f} MB)",
     )
 

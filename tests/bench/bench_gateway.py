@@ -7,9 +7,11 @@ mode, in its own process so it does not share a core with the clients). Then
 their next message as soon as the previous reply is complete, for `--duration`
 seconds after a `--warmup`. Measured: replies per second, reply latency (message
 sent -> complete reply received) p50/p99, and the daemon's peak RSS (VmHWM).
-Targets: >= 300 messages/s, p99 <= 100 ms, RSS <= 150 MB.
+Targets: >= 300 messages/s, p99 <= 100 ms, RSS <= 150 MB. `--socket-only` measures
+the CLI socket adapter alone, answered by an echo gateway (`tests/helpers/echo_socket.py`).
 
     .venv/bin/python tests/bench/bench_gateway.py [--conversations 50] [--duration 30]
+        [--warmup 3] [--socket-only] [--keep]
 """
 
 from __future__ import annotations
@@ -25,14 +27,16 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from adapters.cli_socket import socket_path  # noqa: E402
+from tests.helpers.echo_socket import echo_process  # noqa: E402
 
 KIOKU = Path(sys.executable).with_name("kioku")
 START_TIMEOUT = 60.0
@@ -56,7 +60,7 @@ async def serve_fake_model() -> None:
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
 
 
-async def wait_for_socket(path: Path, daemon: subprocess.Popen[bytes]) -> None:
+async def wait_for_socket(path: Path, daemon: subprocess.Popen[Any]) -> None:
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         if daemon.poll() is not None:
@@ -162,7 +166,7 @@ def daemon(home: Path, port: int) -> Iterator[subprocess.Popen[bytes]]:
 
 
 async def load(
-    path: Path, process: subprocess.Popen[bytes], conversations: int, duration: float, warmup: float
+    path: Path, process: subprocess.Popen[Any], conversations: int, duration: float, warmup: float
 ) -> tuple[Tally, float]:
     await wait_for_socket(path, process)
     tally = Tally()
@@ -174,9 +178,13 @@ async def load(
     return tally, time.monotonic() - measure_from
 
 
-def run(conversations: int, duration: float, warmup: float, keep: bool) -> None:
+def run(conversations: int, duration: float, warmup: float, keep: bool, socket_only: bool) -> None:
     home = Path(tempfile.mkdtemp(prefix="kioku-bench-"))
-    with fake_model() as port, daemon(home, port) as process:
+    with ExitStack() as stack:
+        if socket_only:
+            process = stack.enter_context(echo_process(socket_path(home), quiet=True))
+        else:
+            process = stack.enter_context(daemon(home, stack.enter_context(fake_model())))
         tally, elapsed = asyncio.run(
             load(socket_path(home), process, conversations, duration, warmup)
         )
@@ -224,12 +232,17 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=30.0, help="seconds measured")
     parser.add_argument("--warmup", type=float, default=3.0, help="seconds before measuring")
     parser.add_argument("--keep", action="store_true", help="keep the daemon's home and log")
+    parser.add_argument(
+        "--socket-only",
+        action="store_true",
+        help="the CLI socket adapter alone, answered by an echo gateway (no agent, no store)",
+    )
     parser.add_argument("--fake-model", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.fake_model:
         asyncio.run(serve_fake_model())
         return
-    run(args.conversations, args.duration, args.warmup, args.keep)
+    run(args.conversations, args.duration, args.warmup, args.keep, args.socket_only)
 
 
 if __name__ == "__main__":

@@ -78,12 +78,15 @@ class EchoGateway:
 
 
 @contextmanager
-def echo_process(path: Path, *, silent: bool = False) -> Iterator[subprocess.Popen[str]]:
-    """The echo socket in a subprocess, serving until the block ends."""
+def echo_process(
+    path: Path, *, silent: bool = False, quiet: bool = False
+) -> Iterator[subprocess.Popen[str]]:
+    """The echo socket in a subprocess, serving until the block ends (`quiet`: no logs)."""
     process = subprocess.Popen(
         [sys.executable, __file__, str(path), *(["--silent"] if silent else [])],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL if quiet else None,
         text=True,
     )
     assert process.stdout is not None and process.stdin is not None

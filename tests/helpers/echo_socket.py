@@ -15,6 +15,7 @@ import asyncio
 import os
 import subprocess
 import sys
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,7 +36,7 @@ class EchoGateway:
     """Answers every message at once; records what it received."""
 
     def __init__(self, path: Path, *, silent: bool = False, owner_uid: int | None = None) -> None:
-        self.received: list[Inbound] = []
+        self.received: deque[Inbound] = deque(maxlen=1000)  # bounded: benches send many
         self.silent = silent
         self.adapter = CliSocketAdapter(self.handle, path, self.status, owner_uid=owner_uid)
 

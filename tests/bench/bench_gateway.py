@@ -75,18 +75,34 @@ async def wait_for_socket(path: Path, daemon: subprocess.Popen[Any]) -> None:
     raise SystemExit(f"no socket at {path} after {START_TIMEOUT:.0f} s: is the CLI socket wired?")
 
 
-async def converse(
-    path: Path, number: int, measure_from: float, stop_at: float, tally: Tally
-) -> None:
+@dataclass(frozen=True)
+class Schedule:
+    """When to send: closed loop (`interval` None: next message as soon as the reply is in)
+    or paced (one message every `interval` s per conversation, from `start` + `offset`)."""
+
+    start: float
+    measure_from: float
+    stop_at: float
+    interval: float | None
+    conversations: int
+
+
+async def converse(path: Path, number: int, schedule: Schedule, tally: Tally) -> None:
     reader, writer = await asyncio.open_unix_connection(str(path), limit=1 << 22)
     sent = 0
     try:
-        while time.monotonic() < stop_at:
+        while time.monotonic() < schedule.stop_at:
+            due = time.monotonic()
+            if schedule.interval is not None:
+                offset = schedule.interval * number / schedule.conversations
+                due = schedule.start + offset + sent * schedule.interval
+                await asyncio.sleep(max(0.0, due - time.monotonic()))
             sent += 1
             frame_id = f"c{number}-{sent}"
             text = f"message {sent} from conversation {number}"
             frame = {"type": "message", "id": frame_id, "text": text, "conversation": f"b{number}"}
-            began = time.monotonic()
+            # Paced: latency counts from when the message was due, so falling behind shows.
+            began = due if schedule.interval is not None else time.monotonic()
             writer.write(json.dumps(frame).encode() + b"\n")
             await writer.drain()
             while True:
@@ -103,7 +119,7 @@ async def converse(
                 if answer["type"] == "reply":
                     if text not in answer["text"]:
                         tally.wrong += 1
-                    if began >= measure_from:
+                    if began >= schedule.measure_from:
                         tally.latencies.append((time.monotonic() - began) * 1000)
                     break
     except TimeoutError:
@@ -166,58 +182,65 @@ def daemon(home: Path, port: int) -> Iterator[subprocess.Popen[bytes]]:
 
 
 async def load(
-    path: Path, process: subprocess.Popen[Any], conversations: int, duration: float, warmup: float
+    path: Path,
+    process: subprocess.Popen[Any],
+    conversations: int,
+    duration: float,
+    warmup: float,
+    rate: float,
 ) -> tuple[Tally, float]:
     await wait_for_socket(path, process)
     tally = Tally()
-    measure_from = time.monotonic() + warmup
-    stop_at = measure_from + duration
-    await asyncio.gather(
-        *(converse(path, n, measure_from, stop_at, tally) for n in range(conversations))
-    )
-    return tally, time.monotonic() - measure_from
+    start = time.monotonic()
+    interval = conversations / rate if rate > 0 else None
+    schedule = Schedule(start, start + warmup, start + warmup + duration, interval, conversations)
+    await asyncio.gather(*(converse(path, n, schedule, tally) for n in range(conversations)))
+    return tally, time.monotonic() - schedule.measure_from
 
 
-def run(conversations: int, duration: float, warmup: float, keep: bool, socket_only: bool) -> None:
+def run(args: argparse.Namespace) -> None:
     home = Path(tempfile.mkdtemp(prefix="kioku-bench-"))
     with ExitStack() as stack:
-        if socket_only:
+        if args.socket_only:
             process = stack.enter_context(echo_process(socket_path(home), quiet=True))
         else:
             process = stack.enter_context(daemon(home, stack.enter_context(fake_model())))
         tally, elapsed = asyncio.run(
-            load(socket_path(home), process, conversations, duration, warmup)
+            load(
+                socket_path(home),
+                process,
+                args.conversations,
+                args.duration,
+                args.warmup,
+                args.rate,
+            )
         )
         rss = peak_rss_mb(process.pid)
-    report(conversations, duration, warmup, tally, elapsed, rss, process.returncode)
-    if keep:
+    report(args, tally, elapsed, rss, process.returncode)
+    if args.keep:
         print(f"daemon log and data kept in {home}")
     else:
         shutil.rmtree(home)
 
 
 def report(
-    conversations: int,
-    duration: float,
-    warmup: float,
-    tally: Tally,
-    elapsed: float,
-    rss: float,
-    exit_code: int,
+    args: argparse.Namespace, tally: Tally, elapsed: float, rss: float, exit_code: int
 ) -> None:
     latencies = sorted(tally.latencies)
     rate = len(latencies) / elapsed if elapsed > 0 else 0.0
     p50, p99 = percentile(latencies, 0.50), percentile(latencies, 0.99)
+    load = f"paced at {args.rate:g} msg/s" if args.rate > 0 else "closed loop"
+    what = "the socket adapter alone (echo gateway)" if args.socket_only else "kioku serve"
     print(
-        f"{conversations} conversations through the CLI socket, {duration:g} s measured "
-        f"after {warmup:g} s warm-up; {len(latencies)} replies, {tally.wrong} wrong, "
-        f"{len(tally.errors)} errors; daemon exit code {exit_code}"
+        f"{what}: {args.conversations} conversations through the CLI socket, {load}, "
+        f"{args.duration:g} s measured after {args.warmup:g} s warm-up; {len(latencies)} "
+        f"replies, {tally.wrong} wrong, {len(tally.errors)} errors; exit code {exit_code}"
     )
     rows = [
         ("messages/s", f"{rate:.0f}", ">= 300", rate >= 300),
         ("reply latency p50", f"{p50:.1f} ms", "", True),
         ("reply latency p99", f"{p99:.1f} ms", "<= 100 ms", p99 <= 100),
-        ("daemon peak RSS", f"{rss:.0f} MB", "<= 150 MB", rss <= 150),
+        ("peak RSS", f"{rss:.0f} MB", "<= 150 MB", rss <= 150),
     ]
     print(f"{'metric':<22}{'value':>12}  {'target':<10}  ok")
     for name, value, target, ok in rows:
@@ -231,6 +254,13 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=50)
     parser.add_argument("--duration", type=float, default=30.0, help="seconds measured")
     parser.add_argument("--warmup", type=float, default=3.0, help="seconds before measuring")
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=0.0,
+        help="offered messages/s spread over the conversations (0: closed loop, as fast as "
+        "replies come back)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the daemon's home and log")
     parser.add_argument(
         "--socket-only",
@@ -242,7 +272,7 @@ def main() -> None:
     if args.fake_model:
         asyncio.run(serve_fake_model())
         return
-    run(args.conversations, args.duration, args.warmup, args.keep, args.socket_only)
+    run(args)
 
 
 if __name__ == "__main__":

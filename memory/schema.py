@@ -321,7 +321,7 @@ async def _v4_gateway(db: aiosqlite.Connection) -> None:
 async def _v5_lean_index(db: aiosqlite.Connection) -> None:
     """The full-text index keeps which turns hold a term, not where or how often.
 
-    Positions and per-turn token counts were 60 of the index's 93 bytes a turn on the
+    Positions and per-turn token counts were 64 of the index's 93 bytes a turn on the
     bench corpus (~110-byte turns), and the index was a third of the database. Search
     does not need them stored: a CJK word is matched as all of its bigrams rather
     than a phrase, and the ranking in memory.search checks the word itself in the

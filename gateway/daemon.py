@@ -12,6 +12,7 @@ import asyncio
 import logging
 import os
 import signal
+import sqlite3
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -31,6 +32,7 @@ from gateway.gateway import Gateway
 from gateway.identity import Identities
 from gateway.supervisor import Supervisor
 from gateway.systemd import Notifier
+from memory.schema import SchemaTooNew
 from memory.store import Store
 
 log = structlog.get_logger("kioku.daemon")
@@ -63,9 +65,15 @@ async def serve(settings: Settings) -> None:
     notifier = Notifier.from_environ()
     try:
         await Daemon(settings, notifier).run()
+    except StoreUnavailable as exc:
+        fail(str(exc))
     finally:
         notifier.close()
         lock.release()
+
+
+class StoreUnavailable(RuntimeError):
+    """state.db cannot be opened; the daemon refuses to start rather than guess."""
 
 
 class Daemon:
@@ -81,7 +89,14 @@ class Daemon:
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def run(self) -> None:
-        store = await Store.open(self.settings.home / "state.db")
+        path = self.settings.home / "state.db"
+        try:
+            store = await Store.open(path)
+        except (sqlite3.DatabaseError, SchemaTooNew) as exc:
+            raise StoreUnavailable(
+                f"cannot open {path}: {exc}. `kioku doctor` checks it; restore it from a "
+                "backup, or move it aside to start with an empty history"
+            ) from exc
         try:
             agent = build_agent(self.settings, store)
             try:

@@ -346,10 +346,16 @@ class Store:
 async def connect(path: Path) -> aiosqlite.Connection:
     """A connection to state.db as every kioku connection is set up (the store's own use)."""
     db = await aiosqlite.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
-    for pragma in schema.CONNECTION_PRAGMAS:
-        await db.execute(pragma)
-    await db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    await db.create_function(schema.SEGMENT_FUNCTION, 1, segment, deterministic=True)
+    try:
+        for pragma in schema.CONNECTION_PRAGMAS:
+            await db.execute(pragma)
+        await db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        await db.create_function(schema.SEGMENT_FUNCTION, 1, segment, deterministic=True)
+    except BaseException:
+        # Its worker thread would otherwise keep the process alive (e.g. state.db is
+        # not a database): the caller must be able to report the error and exit.
+        await db.close()
+        raise
     return db
 
 

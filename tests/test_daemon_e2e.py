@@ -1,0 +1,242 @@
+"""The whole daemon as a person meets it: `kioku serve` in a subprocess, a fake model on
+127.0.0.1, and messages through the CLI socket — round trips, shutdown mid-turn, kill -9,
+redeliveries across a restart."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory.store import Store
+from tests.conftest import KIOKU
+from tests.helpers.gateway_rig import GatedAnthropic
+
+WAIT = 30.0
+
+
+class Daemon:
+    """One `kioku serve`, with a notify socket standing in for systemd to say READY."""
+
+    def __init__(self, home: Path, api: GatedAnthropic, tmp_path: Path, number: int) -> None:
+        self.home = home
+        self.api = api
+        self.log = tmp_path / f"daemon-{number}.log"
+        self.notify_path = tmp_path / f"notify-{number}.sock"
+        self.process: asyncio.subprocess.Process | None = None
+        self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+
+    async def start(self) -> Daemon:
+        self.notify.bind(str(self.notify_path))
+        self.notify.setblocking(False)
+        with self.log.open("wb") as log:
+            self.process = await asyncio.create_subprocess_exec(
+                str(KIOKU),
+                "serve",
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                env={
+                    **os.environ,
+                    "KIOKU_LOG__FORMAT": "json",
+                    "NOTIFY_SOCKET": str(self.notify_path),
+                    "KIOKU_LLM__BASE_URL": self.api.base_url,
+                    "KIOKU_LLM__API_KEY": "sk-test",
+                    "KIOKU_LLM__MAX_RETRIES": "0",
+                    "KIOKU_AGENT__REFLECTION__ENABLED": "false",
+                },
+            )
+        await self.until(b"READY=1")
+        return self
+
+    async def until(self, line: bytes) -> None:
+        """Wait for the notification holding `line` (what the daemon tells systemd)."""
+        loop = asyncio.get_running_loop()
+        while line not in (await asyncio.wait_for(loop.sock_recv(self.notify, 4096), WAIT)):
+            pass
+
+    async def exit_code(self) -> int:
+        assert self.process is not None
+        return await asyncio.wait_for(self.process.wait(), WAIT)
+
+    def signal(self, sig: int) -> None:
+        assert self.process is not None
+        self.process.send_signal(sig)
+
+
+class Client:
+    """A raw CLI-socket connection: frames in, frames out."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+
+    @classmethod
+    async def connect(cls, home: Path) -> Client:
+        return cls(*await asyncio.open_unix_connection(str(home / "gateway.sock")))
+
+    async def send(self, message_id: str, text: str, conversation: str = "default") -> None:
+        frame = {"type": "message", "id": message_id, "text": text, "conversation": conversation}
+        self.writer.write(json.dumps(frame).encode() + b"\n")
+        await self.writer.drain()
+
+    async def reply(self, message_id: str) -> str:
+        while True:
+            frame = await self.frame()
+            if frame.get("id") == message_id and frame["type"] == "reply":
+                return str(frame["text"])
+
+    async def frame(self) -> dict[str, Any]:
+        line = await asyncio.wait_for(self.reader.readline(), WAIT)
+        if not line:
+            raise ConnectionError("the daemon closed the connection")
+        return json.loads(line)
+
+    async def ask(self, message_id: str, text: str) -> str:
+        await self.send(message_id, text)
+        return await self.reply(message_id)
+
+    async def close(self) -> None:
+        self.writer.close()
+        await self.writer.wait_closed()
+
+
+@pytest.fixture
+async def api() -> AsyncIterator[GatedAnthropic]:
+    async with GatedAnthropic() as fake:
+        yield fake
+
+
+@pytest.fixture
+async def daemons(home: Path, api: GatedAnthropic, tmp_path: Path) -> AsyncIterator[list[Daemon]]:
+    started: list[Daemon] = []
+    yield started
+    for daemon in started:
+        if daemon.process is not None and daemon.process.returncode is None:
+            daemon.process.kill()
+            await daemon.process.wait()
+        daemon.notify.close()
+
+
+async def run_daemon(daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp: Path) -> Daemon:
+    daemon = Daemon(home, api, tmp, len(daemons))
+    daemons.append(daemon)
+    return await daemon.start()
+
+
+def stored_texts(home: Path) -> list[tuple[str, str]]:
+    db = sqlite3.connect(home / "state.db")
+    try:
+        return db.execute("SELECT role, content FROM messages ORDER BY id").fetchall()
+    finally:
+        db.close()
+
+
+async def test_kioku_chat_round_trip_through_the_daemon_and_the_model(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    daemon = await run_daemon(daemons, home, api, tmp_path)
+    chat = await asyncio.create_subprocess_exec(
+        str(KIOKU), "chat", "-m", "hello kioku", stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    out, err = await asyncio.wait_for(chat.communicate(), WAIT)
+    assert chat.returncode == 0, err.decode()
+    assert out.decode().strip() == "echo: hello kioku"
+    daemon.signal(signal.SIGTERM)
+    assert await daemon.exit_code() == 0
+    assert ("user", "hello kioku") in stored_texts(home)
+    assert ("assistant", "echo: hello kioku") in stored_texts(home)
+
+
+async def test_sigterm_mid_turn_lets_the_turn_finish_and_exits_0(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    daemon = await run_daemon(daemons, home, api, tmp_path)
+    gate = api.gate("slow")
+    client = await Client.connect(home)
+    await client.send("m1", "a slow question")
+    await asyncio.wait_for(api.arrived["slow"].wait(), WAIT)
+    daemon.signal(signal.SIGTERM)
+    await daemon.until(b"STOPPING=1")
+    gate.set()
+    assert await client.reply("m1") == "echo: a slow question"
+    assert await daemon.exit_code() == 0
+    await client.close()
+
+
+async def test_kill_9_loses_nothing_that_was_answered(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    daemon = await run_daemon(daemons, home, api, tmp_path)
+    client = await Client.connect(home)
+    for number in range(8):
+        assert await client.ask(f"m{number}", f"note {number}") == f"echo: note {number}"
+    daemon.signal(signal.SIGKILL)
+    assert await daemon.exit_code() == -signal.SIGKILL
+    await client.close()
+    restarted = await run_daemon(daemons, home, api, tmp_path)
+    texts = stored_texts(home)
+    for number in range(8):
+        assert ("user", f"note {number}") in texts
+        assert ("assistant", f"echo: note {number}") in texts
+    async with await Store.open(home / "state.db") as store:
+        report = await store.check_integrity()
+    assert report.ok, report.problems
+    again = await Client.connect(home)
+    assert await again.ask("after", "still here?") == "echo: still here?"
+    await again.close()
+    restarted.signal(signal.SIGTERM)
+    assert await restarted.exit_code() == 0
+
+
+async def test_a_message_answered_before_a_restart_is_not_answered_again(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    daemon = await run_daemon(daemons, home, api, tmp_path)
+    client = await Client.connect(home)
+    assert await client.ask("same-id", "only once") == "echo: only once"
+    await client.close()
+    daemon.signal(signal.SIGTERM)
+    assert await daemon.exit_code() == 0
+    restarted = await run_daemon(daemons, home, api, tmp_path)
+    client = await Client.connect(home)
+    await client.send("same-id", "only once")
+    assert await client.ask("next-id", "and this") == "echo: and this"
+    assert [text for role, text in stored_texts(home) if role == "user"] == [
+        "only once",
+        "and this",
+    ]
+    await client.close()
+    restarted.signal(signal.SIGTERM)
+    assert await restarted.exit_code() == 0
+
+
+async def test_a_second_daemon_on_the_same_home_is_refused(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    daemon = await run_daemon(daemons, home, api, tmp_path)
+    second = await asyncio.create_subprocess_exec(
+        str(KIOKU), "serve", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    _, err = await asyncio.wait_for(second.communicate(), WAIT)
+    assert second.returncode == 1
+    assert f"kioku is already running for {home}" in err.decode()
+    daemon.signal(signal.SIGTERM)
+    assert await daemon.exit_code() == 0
+
+
+def test_a_damaged_database_stops_start_up_with_a_clear_message(home: Path) -> None:
+    home.mkdir(parents=True)
+    (home / "state.db").write_bytes(b"not a database " * 400)
+    result = subprocess.run([str(KIOKU), "serve"], capture_output=True, text=True, timeout=WAIT)
+    assert result.returncode == 1
+    assert "cannot open" in result.stderr and "file is not a database" in result.stderr
+    assert "Traceback" not in result.stderr

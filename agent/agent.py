@@ -56,9 +56,10 @@ class Agent:
         return await self.runner.run(live, turn, on_text)
 
     async def live(self, session: Session) -> LiveSession:
-        """The open session's state, built (prompt frozen) on first use."""
+        """The open session's state, built (prompt frozen) on first use. A removed
+        session's id can be given to a new one, so the external id must match too."""
         live = self._live.get(session.id)
-        if live is None:
+        if live is None or live.session.external_id != session.external_id:
             live = await open_live(session, self.services, self.registry, self.skills_index)
             self._live[session.id] = live
         return live

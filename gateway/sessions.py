@@ -118,6 +118,8 @@ class Sessions:
         """The conversation's open session, or a new one; a stale one left by an earlier
         run (idle too long, or from before the daily reset) is closed first."""
         entry = self._open.get(conversation.key)
+        if entry is not None and not await self._still_open(entry):
+            entry = None
         if entry is None:
             session = await self.store.open_session(conversation)
             reason = await self._stale(session)
@@ -129,6 +131,24 @@ class Sessions:
                 self._changed.notify_all()
         self.touch(conversation.key)
         return entry.session
+
+    async def _still_open(self, entry: OpenSession) -> bool:
+        """False once the session was ended or removed outside the daemon (`kioku people
+        forget`): the conversation then starts afresh instead of writing to a ghost. The
+        external id is compared too, since SQLite may give a removed session's id to a new one."""
+        current = await self.store.get_session(entry.session.id)
+        if (
+            current is not None
+            and current.ended_at is None
+            and current.external_id == entry.session.external_id
+        ):
+            return True
+        log.info("session_gone", session=entry.session.id)
+        if entry.timer is not None:
+            entry.timer.cancel()
+        self._open.pop(entry.key, None)
+        self.agent.forget(entry.session.id)
+        return False
 
     def touch(self, key: str) -> None:
         """Activity in the conversation: the idle timeout starts again."""

@@ -12,6 +12,7 @@ from adapters.base import Inbound
 from config.load import load_settings
 from gateway.sessions import conversation_for, last_reset, next_reset
 from memory import deliveries
+from memory.forget import forget_person
 from memory.store import Store
 from tests.helpers.gateway_rig import gateway_rig
 
@@ -78,3 +79,21 @@ async def test_reload_changes_the_limits_live(home: Path, monkeypatch: pytest.Mo
         await asyncio.gather(*rig.gateway._tasks)
         assert rig.gateway.queues.slots.limit == 3
         assert rig.gateway.sessions.settings.idle_timeout == 60
+
+
+async def test_a_person_forgotten_while_their_session_is_open_starts_afresh(home: Path) -> None:
+    async with gateway_rig(home) as rig:
+        await rig.person("aiko", "telegram:1")
+        assert await rig.ask(rig.dm("telegram:1", "before", "m1")) == "echo: before"
+        before = rig.gateway.sessions.get("dm:aiko:telegram:1")
+        assert before is not None
+        await forget_person(rig.store, home, "aiko")
+        await rig.person("aiko", "telegram:1")
+        assert await rig.ask(rig.dm("telegram:1", "after", "m2")) == "echo: after"
+        after = rig.gateway.sessions.get("dm:aiko:telegram:1")
+        assert after is not None
+        assert after.session.external_id != before.session.external_id
+        assert [m.content for m in await rig.store.messages(after.session.id)] == [
+            "after",
+            "echo: after",
+        ]

@@ -163,15 +163,51 @@ class CliSettings(PlatformSettings):
 
 
 class TelegramSettings(PlatformSettings):
-    """The Telegram adapter: who may DM kioku there."""
+    """The Telegram adapter (python-telegram-bot); it starts when `token` is set."""
+
+    token: SecretStr | None = Field(None, description="the bot token from @BotFather")
+    base_url: str | None = Field(
+        None, description="Bot API base, e.g. http://127.0.0.1:8081/bot (self-hosted server)"
+    )
+    base_file_url: str | None = Field(None, description="Bot API file base, with base_url")
+    webhook_url: str | None = Field(
+        None, description="public https URL for webhook mode; unset: long polling"
+    )
+    webhook_listen: str = Field("127.0.0.1:8443", description="host:port the webhook serves on")
+    webhook_secret: SecretStr | None = Field(
+        None, description="secret token Telegram sends with each webhook call"
+    )
+    poll_timeout: float = Field(30.0, gt=0, le=300, description="long-poll seconds")
+    streaming: bool = Field(False, description="edit the reply as it grows (at most once a second)")
 
 
 class DiscordSettings(PlatformSettings):
-    """The Discord adapter: who may DM kioku there."""
+    """The Discord adapter (discord.py); it starts when `token` is set."""
+
+    token: SecretStr | None = Field(None, description="the bot token")
+    api_base: str | None = Field(None, description="REST base other than Discord's (tests)")
+    gateway_url: str | None = Field(None, description="gateway websocket other than Discord's")
+    guilds: list[str] = Field(
+        default_factory=list, description="guild ids kioku answers in; empty: every guild"
+    )
+    channels: list[str] = Field(
+        default_factory=list, description="channel ids kioku answers in; empty: every channel"
+    )
+    allow_mass_mentions: bool = Field(
+        False, description="let replies ping @everyone, @here and roles"
+    )
 
 
 class SlackSettings(PlatformSettings):
-    """The Slack adapter: who may DM kioku there."""
+    """The Slack adapter (slack-bolt); it starts when `bot_token` is set."""
+
+    bot_token: SecretStr | None = Field(None, description="xoxb-... bot token")
+    app_token: SecretStr | None = Field(None, description="xapp-... token for Socket Mode")
+    signing_secret: SecretStr | None = Field(
+        None, description="signing secret for HTTP Events API mode (instead of app_token)"
+    )
+    listen: str = Field("127.0.0.1:3000", description="host:port of HTTP mode's /slack/events")
+    base_url: str | None = Field(None, description="Web API base other than Slack's (tests)")
 
 
 class Settings(BaseSettings):

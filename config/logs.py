@@ -8,6 +8,10 @@ from typing import Literal
 
 import structlog
 
+# Libraries that log every HTTP request at INFO: one line per model call or poll is
+# noise, and the request URL of the Telegram Bot API holds the bot token.
+CHATTY = ("httpx", "httpcore")
+
 LEVELS = {
     "debug": logging.DEBUG,
     "info": logging.INFO,
@@ -43,6 +47,8 @@ def configure_logging(
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(LEVELS[level])
+    for name in CHATTY:
+        logging.getLogger(name).setLevel(logging.WARNING)
     structlog.configure(
         processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
         logger_factory=structlog.stdlib.LoggerFactory(),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import stat
 import tomllib
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from config.load import ConfigError, load_settings
+from config.logs import configure_logging
 from config.paths import ensure_home
 
 
@@ -123,3 +125,20 @@ def test_config_check_ok(kioku) -> None:
     result = kioku("config", "check")
     assert result.returncode == 0
     assert "Configuration OK" in result.stdout
+
+
+def test_http_request_lines_are_not_logged_because_urls_can_hold_tokens(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    try:
+        configure_logging("debug", "json")
+        logging.getLogger("httpx").info(
+            "HTTP Request: POST https://api.telegram.org/bot1:SECRET/getMe"
+        )
+        logging.getLogger("kioku.test").info("kept")
+    finally:
+        root.handlers[:], root.level = handlers, level
+    err = capsys.readouterr().err
+    assert "SECRET" not in err and "kept" in err

@@ -1,0 +1,321 @@
+"""Slack: mentions in channels, direct messages and threads, through slack-bolt's AsyncApp.
+
+Socket Mode (an app-level token) is the default: the bot dials out, so a home server
+needs no public URL. HTTP Events API mode (a signing secret) serves `/slack/events`
+on `listen`; bolt verifies each signature and refuses old timestamps. Either way bolt
+acknowledges an event before kioku handles it, so Slack does not retry for slowness;
+a retry that still comes (same message ts) is dropped by the gateway's dedupe.
+
+A channel conversation lives in a thread: kioku answers a top-level mention in a new
+thread under it and a mention inside a thread in that thread, and each thread is its
+own session. Direct messages are answered in place (in their thread if they have one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import structlog
+from aiohttp import web
+from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+from slack_bolt.app.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.base import Adapter, AdapterFailed, Address, Inbound, InboundHandler, Outbound
+from adapters.chunking import split_message
+from adapters.slack_mrkdwn import from_slack, to_mrkdwn
+from config.load import ConfigError
+from config.settings import Settings, SlackSettings
+
+log = structlog.get_logger("kioku.slack")
+
+# Slack truncates text past 40,000 characters and advises 4,000; every chunk stays far below.
+CHUNK_LIMIT = 3000
+WORKING_REACTION = "eyes"
+EVENTS_PATH = "/slack/events"
+# Message subtypes that are a person writing; edits, deletions, joins and the like are not.
+_SPOKEN_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
+
+
+def slack_adapter(settings: Settings, deliver: InboundHandler, status: Any) -> Adapter | None:
+    """The daemon's factory: no bot token, no Slack adapter."""
+    if settings.slack.bot_token is None:
+        return None
+    return SlackAdapter.from_settings(settings.slack, deliver)
+
+
+class SlackAdapter(Adapter):
+    name = "slack"
+
+    def __init__(
+        self,
+        deliver: InboundHandler,
+        *,
+        bot_token: str,
+        app_token: str | None = None,
+        signing_secret: str | None = None,
+        listen: str = "127.0.0.1:3000",
+        base_url: str | None = None,
+        ping_interval: float = 10.0,
+        give_up_after: float = 300.0,
+    ) -> None:
+        super().__init__(deliver)
+        self._bot_token = bot_token
+        self._app_token = app_token
+        self._signing_secret = signing_secret
+        self._listen = listen
+        self._base_url = base_url or AsyncWebClient.BASE_URL
+        self._ping_interval = ping_interval
+        self._give_up_after = give_up_after
+        self._client: AsyncWebClient | None = None
+        self._socket: AsyncSocketModeHandler | None = None
+        self._runner: web.AppRunner | None = None
+        self._watchdog: asyncio.Task[None] | None = None
+        self._bot_user_id: str | None = None
+        self._names: dict[str, str | None] = {}
+        self._reacting: set[tuple[str, str]] = set()
+        self.port: int | None = None  # HTTP mode's bound port, once started
+
+    @classmethod
+    def from_settings(cls, settings: SlackSettings, deliver: InboundHandler) -> SlackAdapter:
+        def secret(value: Any) -> str | None:
+            return None if value is None else str(value.get_secret_value())
+
+        bot_token = secret(settings.bot_token)
+        if bot_token is None:
+            raise ConfigError("slack.bot_token is not set")
+        return cls(
+            deliver,
+            bot_token=bot_token,
+            app_token=secret(settings.app_token),
+            signing_secret=secret(settings.signing_secret),
+            listen=settings.listen,
+            base_url=settings.base_url,
+        )
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._app_token is None and self._signing_secret is None:
+            raise ConfigError(
+                "Slack needs KIOKU_SLACK__APP_TOKEN (xapp-..., Socket Mode, no public URL) or "
+                "KIOKU_SLACK__SIGNING_SECRET (HTTP Events API mode, served on slack.listen); "
+                "neither is set"
+            )
+        client = AsyncWebClient(
+            token=self._bot_token,
+            base_url=self._base_url,
+            retry_handlers=[
+                AsyncConnectionErrorRetryHandler(max_retry_count=2),
+                AsyncRateLimitErrorRetryHandler(max_retry_count=5),
+            ],
+        )
+        identity = await client.auth_test()
+        self._bot_user_id = identity.get("user_id")
+        self._client = client
+        app = AsyncApp(
+            client=client,
+            signing_secret=self._signing_secret or "",
+            request_verification_enabled=self._app_token is None,
+        )
+        app.event("message")(self._on_message)
+        app.event("app_mention")(self._on_mention)
+        if self._app_token is not None:
+            await self._start_socket_mode(app, self._app_token)
+        else:
+            await self._start_http(app)
+        log.info(
+            "slack_started",
+            mode="socket" if self._app_token else "http",
+            team=identity.get("team_id"),
+            bot_user=self._bot_user_id,
+        )
+
+    async def _start_socket_mode(self, app: AsyncApp, app_token: str) -> None:
+        assert self._client is not None
+        # Asking for the first URL here makes a bad app token fail start() with Slack's
+        # error; the SDK alone would retry it forever.
+        opened = await self._client.apps_connections_open(app_token=app_token)
+        handler = AsyncSocketModeHandler(
+            app, app_token, web_client=self._client, ping_interval=self._ping_interval
+        )
+        handler.client.wss_uri = opened["url"]
+        self._socket = handler
+        await handler.connect_async()
+        self._watchdog = asyncio.create_task(self._watch(handler), name="slack-watchdog")
+
+    async def _start_http(self, app: AsyncApp) -> None:
+        host, _, port = self._listen.rpartition(":")
+        if not port.isdigit():
+            raise ConfigError(f"slack.listen must be host:port, not {self._listen!r}")
+        runner = web.AppRunner(app.web_app(path=EVENTS_PATH))
+        await runner.setup()
+        site = web.TCPSite(runner, host.strip("[]") or "127.0.0.1", int(port))
+        try:
+            await site.start()
+        except OSError:
+            await runner.cleanup()
+            raise
+        self._runner = runner
+        self.port = runner.addresses[0][1]
+
+    async def stop(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            await asyncio.gather(self._watchdog, return_exceptions=True)
+            self._watchdog = None
+        if self._socket is not None:
+            socket, self._socket = self._socket, None
+            await socket.close_async()
+        if self._runner is not None:
+            runner, self._runner = self._runner, None
+            await runner.cleanup()
+
+    async def _watch(self, handler: AsyncSocketModeHandler) -> None:
+        """The SDK pings and reconnects by itself (a silent socket misses its pong and is
+        replaced) but never gives up; after `give_up_after` seconds without a live
+        connection, report the failure so the supervisor restarts kioku's Slack side
+        and `kioku status` shows it down."""
+        loop = asyncio.get_running_loop()
+        down_since: float | None = None
+        while True:
+            await asyncio.sleep(self._ping_interval)
+            if await handler.client.is_connected():
+                down_since = None
+                continue
+            now = loop.time()
+            if down_since is None:
+                log.warning("slack_socket_down")
+                down_since = now
+            elif now - down_since >= self._give_up_after:
+                self.failed(
+                    AdapterFailed(
+                        f"Slack Socket Mode has had no connection for {now - down_since:.0f} s"
+                    )
+                )
+                return
+
+    # -- inbound -----------------------------------------------------------------------------
+
+    async def _on_message(self, body: dict[str, Any], event: dict[str, Any]) -> None:
+        """Direct messages only: channel messages reach kioku as `app_mention`."""
+        if event.get("channel_type") == "im":
+            await self._take(body, event, direct=True)
+
+    async def _on_mention(self, body: dict[str, Any], event: dict[str, Any]) -> None:
+        if not str(event.get("channel", "")).startswith("D"):
+            await self._take(body, event, direct=False)
+
+    async def _take(self, body: dict[str, Any], event: dict[str, Any], *, direct: bool) -> None:
+        user = event.get("user")
+        if (
+            not user
+            or user == self._bot_user_id
+            or event.get("bot_id")
+            or event.get("subtype") not in _SPOKEN_SUBTYPES
+        ):
+            return
+        team = event.get("user_team") or event.get("team") or body.get("team_id")
+        inbound = Inbound(
+            platform=self.name,
+            chat=event["channel"],
+            sender=f"slack:{team}:{user}",
+            text=from_slack(event.get("text") or "", self._bot_user_id),
+            is_direct=direct,
+            thread=event.get("thread_ts") or "",
+            sender_name=await self._name(user),
+            addressed=not direct,
+            message_id=event["ts"],
+            unreadable=_unreadable(event.get("files") or []),
+        )
+        try:
+            await self.deliver(inbound)
+        except Exception:
+            log.exception("slack_deliver_failed", chat=inbound.chat)
+
+    async def _name(self, user: str) -> str | None:
+        """The person's display name, asked once per user while the adapter runs."""
+        if user in self._names:
+            return self._names[user]
+        assert self._client is not None
+        try:
+            info = (await self._client.users_info(user=user))["user"]
+        except SlackApiError as exc:
+            log.warning("slack_users_info_failed", user=user, error=str(exc))
+            return None
+        profile = info.get("profile") or {}
+        name = profile.get("display_name") or info.get("real_name") or info.get("name")
+        self._names[user] = name
+        return name
+
+    # -- outbound ----------------------------------------------------------------------------
+
+    async def send(self, message: Outbound) -> None:
+        """Post the reply in chunks, in the asking message's thread; raise if Slack refuses."""
+        if self._client is None:
+            raise AdapterFailed("the Slack adapter is not running")
+        address = message.address
+        try:
+            for chunk in split_message(message.text, CHUNK_LIMIT):
+                await self._client.chat_postMessage(
+                    channel=address.chat,
+                    text=to_mrkdwn(chunk),
+                    thread_ts=_reply_thread(address),
+                    mrkdwn=True,
+                )
+        finally:
+            await self._done(address)
+
+    async def working(self, address: Address) -> None:
+        """React to the asking message while the model works; `send` removes it."""
+        if self._client is None or address.reply_to is None:
+            return
+        key = (address.chat, address.reply_to)
+        try:
+            await self._client.reactions_add(
+                channel=address.chat, timestamp=address.reply_to, name=WORKING_REACTION
+            )
+        except SlackApiError as exc:
+            if exc.response.get("error") != "already_reacted":
+                raise
+        self._reacting.add(key)
+
+    async def _done(self, address: Address) -> None:
+        key = (address.chat, address.reply_to or "")
+        if key not in self._reacting or self._client is None:
+            return
+        self._reacting.discard(key)
+        try:
+            await self._client.reactions_remove(
+                channel=address.chat, timestamp=key[1], name=WORKING_REACTION
+            )
+        except SlackApiError as exc:
+            log.warning("slack_reaction_remove_failed", chat=address.chat, error=str(exc))
+
+
+def _reply_thread(address: Address) -> str | None:
+    """A channel reply goes in the thread (a new one under the asking message if need be);
+    a direct message is answered in place unless it was in a thread."""
+    if address.thread:
+        return address.thread
+    if address.chat.startswith("D"):
+        return None
+    return address.reply_to
+
+
+def _unreadable(files: list[dict[str, Any]]) -> tuple[str, ...]:
+    kinds: list[str] = []
+    for item in files:
+        major = str(item.get("mimetype", "")).partition("/")[0]
+        kind = {"image": "an image", "audio": "an audio file", "video": "a video"}.get(
+            major, "a file"
+        )
+        if kind not in kinds:
+            kinds.append(kind)
+    return tuple(kinds)

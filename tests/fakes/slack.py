@@ -1,0 +1,259 @@
+"""A fake Slack on 127.0.0.1: the Web API methods kioku calls, and a Socket Mode websocket.
+
+The real slack-bolt / slack_sdk talk to it unchanged (`base_url` = `fake.base_url`).
+Tests push Events API envelopes down the socket, see the acknowledgements and every
+Web API call, make a method answer `ratelimited` (429 + Retry-After), close the
+socket or make it go silent (no pongs, nothing sent). `signed_headers` signs an HTTP
+Events API request the way Slack does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import itertools
+import json
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+TEAM = "T0TEAM"
+BOT_USER = "U0KIOKU"
+BOT_ID = "B0KIOKU"
+
+
+@dataclass
+class Call:
+    """One Web API request as the fake saw it."""
+
+    method: str
+    args: dict[str, Any]
+    authorization: str
+    at: float  # loop time
+
+
+@dataclass
+class _Socket:
+    ws: web.WebSocketResponse
+    silent: bool = False
+
+
+@dataclass
+class FakeSlack:
+    users: dict[str, str] = field(default_factory=dict)  # user id -> display name
+    retry_after: int = 1
+    calls: list[Call] = field(default_factory=list)
+    acks: list[str] = field(default_factory=list)
+    connections: int = 0  # websockets ever opened
+
+    def __post_init__(self) -> None:
+        self._ratelimited: dict[str, int] = {}
+        self._errors: dict[str, str] = {}
+        self._sockets: list[_Socket] = []
+        self._changed = asyncio.Condition()
+        self._ts = itertools.count(1)
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    async def start(self) -> FakeSlack:
+        app = web.Application()
+        app.router.add_route("*", "/api/{method}", self._api)
+        app.router.add_get("/socket", self._socket)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        return self
+
+    async def close(self) -> None:
+        for socket in self._sockets:
+            await socket.ws.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api/"
+
+    # -- what tests do -------------------------------------------------------------------------
+
+    def ratelimit(self, method: str, times: int = 1) -> None:
+        """The next `times` calls of `method` answer 429 with `Retry-After`."""
+        self._ratelimited[method] = times
+
+    def refuse(self, method: str, error: str = "invalid_auth") -> None:
+        """Every later call of `method` answers `{"ok": false, "error": error}`."""
+        self._errors[method] = error
+
+    def made(self, method: str) -> list[Call]:
+        return [call for call in self.calls if call.method == method]
+
+    @property
+    def posted(self) -> list[dict[str, Any]]:
+        return [call.args for call in self.made("chat.postMessage")]
+
+    async def wait_for(self, predicate: Callable[[], bool], within: float = 10.0) -> None:
+        """Wait until `predicate()` holds; checked after every request, ack and socket change."""
+        async with asyncio.timeout(within):
+            async with self._changed:
+                await self._changed.wait_for(predicate)
+
+    async def wait_posts(self, count: int, within: float = 10.0) -> list[dict[str, Any]]:
+        await self.wait_for(lambda: len(self.posted) >= count, within)
+        return self.posted
+
+    async def push(
+        self, event: dict[str, Any], *, event_id: str | None = None, retry: int = 0
+    ) -> str:
+        """Send an events_api envelope down the newest open socket; return its envelope id."""
+        await self.wait_for(lambda: self._open() is not None)
+        socket = self._open()
+        assert socket is not None
+        envelope_id = str(uuid.uuid4())
+        envelope = {
+            "envelope_id": envelope_id,
+            "type": "events_api",
+            "accepts_response_payload": False,
+            "retry_attempt": retry,
+            "retry_reason": "timeout" if retry else "",
+            "payload": event_callback(event, event_id),
+        }
+        await socket.ws.send_str(json.dumps(envelope))
+        return envelope_id
+
+    async def close_socket(self) -> None:
+        """Close the open socket from the server's side, as Slack does when it rotates them."""
+        socket = self._open()
+        if socket is not None:
+            await socket.ws.close()
+
+    def go_silent(self) -> None:
+        """The open socket stays open but answers no ping and sends nothing more."""
+        socket = self._open()
+        if socket is not None:
+            socket.silent = True
+
+    def message_ts(self) -> str:
+        return f"{1_700_000_000 + next(self._ts)}.000100"
+
+    def dm(self, user: str, text: str, *, channel: str = "D0DM", **extra: Any) -> dict[str, Any]:
+        return {
+            "type": "message",
+            "channel_type": "im",
+            "channel": channel,
+            "user": user,
+            "team": TEAM,
+            "text": text,
+            "ts": self.message_ts(),
+            **extra,
+        }
+
+    def mention(self, user: str, text: str, *, channel: str = "C0CHAN", **extra: Any) -> dict:
+        return {
+            "type": "app_mention",
+            "channel": channel,
+            "user": user,
+            "team": TEAM,
+            "text": f"<@{BOT_USER}> {text}",
+            "ts": self.message_ts(),
+            **extra,
+        }
+
+    # -- the server ----------------------------------------------------------------------------
+
+    def _open(self) -> _Socket | None:
+        live = [socket for socket in self._sockets if not socket.ws.closed and not socket.silent]
+        return live[-1] if live else None
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def _api(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        args: dict[str, Any] = dict(request.query)
+        if request.content_type == "application/json":
+            args.update(await request.json())
+        elif request.can_read_body:
+            args.update(await request.post())
+        auth = request.headers.get("Authorization", "")
+        self.calls.append(Call(method, args, auth, asyncio.get_running_loop().time()))
+        await self._notify()
+        if self._ratelimited.get(method, 0) > 0:
+            self._ratelimited[method] -= 1
+            return web.json_response(
+                {"ok": False, "error": "ratelimited"},
+                status=429,
+                headers={"Retry-After": str(self.retry_after)},
+            )
+        if method in self._errors:
+            return web.json_response({"ok": False, "error": self._errors[method]})
+        return web.json_response({"ok": True, **self._answer(method, args)})
+
+    def _answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
+        if method == "auth.test":
+            return {"team_id": TEAM, "team": "Test", "user_id": BOT_USER, "bot_id": BOT_ID}
+        if method == "apps.connections.open":
+            return {"url": f"ws://127.0.0.1:{self.port}/socket"}
+        if method == "users.info":
+            user = str(args.get("user"))
+            name = self.users.get(user, user.lower())
+            return {"user": {"id": user, "name": name, "profile": {"display_name": name}}}
+        if method == "chat.postMessage":
+            return {"channel": args.get("channel"), "ts": self.message_ts()}
+        return {}
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse(autoping=False)
+        await ws.prepare(request)
+        socket = _Socket(ws)
+        self._sockets.append(socket)
+        self.connections += 1
+        await ws.send_str(json.dumps({"type": "hello", "num_connections": 1}))
+        await self._notify()
+        async for message in ws:
+            if socket.silent:
+                continue
+            if message.type == WSMsgType.PING:
+                await ws.pong(message.data)
+            elif message.type == WSMsgType.TEXT:
+                envelope_id = json.loads(message.data).get("envelope_id")
+                if envelope_id:
+                    self.acks.append(envelope_id)
+                    await self._notify()
+        await self._notify()
+        return ws
+
+
+def event_callback(event: dict[str, Any], event_id: str | None = None) -> dict[str, Any]:
+    """The Events API body Slack sends for `event` (the same in Socket Mode and over HTTP)."""
+    return {
+        "token": "verification-token",
+        "team_id": TEAM,
+        "api_app_id": "A0KIOKU",
+        "type": "event_callback",
+        "event": event,
+        "event_id": event_id or f"Ev{uuid.uuid4().hex[:10].upper()}",
+        "event_time": int(time.time()),
+        "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}],
+    }
+
+
+def signed_headers(secret: str, body: bytes, *, timestamp: int | None = None) -> dict[str, str]:
+    """Slack's request signature: v0= HMAC-SHA256 of `v0:<timestamp>:<body>`."""
+    stamp = str(int(time.time()) if timestamp is None else timestamp)
+    base = b"v0:" + stamp.encode() + b":" + body
+    digest = hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+    return {
+        "X-Slack-Request-Timestamp": stamp,
+        "X-Slack-Signature": f"v0={digest}",
+        "Content-Type": "application/json",
+    }

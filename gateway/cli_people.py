@@ -132,7 +132,7 @@ def pairing_approve(
         )
     except access.CodeRefused as exc:
         fail(str(exc))
-    log.info("pairing approved", identity=approval.identity, person=approval.person)
+    log.info("pairing_approved", identity=approval.identity, person=approval.person)
     state = "a new person" if approval.created else "an existing person"
     typer.echo(f"Approved: {approval.identity} is now {approval.person} ({state}).")
 
@@ -148,7 +148,7 @@ def pairing_deny(code: str = typer.Argument(..., help="The code to refuse (any c
         )
     except access.CodeRefused as exc:
         fail(str(exc))
-    log.info("pairing denied", identity=request.identity)
+    log.info("pairing_denied", identity=request.identity)
     typer.echo(f"Denied: {request.identity} gets no answer (and no new code for 24 hours).")
 
 
@@ -195,7 +195,7 @@ def people_link(
         previous, created = _with_store(settings, work)
     except Refused as exc:
         fail(f"refused: {exc}")
-    log.info("identity linked", identity=identity, person=to, previous=previous, by="cli")
+    log.info("identity_linked", identity=identity, person=to, previous=previous, by="cli")
     lines = [f"Linked {identity} to {to}" + (" (a new person)." if created else ".")]
     if previous and previous != to:
         lines.append(
@@ -228,7 +228,7 @@ def people_unlink(
         fail(f"refused: {exc}")
     if holder is None:
         fail(f"{identity} is not linked to anyone; `kioku people list` shows the identities")
-    log.info("identity unlinked", identity=identity, person=holder)
+    log.info("identity_unlinked", identity=identity, person=holder)
     typer.echo(f"Unlinked {identity} from {holder}.")
 
 
@@ -254,6 +254,6 @@ def people_forget(
         report = _with_store(settings, lambda store: forget_person(store, home, person))
     except CannotForget as exc:
         fail(f"refused: {exc}")
-    log.info("person forgotten", person=person)
+    log.info("person_forgotten", person=person)
     typer.echo(f"Forgot {person}. Removed:")
     show(report)

@@ -121,7 +121,7 @@ class Identities:
         if sender in policy.allow or policy.dm_policy == "open":
             return Admission(await self._admit_stranger(inbound), None, True)
         if policy.dm_policy == "allowlist":
-            log.info("stranger ignored", platform=inbound.platform, identity=sender)
+            log.info("stranger_ignored", platform=inbound.platform, identity=sender)
             return SILENCE
         return await self._pairing(inbound)
 
@@ -141,7 +141,7 @@ class Identities:
             )
         now = self._clock()
         code = await self.store.write(lambda db: access.issue_link_code(db, person, now))
-        log.info("link code issued", person=person, platform=inbound.platform)
+        log.info("link_code_issued", person=person, platform=inbound.platform)
         minutes = int(access.LINK_TTL // 60)
         return (
             f"Your link code: {code}\n"
@@ -159,7 +159,7 @@ class Identities:
         )
         match attempt.status:
             case "linked":
-                log.info("identity linked", identity=sender, person=attempt.person, by="link")
+                log.info("identity_linked", identity=sender, person=attempt.person, by="link")
                 return (
                     f"Linked: this account ({sender}) is now the same person as the one that "
                     "asked for the code. Your notes and history follow you here."
@@ -167,7 +167,7 @@ class Identities:
             case "already":
                 return "This account is already linked to you; nothing changed."
             case "taken":
-                log.info("link refused", identity=sender, reason="identity has its own data")
+                log.info("link_refused", identity=sender, reason="identity has its own data")
                 return (
                     "This account already has its own history with me, so I won't merge it "
                     "from a chat. Ask the owner to run: "
@@ -175,13 +175,13 @@ class Identities:
                 )
             case "locked":
                 assert attempt.locked_until is not None
-                log.warning("link locked", identity=sender, until=_clock_text(attempt.locked_until))
+                log.warning("link_locked", identity=sender, until=_clock_text(attempt.locked_until))
                 return (
                     "Too many wrong codes: /link is locked for this account until "
                     f"{_clock_text(attempt.locked_until)}."
                 )
             case _:
-                log.info("link code wrong", identity=sender, attempts_left=attempt.attempts_left)
+                log.info("link_code_wrong", identity=sender, attempts_left=attempt.attempts_left)
                 return (
                     "That code is wrong or has expired. Send /link in a chat where I know you "
                     f"for a new one ({attempt.attempts_left} attempts left before /link is "
@@ -204,7 +204,7 @@ class Identities:
             lambda db: access.admit_stranger(db, inbound.sender, inbound.sender_name, now)
         )
         if created:
-            log.info("person created", person=person, identity=inbound.sender)
+            log.info("person_created", person=person, identity=inbound.sender)
         return person
 
     async def _pairing(self, inbound: Inbound) -> Admission:
@@ -215,11 +215,11 @@ class Identities:
             )
         )
         if outcome.code is None:
-            event = "pairing refused" if outcome.status == "full" else "pairing quiet"
+            event = "pairing_refused" if outcome.status == "full" else "pairing_quiet"
             log.info(event, platform=inbound.platform, identity=inbound.sender, why=outcome.status)
             return SILENCE
         log.info(
-            "pairing code sent",
+            "pairing_code_sent",
             platform=inbound.platform,
             identity=inbound.sender,
             again=outcome.status == "resent",
@@ -231,13 +231,13 @@ class Identities:
         if holder == OWNER:
             return
         if holder is not None:
-            log.warning("identity moved to the owner", identity=identity, previous=holder)
+            log.warning("identity_moved_to_the_owner", identity=identity, previous=holder)
         await self.store.link_identity(identity, OWNER)
 
     def _policy(self, platform: str) -> PlatformSettings | None:
         policy = getattr(self._settings, platform, None) if platform in PLATFORMS else None
         if not isinstance(policy, PlatformSettings):
-            log.warning("message from an unknown platform ignored", platform=platform)
+            log.warning("message_from_an_unknown_platform_ignored", platform=platform)
             return None
         return policy
 

@@ -1,0 +1,281 @@
+"""The Discord adapter on discord.py: DMs, and guild messages that mention or reply to kioku.
+
+discord.py keeps its own reconnects (RESUME, then IDENTIFY) and REST rate limits
+(429 retry_after, buckets); this adapter adds a watchdog for the case they cannot see:
+a connection that stays open but delivers nothing, not even heartbeat ACKs. The
+watchdog then replaces the client in-process; if the new one cannot get READY, the
+adapter reports `failed()` and the supervisor restarts it with backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import discord
+import structlog
+import yarl
+
+from adapters.base import Adapter, AdapterFailed, Address, InboundHandler, Outbound
+from adapters.chunking import split_message
+from adapters.discord_inbound import to_inbound
+from config.settings import DiscordSettings, Settings
+
+log = structlog.get_logger("kioku.discord")
+
+MESSAGE_LIMIT = 2000
+# Discord acknowledges a heartbeat every 41.25 s; no frame at all for a bit over two
+# intervals means the connection is dead even if the socket looks open.
+SILENCE_LIMIT = 90.0
+READY_TIMEOUT = 60.0
+CLOSE_TIMEOUT = 10.0
+# The typing indicator stops by itself after this long if no reply ever comes (/stop).
+TYPING_LIMIT = 300.0
+
+
+def discord_adapter(
+    settings: Settings, deliver: InboundHandler, status: Callable[[], Awaitable[Any]]
+) -> DiscordAdapter | None:
+    """The daemon's factory: an adapter when a bot token is configured, else None."""
+    if settings.discord.token is None:
+        return None
+    return DiscordAdapter(deliver, settings.discord)
+
+
+def allowed_mentions(settings: DiscordSettings) -> discord.AllowedMentions:
+    """People may be pinged by name and the asker by the reply; crowds and roles only if allowed."""
+    mass = settings.allow_mass_mentions
+    return discord.AllowedMentions(everyone=mass, roles=mass, users=True, replied_user=True)
+
+
+class _Client(discord.Client):
+    """A discord.py client that remembers when the gateway last sent anything."""
+
+    def __init__(self, adapter: DiscordAdapter, **options: Any) -> None:
+        # Debug events let every received frame (heartbeat ACKs included) be seen.
+        super().__init__(enable_debug_events=True, **options)
+        self.adapter = adapter
+        self.last_frame = asyncio.get_running_loop().time()
+
+    def dispatch(self, event: str, /, *args: Any, **kwargs: Any) -> None:
+        if event == "socket_raw_receive":
+            self.last_frame = asyncio.get_running_loop().time()
+            return
+        if event == "socket_raw_send":
+            return
+        super().dispatch(event, *args, **kwargs)
+
+    async def on_message(self, message: discord.Message) -> None:
+        await self.adapter.on_message(self, message)
+
+
+class DiscordAdapter(Adapter):
+    """One bot account; replies go to the channel (or thread) of the asking message."""
+
+    name = "discord"
+
+    def __init__(
+        self,
+        deliver: InboundHandler,
+        settings: DiscordSettings,
+        *,
+        silence_limit: float = SILENCE_LIMIT,
+        ready_timeout: float = READY_TIMEOUT,
+        guild_ready_timeout: float = 2.0,
+    ) -> None:
+        super().__init__(deliver)
+        if settings.token is None:
+            raise ValueError("the Discord adapter needs discord.token (KIOKU_DISCORD__TOKEN)")
+        self.settings = settings
+        self.silence_limit = silence_limit
+        self.ready_timeout = ready_timeout
+        self.guild_ready_timeout = guild_ready_timeout
+        self.restarts = 0
+        self._client: _Client | None = None
+        self._runner: asyncio.Task[None] | None = None
+        self._watchdog: asyncio.Task[None] | None = None
+        self._typing: dict[Address, asyncio.Task[None]] = {}
+        self._saved_endpoints: tuple[str, yarl.URL] | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._point_endpoints()
+        try:
+            await self._open_client()
+        except BaseException:
+            self._restore_endpoints()
+            raise
+        self._watchdog = asyncio.create_task(self._watch(), name="discord-watchdog")
+
+    async def stop(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            await asyncio.gather(self._watchdog, return_exceptions=True)
+            self._watchdog = None
+        for task in list(self._typing.values()):
+            task.cancel()
+        await asyncio.gather(*self._typing.values(), return_exceptions=True)
+        self._typing.clear()
+        await self._close_client()
+        self._restore_endpoints()
+
+    def _point_endpoints(self) -> None:
+        """discord.py reads its endpoints from class attributes: set them for the whole process."""
+        if self._saved_endpoints is not None:
+            return
+        self._saved_endpoints = (
+            discord.http.Route.BASE,
+            discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY,
+        )
+        if self.settings.api_base:
+            discord.http.Route.BASE = self.settings.api_base.rstrip("/")
+        if self.settings.gateway_url:
+            discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(self.settings.gateway_url)
+
+    def _restore_endpoints(self) -> None:
+        if self._saved_endpoints is None:
+            return
+        base, gateway = self._saved_endpoints
+        discord.http.Route.BASE = base
+        discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = gateway
+        self._saved_endpoints = None
+
+    async def _open_client(self) -> None:
+        """Log in and connect; return once READY, raise if the gateway never gets there."""
+        intents = discord.Intents.none()
+        intents.guilds = intents.messages = intents.message_content = True
+        client = _Client(
+            self,
+            intents=intents,
+            allowed_mentions=allowed_mentions(self.settings),
+            guild_ready_timeout=self.guild_ready_timeout,
+        )
+        assert self.settings.token is not None
+        try:
+            await client.login(self.settings.token.get_secret_value())
+        except BaseException:
+            await client.close()
+            raise
+        runner = asyncio.create_task(client.connect(reconnect=True), name="discord-gateway")
+        # Current from now on: messages may arrive (and be answered) before on_ready fires.
+        self._client, self._runner = client, runner
+        runner.add_done_callback(self._gateway_ended)
+        ready = asyncio.create_task(client.wait_until_ready(), name="discord-ready")
+        await asyncio.wait(
+            {runner, ready}, timeout=self.ready_timeout, return_when="FIRST_COMPLETED"
+        )
+        if not ready.done():
+            ready.cancel()
+            self._client = self._runner = None
+            await client.close()
+            await asyncio.gather(runner, ready, return_exceptions=True)
+            if runner.done() and not runner.cancelled() and runner.exception() is not None:
+                raise runner.exception()  # type: ignore[misc]
+            raise AdapterFailed(f"the Discord gateway did not get ready in {self.ready_timeout} s")
+        log.info("discord_ready", user=str(client.user), guilds=len(client.guilds))
+
+    async def _close_client(self) -> None:
+        client, runner = self._client, self._runner
+        self._client = self._runner = None
+        if client is None or runner is None:
+            return
+        try:
+            await asyncio.wait_for(client.close(), CLOSE_TIMEOUT)
+        except TimeoutError:
+            log.warning("discord_close_timeout", seconds=CLOSE_TIMEOUT)
+        runner.cancel()
+        await asyncio.gather(runner, return_exceptions=True)
+
+    def _gateway_ended(self, runner: asyncio.Task[None]) -> None:
+        """discord.py gave up reconnecting (bad token, intents not enabled, ...)."""
+        if runner is not self._runner or runner.cancelled():
+            return
+        error = runner.exception() or AdapterFailed("the Discord gateway connection ended")
+        log.error("discord_gateway_ended", error=repr(error))
+        self.failed(error)
+
+    async def _watch(self) -> None:
+        """Replace a client that has received nothing for longer than `silence_limit`."""
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(self.silence_limit / 4)
+            client = self._client
+            if client is None:
+                continue
+            silent = loop.time() - client.last_frame
+            if silent <= self.silence_limit:
+                continue
+            log.warning("discord_silent", seconds=round(silent, 1), restarts=self.restarts)
+            try:
+                await self._close_client()
+                await self._open_client()
+            except Exception as exc:
+                log.error("discord_restart_failed", error=repr(exc))
+                self.failed(exc)
+                return
+            self.restarts += 1
+
+    # -- receiving ------------------------------------------------------------------------
+
+    async def on_message(self, client: _Client, message: discord.Message) -> None:
+        if client.user is None:
+            return
+        inbound = to_inbound(message, client.user, self.settings)
+        if inbound is None:
+            return
+        try:
+            await self.deliver(inbound)
+        except Exception:
+            log.exception("discord_deliver_failed", chat=inbound.chat, message=inbound.message_id)
+
+    # -- sending --------------------------------------------------------------------------
+
+    async def send(self, message: Outbound) -> None:
+        """Post the reply in pieces of 2,000; the first replies to the asking message."""
+        address = message.address
+        self._stop_typing(address)
+        channel = self._channel(address)
+        reference = None
+        if address.reply_to is not None:
+            reference = discord.MessageReference(
+                message_id=int(address.reply_to), channel_id=channel.id, fail_if_not_exists=False
+            )
+        mentions = allowed_mentions(self.settings)
+        for chunk in split_message(message.text, MESSAGE_LIMIT):
+            await channel.send(chunk, reference=reference, allowed_mentions=mentions)  # type: ignore[arg-type]
+            reference = None
+
+    async def working(self, address: Address) -> None:
+        """Keep "kioku is typing..." up until the reply to `address` is sent."""
+        self._stop_typing(address)
+        channel = self._channel(address)
+        task = asyncio.create_task(self._type(channel), name=f"discord-typing-{channel.id}")
+        self._typing[address] = task
+        task.add_done_callback(lambda done: self._forget_typing(address, done))
+
+    async def _type(self, channel: discord.PartialMessageable) -> None:
+        try:
+            async with channel.typing():
+                await asyncio.sleep(TYPING_LIMIT)
+        except discord.HTTPException as exc:
+            log.warning("discord_typing_failed", channel=str(channel.id), error=repr(exc))
+
+    def _stop_typing(self, address: Address) -> None:
+        task = self._typing.pop(address, None)
+        if task is not None:
+            task.cancel()
+
+    def _forget_typing(self, address: Address, task: asyncio.Task[None]) -> None:
+        if self._typing.get(address) is task:
+            del self._typing[address]
+
+    def _channel(self, address: Address) -> discord.PartialMessageable:
+        client = self._client
+        if client is None:
+            raise AdapterFailed("the Discord client is not connected")
+        channel_id = address.thread or address.chat
+        if not channel_id.isdigit():
+            raise ValueError(f"not a Discord channel id: {channel_id!r}")
+        return client.get_partial_messageable(int(channel_id))

@@ -1,0 +1,105 @@
+"""Discord messages as `Inbound`: who spoke, where, whether to kioku, and what it cannot read.
+
+Identity is `discord:<user id>`. A DM's chat is its DM channel; a guild channel's chat
+is the channel; a thread is its own conversation: chat = the parent channel, thread =
+the thread (the gateway keys group sessions by platform, chat and thread).
+"""
+
+from __future__ import annotations
+
+import re
+
+import discord
+
+from adapters.base import Inbound
+from config.settings import DiscordSettings
+
+PLATFORM = "discord"
+# Message types a person writes; joins, pins, thread announcements and the like are not.
+_SPOKEN = (discord.MessageType.default, discord.MessageType.reply)
+
+
+def to_inbound(
+    message: discord.Message, me: discord.ClientUser, settings: DiscordSettings
+) -> Inbound | None:
+    """The message as kioku sees it, or None for bots, system messages and places not allowed."""
+    author = message.author
+    if author.id == me.id or author.bot or message.webhook_id is not None:
+        return None
+    if message.type not in _SPOKEN:
+        return None
+    guild = message.guild
+    channel = message.channel
+    thread = ""
+    chat = str(channel.id)
+    if guild is not None:
+        if settings.guilds and str(guild.id) not in settings.guilds:
+            return None
+        if isinstance(channel, discord.Thread):
+            chat, thread = str(channel.parent_id), str(channel.id)
+        if settings.channels and not {chat, thread} & set(settings.channels):
+            return None
+    roles = _own_roles(guild)
+    replied = _replied(message)
+    addressed = guild is None or (
+        any(user.id == me.id for user in message.mentions)
+        or any(role.id in roles for role in message.role_mentions)
+        or (replied is not None and replied.author.id == me.id)
+    )
+    return Inbound(
+        PLATFORM,
+        chat,
+        f"{PLATFORM}:{author.id}",
+        readable_text(message, me.id, roles),
+        guild is None,
+        thread=thread,
+        sender_name=author.display_name,
+        addressed=addressed,
+        message_id=str(message.id),
+        reply_to_text=replied.content if replied is not None else None,
+        unreadable=unreadable(message),
+        received_at=message.created_at,
+    )
+
+
+def readable_text(message: discord.Message, bot_id: int, bot_roles: set[int]) -> str:
+    """The text without kioku's own mention; other people's mentions become @names."""
+    text = re.sub(rf"<@!?{bot_id}>[ \t]?", "", message.content)
+    for role in bot_roles:
+        text = re.sub(rf"<@&{role}>[ \t]?", "", text)
+    for user in message.mentions:
+        if user.id != bot_id:
+            text = re.sub(rf"<@!?{user.id}>", f"@{user.display_name}", text)
+    return text.strip()
+
+
+def unreadable(message: discord.Message) -> tuple[str, ...]:
+    """What is attached that kioku cannot read yet, each kind named once."""
+    kinds: list[str] = []
+    for attachment in message.attachments:
+        kinds.append(_kind(attachment))
+    if message.stickers:
+        kinds.append("a sticker")
+    return tuple(dict.fromkeys(kinds))
+
+
+def _kind(attachment: discord.Attachment) -> str:
+    if attachment.is_voice_message():
+        return "a voice message"
+    major = (attachment.content_type or "").partition("/")[0]
+    return {"image": "an image", "video": "a video", "audio": "an audio file"}.get(major, "a file")
+
+
+def _own_roles(guild: discord.Guild | None) -> set[int]:
+    """The roles kioku holds in `guild` (not @everyone): mentioning one addresses kioku."""
+    if guild is None or guild.me is None:
+        return set()
+    return {role.id for role in guild.me.roles if not role.is_default()}
+
+
+def _replied(message: discord.Message) -> discord.Message | None:
+    reference = message.reference
+    if reference is None:
+        return None
+    resolved = reference.resolved or reference.cached_message
+    return resolved if isinstance(resolved, discord.Message) else None

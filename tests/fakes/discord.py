@@ -1,0 +1,459 @@
+"""A fake Discord (REST + websocket gateway) on 127.0.0.1, driven through the real discord.py.
+
+    async with FakeDiscord() as discord_:
+        settings = DiscordSettings(token="t", api_base=discord_.api_base,
+                                   gateway_url=discord_.gateway_url)
+        ...
+        await discord_.push(discord_.dm("hello"))          # MESSAGE_CREATE on the live socket
+        post = await discord_.next_post()                   # POST /channels/{id}/messages
+        post.body["allowed_mentions"], post.body["message_reference"]
+
+One guild (`GUILD_ID`) with a text channel (`CHANNEL_ID`), a public thread under it
+(`THREAD_ID`) and a role the bot holds (`BOT_ROLE_ID`). Faults on demand:
+`rate_limit(times)` answers the next sends with 429 (retry_after, X-RateLimit headers,
+`Via` so discord.py believes Discord sent it), `refuse(status)` fails the next send,
+`drop_connection(code)` closes the socket, `go_silent()` makes the live connection stop
+acknowledging heartbeats and dispatching.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+DISCORD_EPOCH_MS = 1_420_070_400_000
+_counter = itertools.count()
+
+
+def snowflake() -> int:
+    """An id shaped like Discord's (timestamp << 22): 18-19 digits, rising."""
+    return ((int(time.time() * 1000) - DISCORD_EPOCH_MS) << 22) | (next(_counter) % 4096)
+
+
+BOT_ID = snowflake()
+APP_ID = BOT_ID
+OWNER_ID = snowflake()
+GUILD_ID = snowflake()
+CHANNEL_ID = snowflake()
+OTHER_CHANNEL_ID = snowflake()
+THREAD_ID = snowflake()
+BOT_ROLE_ID = snowflake()
+ALICE_ID = snowflake()
+ALICE_DM_ID = snowflake()
+
+
+def user(user_id: int, name: str, *, bot: bool = False) -> dict[str, Any]:
+    return {
+        "id": str(user_id),
+        "username": name,
+        "discriminator": "0",
+        "global_name": name.title(),
+        "avatar": None,
+        "bot": bot,
+    }
+
+
+BOT_USER = user(BOT_ID, "kioku", bot=True)
+ALICE = user(ALICE_ID, "alice")
+
+
+def _now_iso() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    # discord.py only decodes bodies whose Content-Type is exactly application/json.
+    return web.Response(
+        body=json.dumps(data).encode(),
+        status=status,
+        headers={"Content-Type": "application/json", **(headers or {})},
+    )
+
+
+@dataclass
+class Post:
+    """One message discord.py sent: the channel and the decoded JSON body."""
+
+    channel_id: str
+    body: dict[str, Any]
+
+    @property
+    def content(self) -> str:
+        return self.body.get("content") or ""
+
+    @property
+    def reply_to(self) -> str | None:
+        reference = self.body.get("message_reference")
+        return None if reference is None else str(reference["message_id"])
+
+
+@dataclass
+class _Connection:
+    ws: web.WebSocketResponse
+    silent: bool = False
+
+
+@dataclass
+class FakeDiscord:
+    heartbeat_interval_ms: int = 41_250
+    posts: list[Post] = field(default_factory=list)
+    typing: list[str] = field(default_factory=list)
+    identifies: list[dict[str, Any]] = field(default_factory=list)
+    resumes: int = 0
+    rate_limited: int = 0
+
+    def __post_init__(self) -> None:
+        self._runner: web.AppRunner | None = None
+        self._port = 0
+        self._live: _Connection | None = None
+        self._sessions: set[str] = set()
+        self._seq = 0
+        self._post_queue: asyncio.Queue[Post] = asyncio.Queue()
+        self._ready = asyncio.Condition()
+        self._readies = 0
+        self._limit_next = 0
+        self._retry_after = 0.0
+        self._refuse_next: int | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    async def start(self) -> FakeDiscord:
+        app = web.Application()
+        app.router.add_get("/api/v10/users/@me", self._me)
+        app.router.add_get("/api/v10/oauth2/applications/@me", self._application)
+        app.router.add_post("/api/v10/channels/{channel}/messages", self._post_message)
+        app.router.add_post("/api/v10/channels/{channel}/typing", self._typing)
+        app.router.add_get("/gateway", self._gateway)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self._port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        return self
+
+    async def close(self) -> None:
+        if self._live is not None:
+            await self._live.ws.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def __aenter__(self) -> FakeDiscord:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self._port}/api/v10"
+
+    @property
+    def gateway_url(self) -> str:
+        return f"ws://127.0.0.1:{self._port}/gateway"
+
+    # -- what tests do --------------------------------------------------------------------
+
+    async def wait_ready(self, count: int, within: float = 10.0) -> None:
+        """Until `count` sessions have been READY or RESUMED in total."""
+        async with self._ready:
+            await asyncio.wait_for(self._ready.wait_for(lambda: self._readies >= count), within)
+
+    async def next_post(self, within: float = 10.0) -> Post:
+        return await asyncio.wait_for(self._post_queue.get(), within)
+
+    def pending_posts(self) -> int:
+        return self._post_queue.qsize()
+
+    def rate_limit(self, times: int = 1, retry_after: float = 0.2) -> None:
+        self._limit_next = times
+        self._retry_after = retry_after
+
+    def refuse(self, status: int = 403) -> None:
+        """The next send gets `status` (403: missing permissions) instead of a message."""
+        self._refuse_next = status
+
+    async def drop_connection(self, code: int = 4000) -> None:
+        """Close the live socket: 4000 can be resumed (Discord's restarts), 4004 cannot
+        (authentication failed)."""
+        live, self._live = self._live, None
+        assert live is not None, "no live gateway connection"
+        await live.ws.close(code=code, message=b"fake close")
+
+    def go_silent(self) -> None:
+        """The live connection still reads, but acknowledges and dispatches nothing."""
+        assert self._live is not None, "no live gateway connection"
+        self._live.silent = True
+
+    async def push(self, message: dict[str, Any]) -> dict[str, Any]:
+        await self._dispatch("MESSAGE_CREATE", message)
+        return message
+
+    def dm(self, content: str, *, author: dict[str, Any] = ALICE, **extra: Any) -> dict[str, Any]:
+        channel = ALICE_DM_ID if author is ALICE else int(author["id"]) + 1
+        return self.message(content, channel_id=channel, author=author, guild=False, **extra)
+
+    def message(
+        self,
+        content: str,
+        *,
+        channel_id: int = CHANNEL_ID,
+        author: dict[str, Any] = ALICE,
+        guild: bool = True,
+        mentions: list[dict[str, Any]] | None = None,
+        mention_roles: list[int] | None = None,
+        attachments: list[dict[str, Any]] | None = None,
+        reply_to: dict[str, Any] | None = None,
+        message_id: int | None = None,
+    ) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "id": str(message_id or snowflake()),
+            "channel_id": str(channel_id),
+            "author": author,
+            "content": content,
+            "timestamp": _now_iso(),
+            "edited_timestamp": None,
+            "tts": False,
+            "mention_everyone": False,
+            "mentions": mentions or [],
+            "mention_roles": [str(role) for role in mention_roles or []],
+            "attachments": attachments or [],
+            "embeds": [],
+            "pinned": False,
+            "type": 0,
+        }
+        if guild:
+            data["guild_id"] = str(GUILD_ID)
+            data["member"] = {
+                "roles": [],
+                "joined_at": _now_iso(),
+                "deaf": False,
+                "mute": False,
+                "flags": 0,
+            }
+        if reply_to is not None:
+            data["type"] = 19
+            data["message_reference"] = {
+                "message_id": reply_to["id"],
+                "channel_id": reply_to["channel_id"],
+                **({"guild_id": str(GUILD_ID)} if guild else {}),
+            }
+            data["referenced_message"] = reply_to
+        return data
+
+    def mention(self, content: str, **extra: Any) -> dict[str, Any]:
+        """A guild message that starts with the bot's mention."""
+        return self.message(f"<@{BOT_ID}> {content}", mentions=[BOT_USER], **extra)
+
+    def attachment(self, filename: str, content_type: str) -> dict[str, Any]:
+        return {
+            "id": str(snowflake()),
+            "filename": filename,
+            "size": 1024,
+            "url": f"http://127.0.0.1:{self._port}/attachments/{filename}",
+            "proxy_url": f"http://127.0.0.1:{self._port}/attachments/{filename}",
+            "content_type": content_type,
+        }
+
+    def bot_message(self, content: str, channel_id: int = CHANNEL_ID) -> dict[str, Any]:
+        return self.message(content, channel_id=channel_id, author=BOT_USER)
+
+    # -- REST -----------------------------------------------------------------------------
+
+    async def _me(self, request: web.Request) -> web.Response:
+        return _json({**BOT_USER, "verified": True, "mfa_enabled": False, "flags": 0})
+
+    async def _application(self, request: web.Request) -> web.Response:
+        return _json(
+            {
+                "id": str(APP_ID),
+                "name": "kioku",
+                "description": "",
+                "icon": None,
+                "bot_public": False,
+                "bot_require_code_grant": False,
+                "owner": user(OWNER_ID, "owner"),
+                "verify_key": "0" * 64,
+                "flags": 0,
+            }
+        )
+
+    async def _post_message(self, request: web.Request) -> web.Response:
+        channel = request.match_info["channel"]
+        body = await request.json()
+        if self._refuse_next is not None:
+            status, self._refuse_next = self._refuse_next, None
+            return _json({"message": "Missing Permissions", "code": 50013}, status)
+        if self._limit_next > 0:
+            self._limit_next -= 1
+            self.rate_limited += 1
+            headers = {
+                "Via": "1.1 google",
+                "X-RateLimit-Limit": "5",
+                "X-RateLimit-Remaining": "0",
+                "X-RateLimit-Reset-After": str(self._retry_after),
+                "X-RateLimit-Bucket": "fake-bucket",
+                "X-RateLimit-Scope": "user",
+            }
+            limited = {"message": "You are being rate limited.", "retry_after": self._retry_after}
+            return _json({**limited, "global": False}, 429, headers)
+        post = Post(channel, body)
+        self.posts.append(post)
+        self._post_queue.put_nowait(post)
+        sent = self.message(
+            body.get("content") or "",
+            channel_id=int(channel),
+            author=BOT_USER,
+            guild=channel != str(ALICE_DM_ID),
+        )
+        return _json(sent)
+
+    async def _typing(self, request: web.Request) -> web.Response:
+        self.typing.append(request.match_info["channel"])
+        return web.Response(status=204)
+
+    # -- gateway --------------------------------------------------------------------------
+
+    async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        connection = _Connection(ws)
+        self._live = connection
+        await ws.send_json({"op": 10, "d": {"heartbeat_interval": self.heartbeat_interval_ms}})
+        async for frame in ws:
+            if frame.type is not WSMsgType.TEXT:
+                continue
+            payload = json.loads(frame.data)
+            op = payload.get("op")
+            if op == 1 and not connection.silent:
+                await ws.send_json({"op": 11})
+            elif op == 2:
+                self.identifies.append(payload["d"])
+                await self._identify(connection)
+            elif op == 6:
+                await self._resume(connection, payload["d"])
+        if self._live is connection:
+            self._live = None
+        return ws
+
+    async def _identify(self, connection: _Connection) -> None:
+        session = f"session-{snowflake()}"
+        self._sessions.add(session)
+        ready = {
+            "v": 10,
+            "user": BOT_USER,
+            "guilds": [{"id": str(GUILD_ID), "unavailable": True}],
+            "session_id": session,
+            "resume_gateway_url": self.gateway_url,
+            "application": {"id": str(APP_ID), "flags": 0},
+        }
+        await self._send(connection, "READY", ready)
+        await self._send(connection, "GUILD_CREATE", self._guild())
+        await self._count_ready()
+
+    async def _resume(self, connection: _Connection, data: dict[str, Any]) -> None:
+        if data.get("session_id") not in self._sessions:
+            await connection.ws.send_json({"op": 9, "d": False})
+            return
+        self.resumes += 1
+        await self._send(connection, "RESUMED", {})
+        await self._count_ready()
+
+    async def _count_ready(self) -> None:
+        async with self._ready:
+            self._readies += 1
+            self._ready.notify_all()
+
+    async def _dispatch(self, event: str, data: dict[str, Any]) -> None:
+        live = self._live
+        assert live is not None, "no live gateway connection"
+        if not live.silent:
+            await self._send(live, event, data)
+
+    async def _send(self, connection: _Connection, event: str, data: dict[str, Any]) -> None:
+        self._seq += 1
+        await connection.ws.send_json({"op": 0, "t": event, "s": self._seq, "d": data})
+
+    def _guild(self) -> dict[str, Any]:
+        channel = {
+            "id": str(CHANNEL_ID),
+            "type": 0,
+            "guild_id": str(GUILD_ID),
+            "name": "general",
+            "position": 0,
+            "permission_overwrites": [],
+            "nsfw": False,
+            "parent_id": None,
+        }
+        other = {**channel, "id": str(OTHER_CHANNEL_ID), "name": "random", "position": 1}
+        thread = {
+            "id": str(THREAD_ID),
+            "type": 11,
+            "guild_id": str(GUILD_ID),
+            "parent_id": str(CHANNEL_ID),
+            "owner_id": str(ALICE_ID),
+            "name": "a thread",
+            "message_count": 0,
+            "member_count": 1,
+            "rate_limit_per_user": 0,
+            "thread_metadata": {
+                "archived": False,
+                "auto_archive_duration": 1440,
+                "archive_timestamp": _now_iso(),
+                "locked": False,
+            },
+        }
+        role = {
+            "id": str(BOT_ROLE_ID),
+            "name": "kioku",
+            "color": 0,
+            "hoist": False,
+            "position": 1,
+            "permissions": "0",
+            "managed": True,
+            "mentionable": True,
+        }
+        everyone = {**role, "id": str(GUILD_ID), "name": "@everyone", "position": 0}
+        return {
+            "id": str(GUILD_ID),
+            "name": "kioku test guild",
+            "owner_id": str(OWNER_ID),
+            "unavailable": False,
+            "member_count": 2,
+            "large": False,
+            "roles": [everyone, role],
+            "channels": [channel, other],
+            "threads": [thread],
+            "members": [
+                {
+                    "user": BOT_USER,
+                    "roles": [str(BOT_ROLE_ID)],
+                    "joined_at": _now_iso(),
+                    "deaf": False,
+                    "mute": False,
+                    "flags": 0,
+                }
+            ],
+            "emojis": [],
+            "stickers": [],
+            "features": [],
+            "voice_states": [],
+            "presences": [],
+            "stage_instances": [],
+            "guild_scheduled_events": [],
+            "premium_tier": 0,
+            "verification_level": 0,
+            "default_message_notifications": 0,
+            "explicit_content_filter": 0,
+            "mfa_level": 0,
+            "nsfw_level": 0,
+            "preferred_locale": "en-US",
+            "system_channel_flags": 0,
+            "joined_at": _now_iso(),
+        }

@@ -23,6 +23,7 @@ from adapters.base import Adapter, InboundHandler
 from adapters.cli_socket import CliSocketAdapter, socket_path
 from adapters.discord import discord_adapter
 from adapters.slack import slack_adapter
+from adapters.telegram import telegram_adapter
 from agent.build import build_agent
 from config.load import ConfigError, load_settings
 from config.logs import LEVELS
@@ -53,6 +54,7 @@ ADAPTERS: dict[str, AdapterFactory] = {
     "cli": _cli_adapter,
     "discord": discord_adapter,
     "slack": slack_adapter,
+    "telegram": telegram_adapter,
 }
 
 # Settings applied by SIGHUP; anything else changed in the file waits for a restart.

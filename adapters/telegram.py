@@ -1,0 +1,490 @@
+"""Telegram through python-telegram-bot's `Bot`: long polling (or a webhook) in, replies out.
+
+The adapter runs its own polling loop around `Bot.get_updates` so that it owns the
+recovery: Telegram's `retry_after` is waited out, network errors back off with
+`Backoff`, and a watchdog restarts a loop whose long poll has gone unanswered for
+longer than its timeout plus a margin. Only a token Telegram refuses, or a loop that
+stalls again and again, is reported with `failed()` for the supervisor to restart.
+
+An update's message id goes to the gateway as `message_id`, so a redelivered update
+(after a restart the last batch is fetched again) is dropped there, not answered twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import re
+import secrets
+import time
+import warnings
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import structlog
+from aiohttp import web
+from telegram import Bot, BotCommand, Message, MessageEntity, ReplyParameters, Update
+from telegram.constants import ChatAction, ParseMode
+from telegram.error import BadRequest, InvalidToken, NetworkError, RetryAfter, TelegramError
+from telegram.request import HTTPXRequest
+from telegram.warnings import PTBDeprecationWarning
+
+from adapters.backoff import Backoff
+from adapters.base import Adapter, Address, Delta, Inbound, InboundHandler, Outbound
+from adapters.chunking import split_message, utf16_length
+from adapters.telegram_html import to_html, to_plain
+from config.settings import Settings, TelegramSettings
+from gateway.commands import HELP
+
+log = structlog.get_logger("kioku.telegram")
+
+LIMIT = 4096  # UTF-16 code units per message
+TYPING_EVERY = 4.0  # Telegram shows "typing…" for about 5 s per sendChatAction
+TYPING_AT_MOST = 600.0
+EDIT_EVERY = 1.0
+SEND_ATTEMPTS = 5
+STALLS_BEFORE_FAILING = 5
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+# Checked in this order: an animation also carries a document.
+ATTACHMENTS = (
+    ("animation", "a GIF"),
+    ("photo", "a photo"),
+    ("voice", "a voice message"),
+    ("video_note", "a video message"),
+    ("video", "a video"),
+    ("audio", "an audio file"),
+    ("sticker", "a sticker"),
+    ("document", "a document"),
+)
+_HELP_LINE = re.compile(r"^/([a-z0-9_]+)[^—]*—\s*(.+)$")
+T = TypeVar("T")
+
+
+class PollingStalled(RuntimeError):
+    """getUpdates kept going unanswered even after in-process restarts."""
+
+
+def bot_commands() -> list[BotCommand]:
+    """The gateway's slash commands (its /help list) in setMyCommands form."""
+    commands = []
+    for line in HELP.splitlines():
+        match = _HELP_LINE.match(line.strip())
+        if match:
+            commands.append(BotCommand(match.group(1), match.group(2)[:256]))
+    return commands
+
+
+@dataclass
+class _Draft:
+    """A reply being streamed: the message showing it and when it was last edited."""
+
+    text: str = ""
+    message_id: int | None = None
+    edited: float = 0.0
+
+
+Key = tuple[str, str, str | None]
+
+
+class TelegramAdapter(Adapter):
+    name = "telegram"
+
+    def __init__(
+        self,
+        deliver: InboundHandler,
+        settings: TelegramSettings,
+        *,
+        watchdog_margin: float = 15.0,
+        retry_base: float = 1.0,
+    ) -> None:
+        super().__init__(deliver)
+        if settings.token is None:
+            raise ValueError("the Telegram adapter needs KIOKU_TELEGRAM__TOKEN")
+        self.settings = settings
+        self.streams = settings.streaming
+        self.margin = watchdog_margin
+        self.retry_base = retry_base
+        self.webhook_port: int | None = None
+        self._bot: Bot | None = None
+        self._offset: int | None = None
+        self._deadline: float | None = None
+        self._answers = 0
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._typing: dict[Key, asyncio.Task[None]] = {}
+        self._drafts: dict[Key, _Draft] = {}
+        self._webhook: web.AppRunner | None = None
+
+    @property
+    def bot(self) -> Bot:
+        if self._bot is None:
+            raise RuntimeError("the Telegram adapter is not started")
+        return self._bot
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        s = self.settings
+        assert s.token is not None
+        bot = Bot(
+            s.token.get_secret_value(),
+            base_url=s.base_url or "https://api.telegram.org/bot",
+            base_file_url=s.base_file_url or "https://api.telegram.org/file/bot",
+            request=HTTPXRequest(connection_pool_size=16),
+            # The library's own read timeout fires after the watchdog's, which restarts first.
+            get_updates_request=HTTPXRequest(connection_pool_size=2, read_timeout=2 * self.margin),
+        )
+        try:
+            await bot.initialize()
+        except BaseException:
+            await bot.shutdown()
+            raise
+        self._bot = bot
+        log.info("telegram_connected", bot=bot.username)
+        try:
+            await bot.set_my_commands(bot_commands())
+        except TelegramError as exc:
+            log.warning("telegram_commands_not_set", error=repr(exc))
+        if s.webhook_url:
+            await self._start_webhook(s.webhook_url)
+        else:
+            await self._retrying(bot.delete_webhook)
+            self._spawn("poll", self._poll())
+            self._spawn("watchdog", self._watch())
+
+    async def stop(self) -> None:
+        tasks = [*self._tasks.values(), *self._typing.values()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._tasks.clear()
+        self._typing.clear()
+        self._drafts.clear()
+        if self._webhook is not None:
+            await self._webhook.cleanup()
+            self._webhook = None
+        if self._bot is not None:
+            await self._bot.shutdown()
+            self._bot = None
+
+    def _spawn(self, name: str, work: Coroutine[Any, Any, None]) -> None:
+        self._tasks[name] = asyncio.create_task(work, name=f"telegram-{name}")
+
+    # -- receiving ------------------------------------------------------------------------------
+
+    async def _poll(self) -> None:
+        backoff = Backoff(base=self.retry_base, cap=30.0)
+        timeout = self.settings.poll_timeout
+        while True:
+            self._deadline = time.monotonic() + timeout + self.margin
+            try:
+                updates = await self.bot.get_updates(
+                    offset=self._offset, timeout=timeout, allowed_updates=["message"]
+                )
+            except RetryAfter as exc:
+                self._deadline = None
+                await asyncio.sleep(retry_seconds(exc))
+                continue
+            except InvalidToken as exc:
+                log.error("telegram_token_refused", error=str(exc))
+                self.failed(exc)
+                return
+            except TelegramError as exc:
+                self._deadline = None
+                delay = backoff.next_delay()
+                log.warning("telegram_poll_failed", error=repr(exc), retry_in=round(delay, 2))
+                await asyncio.sleep(delay)
+                continue
+            self._deadline = None
+            self._answers += 1
+            backoff.reset()
+            for update in updates:
+                await self._dispatch(update)
+                self._offset = update.update_id + 1
+
+    async def _watch(self) -> None:
+        """Restart a polling loop whose getUpdates is overdue (or which died)."""
+        stalls, answers = 0, self._answers
+        while True:
+            await asyncio.sleep(self.margin / 4)
+            if self._answers != answers:
+                stalls, answers = 0, self._answers
+            poller = self._tasks["poll"]
+            if poller.done() and not poller.cancelled() and poller.exception() is None:
+                return  # the loop reported a failure itself
+            overdue = self._deadline is not None and time.monotonic() > self._deadline
+            if not (overdue or poller.done()):
+                continue
+            stalls += 1
+            log.warning("telegram_polling_restarted", stall=stalls, died=poller.done())
+            if stalls > STALLS_BEFORE_FAILING:
+                self.failed(PollingStalled(f"getUpdates unanswered {stalls} times in a row"))
+                return
+            poller.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await poller
+            self._deadline = None
+            self._spawn("poll", self._poll())
+
+    async def _dispatch(self, update: Update) -> None:
+        try:
+            inbound = self._inbound(update)
+            if inbound is not None:
+                await self.deliver(inbound)
+        except Exception:
+            log.exception("telegram_update_failed", update_id=update.update_id)
+
+    def _inbound(self, update: Update) -> Inbound | None:
+        message = update.message
+        user = message.from_user if message else None
+        if message is None or user is None or user.is_bot:
+            return None
+        text = message.text or message.caption or ""
+        attachment = next((label for attr, label in ATTACHMENTS if getattr(message, attr)), None)
+        unreadable = (attachment,) if attachment else ()
+        if not text.strip() and not unreadable:
+            return None  # a service message: someone joined, a title changed
+        is_direct = message.chat.type == "private"
+        text, mentioned = self._strip_mention(message, text)
+        replied = message.reply_to_message
+        if replied is not None and replied.forum_topic_created is not None:
+            replied = None  # in a topic every message "replies" to the topic's first message
+        to_bot = replied is not None and replied.from_user is not None
+        to_bot = to_bot and replied.from_user.id == self.bot.id  # type: ignore[union-attr]
+        command = _command_target(text)
+        addressed = (
+            is_direct
+            or mentioned
+            or to_bot
+            or (command is not None and command.lower() == (self.bot.username or "").lower())
+        )
+        thread = message.message_thread_id if message.is_topic_message else None
+        return Inbound(
+            platform="telegram",
+            chat=str(message.chat.id),
+            sender=f"telegram:{user.id}",
+            text=text,
+            is_direct=is_direct,
+            thread=str(thread) if thread else "",
+            sender_name=user.full_name,
+            addressed=addressed,
+            message_id=str(message.message_id),
+            reply_to_text=(replied.text or replied.caption) if replied else None,
+            unreadable=unreadable,
+        )
+
+    def _strip_mention(self, message: Message, text: str) -> tuple[str, bool]:
+        """Remove @thisbot from the text; whether it was there (as a mention entity)."""
+        entities = message.entities if message.text else message.caption_entities
+        username = (self.bot.username or "").lower()
+        units = text.encode("utf-16-le")
+        found = False
+        for entity in sorted(entities or (), key=lambda e: e.offset, reverse=True):
+            start, end = 2 * entity.offset, 2 * (entity.offset + entity.length)
+            word = units[start:end].decode("utf-16-le", errors="replace")
+            is_us = entity.type == MessageEntity.MENTION and word.lower() == f"@{username}"
+            is_us = is_us or (
+                entity.type == MessageEntity.TEXT_MENTION
+                and entity.user is not None
+                and entity.user.id == self.bot.id
+            )
+            if is_us:
+                found = True
+                if entity.type == MessageEntity.MENTION:
+                    units = units[:start] + units[end:]
+        cleaned = units.decode("utf-16-le", errors="replace")
+        return re.sub(r"[ \t]{2,}", " ", cleaned).strip() if found else text, found
+
+    async def _start_webhook(self, url: str) -> None:
+        """Serve the webhook with aiohttp; a request without the secret token gets 403."""
+        secret = self.settings.webhook_secret
+        token = secret.get_secret_value() if secret else secrets.token_urlsafe(32)
+        host, _, port = self.settings.webhook_listen.rpartition(":")
+
+        async def receive(request: web.Request) -> web.Response:
+            sent = request.headers.get(SECRET_HEADER, "")
+            if not hmac.compare_digest(sent.encode(), token.encode()):
+                log.warning("telegram_webhook_refused", remote=request.remote)
+                return web.Response(status=403, text="wrong secret token")
+            try:
+                update = Update.de_json(await request.json(), self.bot)
+            except ValueError:
+                return web.Response(status=400, text="the body is not an update")
+            await self._dispatch(update)
+            return web.Response(text="ok")
+
+        app = web.Application()
+        app.router.add_post(urlsplit(url).path or "/", receive)
+        self._webhook = web.AppRunner(app, handle_signals=False)
+        await self._webhook.setup()
+        site = web.TCPSite(self._webhook, host or "127.0.0.1", int(port))
+        await site.start()
+        server = site._server
+        self.webhook_port = server.sockets[0].getsockname()[1] if server else None
+        await self._retrying(
+            lambda: self.bot.set_webhook(url, allowed_updates=["message"], secret_token=token)
+        )
+        log.info("telegram_webhook_serving", listen=self.settings.webhook_listen)
+
+    # -- sending --------------------------------------------------------------------------------
+
+    async def send(self, message: Outbound) -> None:
+        address = message.address
+        self._stop_typing(_key(address))
+        draft = self._drafts.pop(_key(address), None)
+        for index, chunk in enumerate(split_message(message.text, LIMIT, utf16_length)):
+            if index == 0 and draft is not None and draft.message_id is not None:
+                await self._formatted(chunk, self._editor(address, draft.message_id))
+            else:
+                await self._formatted(chunk, self._poster(address, reply=index == 0))
+
+    async def stream(self, delta: Delta) -> None:
+        """Show the reply so far (plain text), editing at most once a second."""
+        address = delta.address
+        draft = self._drafts.setdefault(_key(address), _Draft())
+        draft.text += delta.text
+        now = time.monotonic()
+        if now - draft.edited < EDIT_EVERY or not draft.text.strip():
+            return
+        if utf16_length(draft.text) > LIMIT:
+            return  # the final reply splits it; a draft shows one message's worth
+        try:
+            if draft.message_id is None:
+                self._stop_typing(_key(address))
+                sent = await self._poster(address, reply=True)(draft.text, None)
+                draft.message_id = sent.message_id
+            else:
+                await self._editor(address, draft.message_id)(draft.text, None)
+            draft.edited = now
+        except RetryAfter as exc:
+            draft.edited = now + retry_seconds(exc)
+
+    async def working(self, address: Address) -> None:
+        key = _key(address)
+        self._stop_typing(key)
+        self._typing[key] = asyncio.create_task(
+            self._type(address), name=f"telegram-typing-{address.chat}"
+        )
+
+    async def _type(self, address: Address) -> None:
+        """Repeat "typing…" until the reply goes out (the task is cancelled then)."""
+        until = time.monotonic() + TYPING_AT_MOST
+        while time.monotonic() < until:
+            delay = TYPING_EVERY
+            try:
+                await self.bot.send_chat_action(
+                    address.chat, ChatAction.TYPING, message_thread_id=_thread(address)
+                )
+            except RetryAfter as exc:
+                delay = max(delay, retry_seconds(exc))
+            except TelegramError as exc:
+                log.info("telegram_typing_failed", chat=address.chat, error=repr(exc))
+            await asyncio.sleep(delay)
+        self._typing.pop(_key(address), None)
+
+    def _stop_typing(self, key: Key) -> None:
+        task = self._typing.pop(key, None)
+        if task is not None:
+            task.cancel()
+
+    def _poster(self, address: Address, *, reply: bool) -> Callable[..., Awaitable[Message]]:
+        reply_to = address.reply_to
+        parameters = (
+            ReplyParameters(int(reply_to), allow_sending_without_reply=True)
+            if reply and reply_to and reply_to.isdigit()
+            else None
+        )
+
+        def post(text: str, mode: str | None) -> Awaitable[Message]:
+            return self.bot.send_message(
+                address.chat,
+                text,
+                parse_mode=mode,
+                message_thread_id=_thread(address),
+                reply_parameters=parameters,
+            )
+
+        return post
+
+    def _editor(self, address: Address, message_id: int) -> Callable[..., Awaitable[Any]]:
+        async def edit(text: str, mode: str | None) -> Any:
+            try:
+                return await self.bot.edit_message_text(
+                    text, chat_id=address.chat, message_id=message_id, parse_mode=mode
+                )
+            except BadRequest as exc:
+                if "not modified" not in str(exc).lower():
+                    raise
+                return None
+
+        return edit
+
+    async def _formatted(
+        self, chunk: str, call: Callable[[str, str | None], Awaitable[Any]]
+    ) -> Any:
+        """Send one chunk as HTML; if Telegram cannot parse the entities, as plain text."""
+        rendered = to_html(chunk) or chunk
+        try:
+            return await self._retrying(lambda: call(rendered, ParseMode.HTML))
+        except BadRequest as exc:
+            if "parse entities" not in str(exc).lower():
+                raise
+            log.info("telegram_html_refused", error=str(exc))
+        return await self._retrying(lambda: call(to_plain(chunk) or chunk, None))
+
+    async def _retrying(self, call: Callable[[], Awaitable[T]]) -> T:
+        """Wait out flood limits and network errors; raise after SEND_ATTEMPTS tries."""
+        backoff = Backoff(base=self.retry_base, cap=30.0)
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return await call()
+            except BadRequest:
+                raise
+            except RetryAfter as exc:
+                if attempt >= SEND_ATTEMPTS:
+                    raise
+                delay = retry_seconds(exc)
+            except NetworkError as exc:
+                if attempt >= SEND_ATTEMPTS:
+                    raise
+                delay = backoff.next_delay()
+                log.info("telegram_send_retry", error=repr(exc), retry_in=round(delay, 2))
+            await asyncio.sleep(delay)
+
+
+def retry_seconds(exc: RetryAfter) -> float:
+    """The wait Telegram asked for (the library gives int or timedelta by configuration)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PTBDeprecationWarning)
+        value = exc.retry_after
+    return value.total_seconds() if isinstance(value, timedelta) else float(value)
+
+
+def _command_target(text: str) -> str | None:
+    """ "/cmd@thisbot ..." -> "thisbot"; "" for a bare /cmd; None when not a command."""
+    match = re.match(r"/[A-Za-z][A-Za-z0-9_]*(?:@(\w+))?(?:\s|$)", text)
+    if match is None:
+        return None
+    return match.group(1) or ""
+
+
+def _key(address: Address) -> Key:
+    return (address.chat, address.thread, address.reply_to)
+
+
+def _thread(address: Address) -> int | None:
+    return int(address.thread) if address.thread.isdigit() else None
+
+
+def telegram_adapter(
+    settings: Settings, deliver: InboundHandler, status: Callable[[], Awaitable[Any]]
+) -> TelegramAdapter | None:
+    """The daemon's factory: no token configured, no Telegram adapter."""
+    if settings.telegram.token is None:
+        return None
+    return TelegramAdapter(deliver, settings.telegram)

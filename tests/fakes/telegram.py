@@ -1,0 +1,265 @@
+"""A fake Telegram Bot API server on 127.0.0.1 for driving python-telegram-bot in tests.
+
+Calls arrive as `POST /bot<token>/<method>` with form-encoded bodies (non-string values
+JSON-encoded). The test pushes updates (`dm`, `group`, `push`), reads back what the bot
+called (`calls`, `sent`), and scripts faults per method (`fail`): a 429 with
+`retry_after`, a 5xx, a 400 with a description, a dropped connection, or a hang.
+`getUpdates` honours `offset` (confirms everything before it) and long-polls for up
+to `timeout` seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass
+from typing import Any, Self
+
+from aiohttp import web
+
+TOKEN = "123456:TEST-token"
+BOT = {"id": 999000, "is_bot": True, "first_name": "Kioku", "username": "kioku_bot"}
+
+
+@dataclass(frozen=True)
+class Call:
+    """One Bot API call: `params` are the raw form values (strings)."""
+
+    method: str
+    params: dict[str, str]
+
+    def json(self, key: str) -> Any:
+        return json.loads(self.params[key])
+
+    @property
+    def text(self) -> str:
+        return self.params.get("text", "")
+
+
+@dataclass(frozen=True)
+class Fault:
+    """`kind`: "error" (status + description, `retry_after` for 429), "drop" or "hang"."""
+
+    kind: str
+    status: int = 0
+    description: str = ""
+    retry_after: int | None = None
+
+
+def too_many(retry_after: int) -> Fault:
+    return Fault("error", 429, f"Too Many Requests: retry after {retry_after}", retry_after)
+
+
+def bad_gateway() -> Fault:
+    return Fault("error", 502, "Bad Gateway")
+
+
+def cant_parse() -> Fault:
+    return Fault("error", 400, "Bad Request: can't parse entities: unexpected end tag")
+
+
+DROP = Fault("drop")
+HANG = Fault("hang")
+
+
+class FakeTelegram:
+    """Use as `async with FakeTelegram() as tg:`; `tg.base_url` goes to `base_url`."""
+
+    def __init__(self) -> None:
+        self.calls: list[Call] = []
+        self.port = 0
+        self._updates: list[dict[str, Any]] = []
+        self._update_ids = itertools.count(1)
+        self._message_ids: dict[str, itertools.count[int]] = defaultdict(
+            lambda: itertools.count(100_000)
+        )
+        self._faults: dict[str, deque[Fault]] = defaultdict(deque)
+        self._changed = asyncio.Condition()
+        self._runner: web.AppRunner | None = None
+        self.webhook: dict[str, str] | None = None
+        self._closing = asyncio.Event()  # releases hung requests so the server can stop
+
+    async def __aenter__(self) -> Self:
+        app = web.Application()
+        app.router.add_post("/bot{token}/{method}", self._handle)
+        self._runner = web.AppRunner(app, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        server = site._server
+        assert server is not None
+        self.port = server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._closing.set()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/bot"
+
+    @property
+    def base_file_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/file/bot"
+
+    # -- what the test scripts ------------------------------------------------------------
+
+    def fail(self, method: str, *faults: Fault) -> None:
+        """The next calls of `method` meet these faults, in order, then succeed again."""
+        self._faults[method].extend(faults)
+
+    async def push(self, update: dict[str, Any]) -> dict[str, Any]:
+        """Queue an update under a new update_id (the same message twice = a redelivery)."""
+        update = {**update, "update_id": next(self._update_ids)}
+        async with self._changed:
+            self._updates.append(update)
+            self._changed.notify_all()
+        return update
+
+    async def dm(self, user: int, text: str | None, **extra: Any) -> dict[str, Any]:
+        chat = {"id": user, "type": "private", "first_name": f"User{user}"}
+        return await self.push({"message": self.message(chat, user, text, **extra)})
+
+    async def group(
+        self, chat: int, user: int, text: str, *, chat_type: str = "supergroup", **extra: Any
+    ) -> dict[str, Any]:
+        where = {"id": chat, "type": chat_type, "title": "The group"}
+        return await self.push({"message": self.message(where, user, text, **extra)})
+
+    def message(
+        self, chat: dict[str, Any], user: int, text: str | None, **extra: Any
+    ) -> dict[str, Any]:
+        """A Message object; `entities` are found for @mentions and a leading /command."""
+        message: dict[str, Any] = {
+            "message_id": next(self._message_ids[str(chat["id"])]),
+            "date": int(time.time()),
+            "chat": chat,
+            "from": {"id": user, "is_bot": False, "first_name": f"User{user}", "last_name": "X"},
+        }
+        if text is not None:
+            message["text"] = text
+            entities = _entities(text)
+            if entities:
+                message["entities"] = entities
+        message.update(extra)
+        return message
+
+    def sent(self, method: str = "sendMessage") -> list[Call]:
+        return [call for call in self.calls if call.method == method]
+
+    async def wait_for(
+        self, method: str = "sendMessage", count: int = 1, within: float = 5.0
+    ) -> list[Call]:
+        """Wait until `method` was called `count` times; return those calls."""
+
+        async def enough() -> list[Call]:
+            async with self._changed:
+                await self._changed.wait_for(lambda: len(self.sent(method)) >= count)
+            return self.sent(method)
+
+        return await asyncio.wait_for(enough(), within)
+
+    # -- the server ---------------------------------------------------------------------------
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        method = request.match_info["method"]
+        if request.match_info["token"] != TOKEN:
+            return _answer({"ok": False, "error_code": 401, "description": "Unauthorized"}, 401)
+        params = {key: str(value) for key, value in (await request.post()).items()}
+        async with self._changed:
+            self.calls.append(Call(method, params))
+            self._changed.notify_all()
+        faults = self._faults.get(method)
+        if faults:
+            fault = faults.popleft()
+            if fault.kind == "hang":
+                await self._closing.wait()
+                return web.Response(status=503)
+            if fault.kind == "drop":
+                assert request.transport is not None
+                request.transport.abort()
+                return web.Response()
+            body: dict[str, Any] = {
+                "ok": False,
+                "error_code": fault.status,
+                "description": fault.description,
+            }
+            if fault.retry_after is not None:
+                body["parameters"] = {"retry_after": fault.retry_after}
+            return _answer(body, fault.status)
+        return _answer({"ok": True, "result": await self._result(method, params)})
+
+    async def _result(self, method: str, params: dict[str, str]) -> Any:
+        if method == "getMe":
+            return BOT
+        if method == "getUpdates":
+            return await self._get_updates(params)
+        if method == "setWebhook":
+            self.webhook = params
+            return True
+        if method in ("sendMessage", "editMessageText"):
+            return self._sent_message(method, params)
+        return True
+
+    async def _get_updates(self, params: dict[str, str]) -> list[dict[str, Any]]:
+        offset = int(params.get("offset", "0") or 0)
+        timeout = float(params.get("timeout", "0") or 0)
+        async with self._changed:
+            self._updates = [u for u in self._updates if u["update_id"] >= offset]
+            try:
+                await asyncio.wait_for(self._changed.wait_for(lambda: bool(self._updates)), timeout)
+            except TimeoutError:
+                return []
+            return list(self._updates[:100])
+
+    def _sent_message(self, method: str, params: dict[str, str]) -> dict[str, Any]:
+        chat = params["chat_id"]
+        if method == "editMessageText":
+            message_id = int(params["message_id"])
+        else:
+            message_id = next(self._message_ids[chat])
+        message: dict[str, Any] = {
+            "message_id": message_id,
+            "date": int(time.time()),
+            "chat": {"id": int(chat), "type": "private" if int(chat) > 0 else "supergroup"},
+            "from": BOT,
+            "text": params.get("text", ""),
+        }
+        return message
+
+
+def _answer(body: dict[str, Any], status: int = 200) -> web.Response:
+    return web.json_response(body, status=status)
+
+
+def _entities(text: str) -> list[dict[str, Any]]:
+    """Mentions and a leading command, with offsets in UTF-16 units as Telegram gives them."""
+    entities = []
+    for index, word in _words(text):
+        if word.startswith("@") and len(word) > 1:
+            kind = "mention"
+        elif word.startswith("/") and index == 0:
+            kind = "bot_command"
+        else:
+            continue
+        offset = len(text[:index].encode("utf-16-le")) // 2
+        length = len(word.encode("utf-16-le")) // 2
+        entities.append({"type": kind, "offset": offset, "length": length})
+    return entities
+
+
+def _words(text: str) -> list[tuple[int, str]]:
+    words, start = [], None
+    for index, char in enumerate([*text, " "]):
+        if char.isspace():
+            if start is not None:
+                words.append((start, text[start:index].rstrip(",.!?:;")))
+                start = None
+        elif start is None:
+            start = index
+    return words

@@ -21,7 +21,9 @@ import structlog
 
 from adapters.base import Adapter, InboundHandler
 from adapters.cli_socket import CliSocketAdapter, socket_path
+from adapters.discord import discord_adapter
 from adapters.slack import slack_adapter
+from adapters.telegram import telegram_adapter
 from agent.build import build_agent
 from config.load import ConfigError, load_settings
 from config.logs import LEVELS
@@ -48,7 +50,12 @@ def _cli_adapter(settings: Settings, deliver: InboundHandler, status: StatusSour
 
 
 # Every adapter the daemon may run; each platform adds its factory here.
-ADAPTERS: dict[str, AdapterFactory] = {"cli": _cli_adapter, "slack": slack_adapter}
+ADAPTERS: dict[str, AdapterFactory] = {
+    "cli": _cli_adapter,
+    "discord": discord_adapter,
+    "slack": slack_adapter,
+    "telegram": telegram_adapter,
+}
 
 # Settings applied by SIGHUP; anything else changed in the file waits for a restart.
 RELOADABLE_PREFIXES = ("owner.", "gateway.", "sessions.", "log.level")

@@ -7,8 +7,8 @@ acknowledges an event before kioku handles it, so Slack does not retry for slown
 a retry that still comes (same message ts) is dropped by the gateway's dedupe.
 
 A channel conversation lives in a thread: kioku answers a top-level mention in a new
-thread under it and a mention inside a thread in that thread, and each thread is its
-own session. Direct messages are answered in place (in their thread if they have one).
+thread under it and a mention inside a thread in that thread; each thread is its own
+session. Direct messages are answered in place (in their thread if they have one).
 """
 
 from __future__ import annotations
@@ -228,7 +228,9 @@ class SlackAdapter(Adapter):
             sender=f"slack:{team}:{user}",
             text=from_slack(event.get("text") or "", self._bot_user_id),
             is_direct=direct,
-            thread=event.get("thread_ts") or "",
+            # A top-level mention starts a thread (the answer goes under it), so the
+            # thread's later mentions continue the same session.
+            thread=event.get("thread_ts") or ("" if direct else event["ts"]),
             sender_name=await self._name(user),
             addressed=not direct,
             message_id=event["ts"],

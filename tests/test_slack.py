@@ -82,7 +82,7 @@ async def test_app_token_opens_the_socket(home: Path, fake: FakeSlack) -> None:
     assert opened.authorization == "Bearer xapp-test"
 
 
-async def test_thread_reply_is_answered_in_its_thread_as_its_own_session(
+async def test_mention_in_a_thread_is_answered_there_in_the_threads_session(
     home: Path, fake: FakeSlack
 ) -> None:
     async with slack(home, fake) as (rig, _):
@@ -93,8 +93,15 @@ async def test_thread_reply_is_answered_in_its_thread_as_its_own_session(
         posts = await fake.wait_posts(2)
         assert posts[1]["thread_ts"] == top["ts"]
         assert posts[1]["text"] == "echo: in the thread"
-        keys = [conversation.key for conversation in rig.gateway.stats().conversations]
-    assert len(set(keys)) == 2
+        await fake.push(fake.mention(ALICE, "another topic"))
+        await fake.wait_posts(3)
+        sessions = [c.session_id for c in rig.gateway.stats().conversations]
+        async with rig.store.reading() as db:
+            rows = await db.execute_fetchall(
+                "SELECT session_id, count(*) FROM messages GROUP BY session_id ORDER BY 1"
+            )
+    assert len(set(sessions)) == 2
+    assert [count for _, count in rows] == [4, 2]
 
 
 async def test_dm_in_a_thread_is_answered_in_that_thread(home: Path, fake: FakeSlack) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from slack_sdk.errors import SlackApiError
 
-from adapters.base import AdapterFailed
+from adapters.base import AdapterFailed, Address, Outbound
 from adapters.slack import CHUNK_LIMIT, SlackAdapter, slack_adapter
 from config.load import ConfigError, load_settings
 from tests.fakes.slack import BOT_ID, BOT_USER, TEAM, FakeSlack
@@ -256,3 +256,17 @@ def test_factory_makes_no_adapter_without_a_bot_token(monkeypatch: pytest.Monkey
     monkeypatch.setenv("KIOKU_SLACK__BOT_TOKEN", "xoxb-test")
     monkeypatch.setenv("KIOKU_SLACK__APP_TOKEN", "xapp-test")
     assert isinstance(slack_adapter(load_settings(), deliver, None), SlackAdapter)
+
+
+async def test_reply_markdown_is_posted_as_mrkdwn(home: Path, fake: FakeSlack) -> None:
+    async with slack(home, fake):
+        await fake.push(fake.dm(ALICE, "**bold** and [a link](https://a.org)"))
+        [post] = await fake.wait_posts(1)
+    assert post["text"] == "echo: *bold* and <https://a.org|a link>"
+
+
+async def test_refused_post_raises_from_send(home: Path, fake: FakeSlack) -> None:
+    fake.refuse("chat.postMessage", "channel_not_found")
+    async with slack(home, fake) as (_, adapter):
+        with pytest.raises(SlackApiError, match="channel_not_found"):
+            await adapter.send(Outbound(Address("slack", "C0GONE", "", "1.2"), "hello"))

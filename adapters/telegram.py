@@ -35,8 +35,8 @@ from telegram.warnings import PTBDeprecationWarning
 
 from adapters.backoff import Backoff
 from adapters.base import Adapter, Address, Delta, Inbound, InboundHandler, Outbound
-from adapters.chunking import split_message, utf16_length
-from adapters.telegram_html import to_html, to_plain
+from adapters.chunking import utf16_length
+from adapters.telegram_html import split_for_telegram, to_html, to_plain
 from config.settings import Settings, TelegramSettings
 from gateway.commands import HELP
 
@@ -335,7 +335,7 @@ class TelegramAdapter(Adapter):
         address = message.address
         self._stop_typing(_key(address))
         draft = self._drafts.pop(_key(address), None)
-        for index, chunk in enumerate(split_message(message.text, LIMIT, utf16_length)):
+        for index, chunk in enumerate(split_for_telegram(message.text, LIMIT)):
             if index == 0 and draft is not None and draft.message_id is not None:
                 await self._formatted(chunk, self._editor(address, draft.message_id))
             else:

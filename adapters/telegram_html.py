@@ -4,7 +4,7 @@ Telegram's HTML knows b, i, s, code, pre (with `<code class="language-x">`), a h
 blockquote; anything else is rejected, so lists become bullet or number lines and
 headings become bold lines. Both renderings come from one walk over the markdown-it
 tokens, so the plain fallback (sent when Telegram refuses the entities) shows the same
-words as the formatted message, and neither is longer than the Markdown it came from.
+words as the formatted message.
 """
 
 from __future__ import annotations
@@ -16,9 +16,26 @@ from dataclasses import dataclass, field
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from adapters.chunking import split_message, utf16_length
+
 _MARKDOWN = MarkdownIt("commonmark").enable("strikethrough")
 _SAFE_LINK = re.compile(r"^(https?|tg|mailto):", re.IGNORECASE)
 _INLINE_TAGS = {"strong": "b", "em": "i", "s": "s"}
+
+
+def split_for_telegram(markdown: str, limit: int) -> list[str]:
+    """Markdown chunks whose rendered text each fits `limit` UTF-16 units.
+
+    Rendering can add a little (a blank line after a heading, a space after an empty
+    list number), so a split whose chunk renders too long is redone a bit shorter.
+    """
+    target = limit
+    while True:
+        chunks = split_message(markdown, target, utf16_length)
+        longest = max((_rendered_length(chunk) for chunk in chunks), default=0)
+        if longest <= limit:
+            return chunks
+        target -= longest - limit + 16
 
 
 def to_html(markdown: str) -> str:
@@ -50,11 +67,23 @@ class _Renderer:
         if self.markup:
             self.out.append(text)
 
+    def _close(self, tag: str) -> None:
+        """Close `tag`, or drop its opening if nothing came after it (Telegram refuses
+        empty entities)."""
+        if not self.markup:
+            return
+        if self.out and _opens(self.out[-1]):
+            self.out.pop()
+        else:
+            self.out.append(tag)
+
     def _text(self, text: str) -> None:
         self.out.append(html.escape(text, quote=False) if self.markup else text)
 
     def _newline(self) -> None:
-        if self.out and not self.out[-1].endswith("\n"):
+        """Start a new line unless at the start of one (or just inside a block's tag)."""
+        last = self.out[-1] if self.out else "\n"
+        if not last.endswith("\n") and not _opens(last):
             self.out.append("\n")
 
     def _block(self, token: Token) -> None:
@@ -67,7 +96,7 @@ class _Renderer:
         elif kind == "heading_open":
             self._tag("<b>")
         elif kind == "heading_close":
-            self._tag("</b>")
+            self._close("</b>")
             self.out.append("\n\n")
         elif kind in ("bullet_list_open", "ordered_list_open"):
             self._newline()
@@ -89,7 +118,7 @@ class _Renderer:
                 self.out[-1] = self.out[-1].rstrip("\n")
                 if not self.out[-1]:
                     self.out.pop()
-            self._tag("</blockquote>")
+            self._close("</blockquote>")
             self.out.append("\n\n")
         elif kind in ("fence", "code_block"):
             self._code_block(token)
@@ -111,6 +140,8 @@ class _Renderer:
     def _code_block(self, token: Token) -> None:
         language = token.info.strip().split(" ")[0] if token.type == "fence" else ""
         body = token.content.rstrip("\n")
+        if not body.strip():
+            return
         self._newline()
         if language:
             self._tag(f'<pre><code class="language-{html.escape(language)}">')
@@ -129,15 +160,17 @@ class _Renderer:
         elif kind == "code_inline":
             self._tag("<code>")
             self._text(token.content)
-            self._tag("</code>")
+            self._close("</code>")
         elif kind.endswith("_open") and token.tag in ("strong", "em", "s"):
             self._tag(f"<{_INLINE_TAGS[token.tag]}>")
         elif kind.endswith("_close") and token.tag in ("strong", "em", "s"):
-            self._tag(f"</{_INLINE_TAGS[token.tag]}>")
+            self._close(f"</{_INLINE_TAGS[token.tag]}>")
         elif kind == "link_open":
             self._link_open(str(token.attrGet("href") or ""))
         elif kind == "link_close":
-            self._tag(self.links.pop() if self.links else "")
+            closing = self.links.pop() if self.links else ""
+            if closing:
+                self._close(closing)
         elif kind == "image":
             self._image(token)
         elif kind == "html_inline":
@@ -159,3 +192,14 @@ class _Renderer:
             self._tag("</a>")
         else:
             self._text(alt)
+
+
+def _opens(item: str) -> bool:
+    """Whether an output item is an opening tag (text is escaped, so "<" starts only tags)."""
+    return item.startswith("<") and not item.startswith("</")
+
+
+def _rendered_length(chunk: str) -> int:
+    """The longer of what Telegram counts for the HTML message and for its plain fallback."""
+    shown = html.unescape(re.sub(r"<[^>]+>", "", to_html(chunk)))
+    return max(utf16_length(shown), utf16_length(to_plain(chunk)))

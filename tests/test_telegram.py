@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 
 from adapters.chunking import utf16_length
@@ -91,9 +92,7 @@ async def test_dm_round_trip_replies_to_the_asking_message(rig: GatewayRig, tg: 
     assert [c.method for c in tg.calls[:3]] == ["getMe", "setMyCommands", "deleteWebhook"]
 
 
-async def test_bot_commands_are_registered_from_the_gateway_help(
-    rig: GatewayRig, tg: FakeTelegram
-):
+async def test_bot_commands_are_registered_from_the_gateway_help(rig: GatewayRig, tg: FakeTelegram):
     async with running(rig, tg):
         pass
     [call] = tg.sent("setMyCommands")
@@ -264,3 +263,40 @@ async def test_a_refused_token_is_reported_at_start(rig: GatewayRig, tg: FakeTel
     with pytest.raises(Exception, match=r"rejected|Unauthorized|token"):
         await adapter.start()
     await adapter.stop()
+
+
+async def test_streaming_shows_a_draft_then_edits_it_into_the_formatted_reply(
+    rig: GatewayRig, tg: FakeTelegram
+):
+    async with running(rig, tg, streaming=True) as adapter:
+        assert adapter.streams
+        await tg.dm(AIKO, "stream **me**")
+        [edit] = await tg.wait_for("editMessageText")
+    [draft] = tg.sent()
+    assert draft.text.startswith("echo: stream")
+    assert "parse_mode" not in draft.params
+    assert edit.text == "echo: stream <b>me</b>"
+    assert edit.params["parse_mode"] == "HTML"
+    assert edit.params["message_id"] == "100001"
+
+
+async def test_webhook_takes_updates_with_the_secret_and_refuses_others(
+    rig: GatewayRig, tg: FakeTelegram
+):
+    url = "https://kioku.example/telegram/hook"
+    async with running(
+        rig, tg, webhook_url=url, webhook_listen="127.0.0.1:0", webhook_secret="s3cret"
+    ) as adapter:
+        assert tg.webhook is not None
+        assert tg.webhook["url"] == url and tg.webhook["secret_token"] == "s3cret"
+        assert not tg.sent("getUpdates")
+        chat = {"id": AIKO, "type": "private", "first_name": "Aiko"}
+        hook = f"http://127.0.0.1:{adapter.webhook_port}/telegram/hook"
+        async with aiohttp.ClientSession() as http:
+            for secret, text, status in (("wrong", "sneaky", 403), ("s3cret", "hooked", 200)):
+                update = {"update_id": 1, "message": tg.message(chat, AIKO, text)}
+                headers = {"X-Telegram-Bot-Api-Secret-Token": secret}
+                async with http.post(hook, json=update, headers=headers) as response:
+                    assert response.status == status
+        [sent] = await tg.wait_for("sendMessage")
+    assert sent.text == "echo: hooked"

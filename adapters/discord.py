@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import discord
@@ -70,6 +71,14 @@ class _Client(discord.Client):
         await self.adapter.on_message(self, message)
 
 
+@dataclass
+class _Line:
+    """Messages of one chat waiting to be handed to the gateway, first come first served."""
+
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    users: int = 0
+
+
 class DiscordAdapter(Adapter):
     """One bot account; replies go to the channel (or thread) of the asking message."""
 
@@ -91,11 +100,11 @@ class DiscordAdapter(Adapter):
         self.silence_limit = silence_limit
         self.ready_timeout = ready_timeout
         self.guild_ready_timeout = guild_ready_timeout
-        self.restarts = 0
         self._client: _Client | None = None
         self._runner: asyncio.Task[None] | None = None
         self._watchdog: asyncio.Task[None] | None = None
         self._typing: dict[Address, asyncio.Task[None]] = {}
+        self._lines: dict[tuple[str, str], _Line] = {}
         self._saved_endpoints: tuple[str, yarl.URL] | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -207,7 +216,7 @@ class DiscordAdapter(Adapter):
             silent = loop.time() - client.last_frame
             if silent <= self.silence_limit:
                 continue
-            log.warning("discord_silent", seconds=round(silent, 1), restarts=self.restarts)
+            log.warning("discord_silent", seconds=round(silent, 1))
             try:
                 await self._close_client()
                 await self._open_client()
@@ -215,20 +224,29 @@ class DiscordAdapter(Adapter):
                 log.error("discord_restart_failed", error=repr(exc))
                 self.failed(exc)
                 return
-            self.restarts += 1
 
     # -- receiving ------------------------------------------------------------------------
 
     async def on_message(self, client: _Client, message: discord.Message) -> None:
+        """Deliver in the order Discord sent: discord.py runs each event in its own task,
+        so messages of one chat (or thread) take turns on a FIFO lock."""
         if client.user is None:
             return
         inbound = to_inbound(message, client.user, self.settings)
         if inbound is None:
             return
+        key = (inbound.chat, inbound.thread)
+        line = self._lines.setdefault(key, _Line())
+        line.users += 1
         try:
-            await self.deliver(inbound)
+            async with line.lock:
+                await self.deliver(inbound)
         except Exception:
             log.exception("discord_deliver_failed", chat=inbound.chat, message=inbound.message_id)
+        finally:
+            line.users -= 1
+            if line.users == 0:
+                del self._lines[key]
 
     # -- sending --------------------------------------------------------------------------
 

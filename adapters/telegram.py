@@ -27,16 +27,17 @@ from urllib.parse import urlsplit
 
 import structlog
 from aiohttp import web
-from telegram import Bot, BotCommand, Message, MessageEntity, ReplyParameters, Update
+from telegram import Bot, BotCommand, Message, ReplyParameters, Update
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import BadRequest, InvalidToken, NetworkError, RetryAfter, TelegramError
 from telegram.request import HTTPXRequest
 from telegram.warnings import PTBDeprecationWarning
 
 from adapters.backoff import Backoff
-from adapters.base import Adapter, Address, Delta, Inbound, InboundHandler, Outbound
+from adapters.base import Adapter, Address, Delta, InboundHandler, Outbound
 from adapters.chunking import utf16_length
 from adapters.telegram_html import split_for_telegram, to_html, to_plain
+from adapters.telegram_inbound import to_inbound
 from config.settings import Settings, TelegramSettings
 from gateway.commands import HELP
 
@@ -49,17 +50,6 @@ EDIT_EVERY = 1.0
 SEND_ATTEMPTS = 5
 STALLS_BEFORE_FAILING = 5
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
-# Checked in this order: an animation also carries a document.
-ATTACHMENTS = (
-    ("animation", "a GIF"),
-    ("photo", "a photo"),
-    ("voice", "a voice message"),
-    ("video_note", "a video message"),
-    ("video", "a video"),
-    ("audio", "an audio file"),
-    ("sticker", "a sticker"),
-    ("document", "a document"),
-)
 _HELP_LINE = re.compile(r"^/([a-z0-9_]+)[^—]*—\s*(.+)$")
 T = TypeVar("T")
 
@@ -231,72 +221,11 @@ class TelegramAdapter(Adapter):
 
     async def _dispatch(self, update: Update) -> None:
         try:
-            inbound = self._inbound(update)
+            inbound = to_inbound(update, self.bot.id, self.bot.username or "")
             if inbound is not None:
                 await self.deliver(inbound)
         except Exception:
             log.exception("telegram_update_failed", update_id=update.update_id)
-
-    def _inbound(self, update: Update) -> Inbound | None:
-        message = update.message
-        user = message.from_user if message else None
-        if message is None or user is None or user.is_bot:
-            return None
-        text = message.text or message.caption or ""
-        attachment = next((label for attr, label in ATTACHMENTS if getattr(message, attr)), None)
-        unreadable = (attachment,) if attachment else ()
-        if not text.strip() and not unreadable:
-            return None  # a service message: someone joined, a title changed
-        is_direct = message.chat.type == "private"
-        text, mentioned = self._strip_mention(message, text)
-        replied = message.reply_to_message
-        if replied is not None and replied.forum_topic_created is not None:
-            replied = None  # in a topic every message "replies" to the topic's first message
-        to_bot = replied is not None and replied.from_user is not None
-        to_bot = to_bot and replied.from_user.id == self.bot.id  # type: ignore[union-attr]
-        command = _command_target(text)
-        addressed = (
-            is_direct
-            or mentioned
-            or to_bot
-            or (command is not None and command.lower() == (self.bot.username or "").lower())
-        )
-        thread = message.message_thread_id if message.is_topic_message else None
-        return Inbound(
-            platform="telegram",
-            chat=str(message.chat.id),
-            sender=f"telegram:{user.id}",
-            text=text,
-            is_direct=is_direct,
-            thread=str(thread) if thread else "",
-            sender_name=user.full_name,
-            addressed=addressed,
-            message_id=str(message.message_id),
-            reply_to_text=(replied.text or replied.caption) if replied else None,
-            unreadable=unreadable,
-        )
-
-    def _strip_mention(self, message: Message, text: str) -> tuple[str, bool]:
-        """Remove @thisbot from the text; whether it was there (as a mention entity)."""
-        entities = message.entities if message.text else message.caption_entities
-        username = (self.bot.username or "").lower()
-        units = text.encode("utf-16-le")
-        found = False
-        for entity in sorted(entities or (), key=lambda e: e.offset, reverse=True):
-            start, end = 2 * entity.offset, 2 * (entity.offset + entity.length)
-            word = units[start:end].decode("utf-16-le", errors="replace")
-            is_us = entity.type == MessageEntity.MENTION and word.lower() == f"@{username}"
-            is_us = is_us or (
-                entity.type == MessageEntity.TEXT_MENTION
-                and entity.user is not None
-                and entity.user.id == self.bot.id
-            )
-            if is_us:
-                found = True
-                if entity.type == MessageEntity.MENTION:
-                    units = units[:start] + units[end:]
-        cleaned = units.decode("utf-16-le", errors="replace")
-        return re.sub(r"[ \t]{2,}", " ", cleaned).strip() if found else text, found
 
     async def _start_webhook(self, url: str) -> None:
         """Serve the webhook with aiohttp; a request without the secret token gets 403."""
@@ -463,14 +392,6 @@ def retry_seconds(exc: RetryAfter) -> float:
         warnings.simplefilter("ignore", PTBDeprecationWarning)
         value = exc.retry_after
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
-
-
-def _command_target(text: str) -> str | None:
-    """ "/cmd@thisbot ..." -> "thisbot"; "" for a bare /cmd; None when not a command."""
-    match = re.match(r"/[A-Za-z][A-Za-z0-9_]*(?:@(\w+))?(?:\s|$)", text)
-    if match is None:
-        return None
-    return match.group(1) or ""
 
 
 def _key(address: Address) -> Key:

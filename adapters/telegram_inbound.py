@@ -1,0 +1,101 @@
+"""A Telegram update as the gateway's neutral `Inbound`: who, where, and whether kioku
+was addressed.
+
+In groups kioku is addressed by an @mention of its username (or a text mention of the
+bot), a reply to one of its messages, or `/command@itsname`; the mention is taken out
+of the text. Forum topics are threads. Attachments kioku cannot read are named in
+`unreadable`, and their caption is the text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from telegram import Message, MessageEntity, Update
+
+from adapters.base import Inbound
+
+# Checked in this order: an animation also carries a document.
+ATTACHMENTS = (
+    ("animation", "a GIF"),
+    ("photo", "a photo"),
+    ("voice", "a voice message"),
+    ("video_note", "a video message"),
+    ("video", "a video"),
+    ("audio", "an audio file"),
+    ("sticker", "a sticker"),
+    ("document", "a document"),
+)
+
+
+def to_inbound(update: Update, bot_id: int, username: str) -> Inbound | None:
+    """The message in `update`, or None for what kioku never answers (bots, service
+    messages, updates that are not new messages)."""
+    message = update.message
+    user = message.from_user if message else None
+    if message is None or user is None or user.is_bot:
+        return None
+    text = message.text or message.caption or ""
+    attachment = next((label for attr, label in ATTACHMENTS if getattr(message, attr)), None)
+    unreadable = (attachment,) if attachment else ()
+    if not text.strip() and not unreadable:
+        return None  # a service message: someone joined, a title changed
+    is_direct = message.chat.type == "private"
+    text, mentioned = _strip_mention(message, text, bot_id, username)
+    replied = message.reply_to_message
+    if replied is not None and replied.forum_topic_created is not None:
+        replied = None  # in a topic every message "replies" to the topic's first message
+    author = replied.from_user if replied is not None else None
+    to_bot = author is not None and author.id == bot_id
+    command = _command_target(text)
+    addressed = (
+        is_direct
+        or mentioned
+        or to_bot
+        or (command is not None and command.lower() == username.lower())
+    )
+    thread = message.message_thread_id if message.is_topic_message else None
+    return Inbound(
+        platform="telegram",
+        chat=str(message.chat.id),
+        sender=f"telegram:{user.id}",
+        text=text,
+        is_direct=is_direct,
+        thread=str(thread) if thread else "",
+        sender_name=user.full_name,
+        addressed=addressed,
+        message_id=str(message.message_id),
+        reply_to_text=(replied.text or replied.caption) if replied else None,
+        unreadable=unreadable,
+    )
+
+
+def _strip_mention(message: Message, text: str, bot_id: int, username: str) -> tuple[str, bool]:
+    """Remove @thisbot from the text; whether it was there (as a mention entity)."""
+    entities = message.entities if message.text else message.caption_entities
+    username = username.lower()
+    units = text.encode("utf-16-le")
+    found = False
+    for entity in sorted(entities or (), key=lambda e: e.offset, reverse=True):
+        start, end = 2 * entity.offset, 2 * (entity.offset + entity.length)
+        word = units[start:end].decode("utf-16-le", errors="replace")
+        is_us = entity.type == MessageEntity.MENTION and word.lower() == f"@{username}"
+        is_us = is_us or (
+            entity.type == MessageEntity.TEXT_MENTION
+            and entity.user is not None
+            and entity.user.id == bot_id
+        )
+        if is_us:
+            found = True
+            if entity.type == MessageEntity.MENTION:
+                units = units[:start] + units[end:]
+    cleaned = units.decode("utf-16-le", errors="replace")
+    return re.sub(r"[ \t]{2,}", " ", cleaned).strip() if found else text, found
+
+
+def _command_target(text: str) -> str | None:
+    """ "/cmd@thisbot ..." -> "thisbot"; "" for a bare /cmd; None when not a command."""
+    match = re.match(r"/[A-Za-z][A-Za-z0-9_]*(?:@(\w+))?(?:\s|$)", text)
+    if match is None:
+        return None
+    return match.group(1) or ""

@@ -138,10 +138,15 @@ class TelegramAdapter(Adapter):
             await bot.set_my_commands(bot_commands())
         except TelegramError as exc:
             log.warning("telegram_commands_not_set", error=repr(exc))
-        if s.webhook_url:
-            await self._start_webhook(s.webhook_url)
-        else:
-            await self._retrying(bot.delete_webhook)
+        try:
+            if s.webhook_url:
+                await self._start_webhook(s.webhook_url)
+            else:
+                await self._retrying(bot.delete_webhook)
+        except BaseException:
+            await self.stop()  # a half-started adapter holds no connection or port
+            raise
+        if not s.webhook_url:
             self._spawn("poll", self._poll())
             self._spawn("watchdog", self._watch())
 

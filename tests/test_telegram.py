@@ -300,3 +300,11 @@ async def test_webhook_takes_updates_with_the_secret_and_refuses_others(
                     assert response.status == status
         [sent] = await tg.wait_for("sendMessage")
     assert sent.text == "echo: hooked"
+
+
+async def test_a_webhook_port_in_use_fails_start_cleanly(rig: GatewayRig, tg: FakeTelegram):
+    with pytest.raises(OSError):
+        async with running(
+            rig, tg, webhook_url="https://k.example/hook", webhook_listen=f"127.0.0.1:{tg.port}"
+        ):
+            pass

@@ -103,6 +103,7 @@ class _Connection:
 @dataclass
 class FakeDiscord:
     heartbeat_interval_ms: int = 41_250
+    token: str = "test-token"
     posts: list[Post] = field(default_factory=list)
     typing: list[str] = field(default_factory=list)
     identifies: list[dict[str, Any]] = field(default_factory=list)
@@ -116,6 +117,7 @@ class FakeDiscord:
         self._sessions: set[str] = set()
         self._seq = 0
         self._post_queue: asyncio.Queue[Post] = asyncio.Queue()
+        self._typing_queue: asyncio.Queue[str] = asyncio.Queue()
         self._ready = asyncio.Condition()
         self._readies = 0
         self._limit_next = 0
@@ -167,6 +169,10 @@ class FakeDiscord:
 
     async def next_post(self, within: float = 10.0) -> Post:
         return await asyncio.wait_for(self._post_queue.get(), within)
+
+    async def next_typing(self, within: float = 10.0) -> str:
+        """The channel of the next typing indicator discord.py sent."""
+        return await asyncio.wait_for(self._typing_queue.get(), within)
 
     def pending_posts(self) -> int:
         return self._post_queue.qsize()
@@ -267,6 +273,8 @@ class FakeDiscord:
     # -- REST -----------------------------------------------------------------------------
 
     async def _me(self, request: web.Request) -> web.Response:
+        if request.headers.get("Authorization") != f"Bot {self.token}":
+            return _json({"message": "401: Unauthorized", "code": 0}, 401)
         return _json({**BOT_USER, "verified": True, "mfa_enabled": False, "flags": 0})
 
     async def _application(self, request: web.Request) -> web.Response:
@@ -316,6 +324,7 @@ class FakeDiscord:
 
     async def _typing(self, request: web.Request) -> web.Response:
         self.typing.append(request.match_info["channel"])
+        self._typing_queue.put_nowait(request.match_info["channel"])
         return web.Response(status=204)
 
     # -- gateway --------------------------------------------------------------------------

@@ -1,0 +1,176 @@
+"""The Discord adapter alone (real discord.py against the fake Discord): what it makes of
+messages, where it refuses to listen, and how it reports failures."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import discord
+import pytest
+
+from adapters.base import Address, Inbound, Outbound
+from adapters.discord import DiscordAdapter, discord_adapter
+from config.load import load_settings
+from config.settings import DiscordSettings
+from tests.fakes.discord import (
+    ALICE,
+    ALICE_DM_ID,
+    BOT_ID,
+    BOT_USER,
+    CHANNEL_ID,
+    GUILD_ID,
+    OTHER_CHANNEL_ID,
+    THREAD_ID,
+    FakeDiscord,
+    user,
+)
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeDiscord]:
+    async with FakeDiscord() as server:
+        yield server
+
+
+class Inbox:
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[Inbound] = asyncio.Queue()
+
+    async def deliver(self, inbound: Inbound) -> None:
+        self.queue.put_nowait(inbound)
+
+    async def next(self) -> Inbound:
+        return await asyncio.wait_for(self.queue.get(), 5.0)
+
+
+@asynccontextmanager
+async def adapter_for(
+    fake: FakeDiscord, **settings: Any
+) -> AsyncIterator[tuple[DiscordAdapter, Inbox]]:
+    inbox = Inbox()
+    adapter = DiscordAdapter(
+        inbox.deliver,
+        DiscordSettings(
+            token="test-token", api_base=fake.api_base, gateway_url=fake.gateway_url, **settings
+        ),
+        ready_timeout=10.0,
+        guild_ready_timeout=0.05,
+    )
+    await adapter.start()
+    try:
+        yield adapter, inbox
+    finally:
+        await adapter.stop()
+
+
+async def test_mention_is_stripped_and_other_mentions_become_names(fake: FakeDiscord):
+    bob = user(int(ALICE["id"]) + 3, "bob")
+    async with adapter_for(fake) as (_, inbox):
+        await fake.push(
+            fake.message(f"<@{BOT_ID}> ask <@{bob['id']}> about it", mentions=[BOT_USER, bob])
+        )
+        inbound = await inbox.next()
+    assert inbound.text == "ask @Bob about it"
+    assert inbound.addressed and not inbound.is_direct
+    assert (inbound.sender, inbound.sender_name) == (f"discord:{ALICE['id']}", "Alice")
+    assert (inbound.chat, inbound.thread) == (str(CHANNEL_ID), "")
+
+
+async def test_reply_to_kioku_addresses_it_and_carries_the_replied_text(fake: FakeDiscord):
+    async with adapter_for(fake) as (_, inbox):
+        earlier = fake.bot_message("The meeting is at noon.")
+        await fake.push(fake.message("which day though?", reply_to=earlier))
+        inbound = await inbox.next()
+    assert inbound.addressed
+    assert inbound.reply_to_text == "The meeting is at noon."
+
+
+async def test_thread_message_names_parent_channel_and_thread(fake: FakeDiscord):
+    async with adapter_for(fake) as (_, inbox):
+        await fake.push(fake.mention("in here", channel_id=THREAD_ID))
+        inbound = await inbox.next()
+    assert (inbound.chat, inbound.thread) == (str(CHANNEL_ID), str(THREAD_ID))
+
+
+async def test_guild_not_allowed_is_not_listened_to(fake: FakeDiscord):
+    async with adapter_for(fake, guilds=[str(GUILD_ID + 1)]) as (_, inbox):
+        await fake.push(fake.mention("hello?"))
+        await fake.push(fake.dm("a DM still counts"))
+        inbound = await inbox.next()
+    assert inbound.is_direct
+    assert inbox.queue.empty()
+
+
+async def test_channel_allowlist_covers_its_threads(fake: FakeDiscord):
+    async with adapter_for(fake, channels=[str(CHANNEL_ID)]) as (_, inbox):
+        await fake.push(fake.mention("elsewhere", channel_id=OTHER_CHANNEL_ID))
+        await fake.push(fake.mention("in a thread", channel_id=THREAD_ID))
+        inbound = await inbox.next()
+    assert inbound.thread == str(THREAD_ID)
+    assert inbox.queue.empty()
+
+
+async def test_attachment_kinds_are_named_once_each(fake: FakeDiscord):
+    files = [
+        fake.attachment("a.png", "image/png"),
+        fake.attachment("b.jpg", "image/jpeg"),
+        fake.attachment("notes.pdf", "application/pdf"),
+    ]
+    async with adapter_for(fake) as (_, inbox):
+        await fake.push(fake.dm("", attachments=files))
+        inbound = await inbox.next()
+    assert inbound.unreadable == ("an image", "a file")
+    assert inbound.text == ""
+
+
+async def test_refused_send_raises(fake: FakeDiscord):
+    async with adapter_for(fake) as (adapter, _):
+        fake.refuse(403)
+        with pytest.raises(discord.Forbidden):
+            await adapter.send(Outbound(Address("discord", str(CHANNEL_ID)), "hello"))
+
+
+async def test_typing_stops_when_the_reply_is_sent(fake: FakeDiscord):
+    address = Address("discord", str(ALICE_DM_ID), reply_to="1234567890123456789")
+    async with adapter_for(fake) as (adapter, _):
+        await adapter.working(address)
+        assert await fake.next_typing() == str(ALICE_DM_ID)
+        typing = [t for t in asyncio.all_tasks() if t.get_name().startswith("discord-typing")]
+        await adapter.send(Outbound(address, "done"))
+        await asyncio.gather(*typing, return_exceptions=True)
+    assert len(typing) == 1 and typing[0].cancelled()
+
+
+async def test_gateway_refusing_the_session_reports_failure(fake: FakeDiscord):
+    async with adapter_for(fake) as (adapter, _):
+        await fake.drop_connection(code=4004)
+        error = await asyncio.wait_for(adapter.wait_failed(), 10.0)
+    assert isinstance(error, discord.ConnectionClosed)
+    assert error.code == 4004
+
+
+async def test_wrong_token_fails_start_and_restores_endpoints(fake: FakeDiscord):
+    base, gateway = discord.http.Route.BASE, discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY
+    adapter = DiscordAdapter(
+        Inbox().deliver,
+        DiscordSettings(token="wrong", api_base=fake.api_base, gateway_url=fake.gateway_url),
+    )
+    with pytest.raises(discord.LoginFailure):
+        await adapter.start()
+    assert discord.http.Route.BASE is base
+    assert discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY is gateway
+
+
+def test_daemon_runs_discord_only_with_a_token(monkeypatch: pytest.MonkeyPatch):
+    async def deliver(inbound: Inbound) -> None:
+        return None
+
+    async def status() -> dict[str, Any]:
+        return {}
+
+    assert discord_adapter(load_settings(), deliver, status) is None
+    monkeypatch.setenv("KIOKU_DISCORD__TOKEN", "test-token")
+    assert isinstance(discord_adapter(load_settings(), deliver, status), DiscordAdapter)

@@ -39,8 +39,8 @@ PRUNE_EVERY = 6 * 3600
 # (platform, chat, platform message id)
 Delivery = tuple[str, str, str]
 # What became of an incoming message: only "handled" ones are recorded as delivered at
-# once; "queued" ones when their turn is stored; "ignored" and "refused" ones never.
-Outcome = Literal["handled", "queued", "ignored", "refused"]
+# once; "queued" ones when their turn is stored; "refused" ones never.
+Outcome = Literal["handled", "queued", "refused"]
 TOO_MANY = "Too many messages are waiting here; I will answer the earlier ones first."
 
 
@@ -106,6 +106,8 @@ class Gateway:
         (`Turn.on_stored`): a crash before that lets the platform's redelivery through
         instead of losing the message. Until then its id is held in `_pending`.
         """
+        if not inbound.is_direct and not inbound.addressed:
+            return  # group chatter not meant for kioku: nothing to look up, nothing stored
         if not self._accepting:
             await self._send(inbound.address, DRAINING)
             return
@@ -115,7 +117,7 @@ class Gateway:
                 log.info("duplicate_dropped", platform=inbound.platform, chat=inbound.chat)
                 return
             self._pending[delivery] = ""
-        outcome = "ignored"
+        outcome: Outcome | None = None
         try:
             if delivery is not None and await deliveries.known(self.store, *delivery):
                 log.info("duplicate_dropped", platform=inbound.platform, chat=inbound.chat)
@@ -134,8 +136,6 @@ class Gateway:
             if admission.reply:
                 await self._send(inbound.address, admission.reply)
             return "handled"
-        if not inbound.is_direct and not inbound.addressed:
-            return "ignored"
         if inbound.unreadable:
             await self._send(inbound.address, _unreadable(inbound.unreadable))
             if not inbound.text.strip():

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import (
     BaseSettings,
     DotEnvSettingsSource,
@@ -210,6 +210,43 @@ class SlackSettings(PlatformSettings):
     base_url: str | None = Field(None, description="Web API base other than Slack's (tests)")
 
 
+class McpServerSettings(Section):
+    """One MCP server the owner trusts: a command (stdio) or a URL (streamable HTTP)."""
+
+    command: str | None = Field(None, description="program to start (stdio transport)")
+    args: list[str] = Field(default_factory=list, description="its arguments")
+    env: dict[str, str] = Field(default_factory=dict, description="extra environment for it")
+    url: str | None = Field(None, description="streamable HTTP endpoint (instead of command)")
+    headers: dict[str, str] = Field(default_factory=dict, description="HTTP headers, e.g. auth")
+    enabled: bool = True
+    timeout: float = Field(30.0, gt=0, le=3600, description="seconds per tool call")
+    allow: list[str] = Field(
+        default_factory=lambda: ["owner"], description="persons who may use its tools"
+    )
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerSettings:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("set exactly one of `command` (stdio) or `url` (streamable HTTP)")
+        return self
+
+
+class McpSettings(Section):
+    """Tools from Model Context Protocol servers, `[mcp.servers.<name>]` each."""
+
+    servers: dict[str, McpServerSettings] = Field(default_factory=dict)
+
+
+class WebSettings(Section):
+    """The local web page where people read and correct what kioku remembers."""
+
+    enabled: bool = True
+    listen: str = Field("127.0.0.1:8765", description="host:port the page is served on")
+    public_url: str | None = Field(
+        None, description="the address people open (behind a proxy); default http://<listen>"
+    )
+
+
 class Settings(BaseSettings):
     """Effective configuration. Sources, highest first: environment, `.env`, `config.toml`."""
 
@@ -237,6 +274,8 @@ class Settings(BaseSettings):
     telegram: TelegramSettings = TelegramSettings()
     discord: DiscordSettings = DiscordSettings()
     slack: SlackSettings = SlackSettings()
+    mcp: McpSettings = McpSettings()
+    web: WebSettings = WebSettings()
 
     @classmethod
     def settings_customise_sources(

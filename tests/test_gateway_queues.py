@@ -28,7 +28,7 @@ class Jobs:
         return run
 
     async def wait_started(self, name: str) -> None:
-        await asyncio.wait_for(self.started[name].wait(), 5)
+        await asyncio.wait_for(self.started[name].wait(), 30)
 
 
 async def test_jobs_of_one_conversation_run_one_at_a_time_in_order() -> None:
@@ -41,7 +41,7 @@ async def test_jobs_of_one_conversation_run_one_at_a_time_in_order() -> None:
     await jobs.wait_started("a2")
     jobs.gates["a2"].set()
     jobs.gates["a3"].set()
-    assert await queues.drain(5)
+    assert await queues.drain(30)
     assert jobs.log == ["start a1", "end a1", "start a2", "end a2", "start a3", "end a3"]
 
 
@@ -54,7 +54,7 @@ async def test_conversations_run_in_parallel() -> None:
     assert queues.in_flight == 2
     jobs.gates["b1"].set()
     jobs.gates["a1"].set()
-    assert await queues.drain(5)
+    assert await queues.drain(30)
 
 
 async def test_parallel_conversations_are_bounded() -> None:
@@ -70,7 +70,7 @@ async def test_parallel_conversations_are_bounded() -> None:
     await jobs.wait_started("c")
     jobs.gates["b"].set()
     jobs.gates["c"].set()
-    assert await queues.drain(5)
+    assert await queues.drain(30)
 
 
 async def test_a_full_line_refuses_more() -> None:
@@ -93,7 +93,7 @@ async def test_a_failing_job_does_not_stop_its_line() -> None:
     queues.submit("a", broken, "broken")
     queues.submit("a", jobs.job("a2"), "a2")
     jobs.gates["a2"].set()
-    assert await queues.drain(5)
+    assert await queues.drain(30)
     assert jobs.log == ["start a2", "end a2"]
 
 
@@ -105,7 +105,7 @@ async def test_stop_cancels_the_job_in_flight_and_drops_the_waiting() -> None:
     assert queues.stop("a") == (True, 1)
     queues.submit("a", jobs.job("a3"), "a3")
     jobs.gates["a3"].set()
-    assert await queues.drain(5)
+    assert await queues.drain(30)
     assert jobs.log == ["start a1", "start a3", "end a3"]
     assert queues.slots.taken == 0
 
@@ -128,4 +128,4 @@ async def test_resize_lets_waiting_conversations_in() -> None:
     await jobs.wait_started("b")
     jobs.gates["a"].set()
     jobs.gates["b"].set()
-    assert await queues.drain(5)
+    assert await queues.drain(30)

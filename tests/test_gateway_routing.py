@@ -36,7 +36,7 @@ async def test_messages_of_one_conversation_are_answered_in_order(rig: GatewayRi
     gate = rig.api.gate("first")
     await rig.gateway.handle(rig.dm(AIKO, "first", "m1"))
     await rig.gateway.handle(rig.dm(AIKO, "second", "m2"))
-    await asyncio.wait_for(rig.api.arrived["first"].wait(), 5)
+    await asyncio.wait_for(rig.api.arrived["first"].wait(), 30)
     assert rig.gateway.stats().queued == 1
     gate.set()
     assert await rig.telegram.next_text() == "echo: first"
@@ -47,7 +47,7 @@ async def test_other_conversations_are_answered_while_one_waits(rig: GatewayRig)
     assert rig.api is not None
     gate = rig.api.gate("slow")
     await rig.gateway.handle(rig.dm(AIKO, "slow question", "m1"))
-    await asyncio.wait_for(rig.api.arrived["slow"].wait(), 5)
+    await asyncio.wait_for(rig.api.arrived["slow"].wait(), 30)
     assert await rig.ask(rig.dm(BEN, "quick one", "m2")) == "echo: quick one"
     gate.set()
     assert await rig.telegram.next_text() == "echo: slow question"
@@ -76,7 +76,7 @@ async def test_a_redelivery_while_the_first_waits_in_line_is_dropped(rig: Gatewa
     await rig.gateway.handle(rig.dm(AIKO, "first", "m1"))
     await rig.gateway.handle(rig.dm(AIKO, "second", "m2"))
     await rig.gateway.handle(rig.dm(AIKO, "second", "m2"))
-    await asyncio.wait_for(rig.api.arrived["first"].wait(), 5)
+    await asyncio.wait_for(rig.api.arrived["first"].wait(), 30)
     assert rig.gateway.stats().queued == 1
     gate.set()
     assert await rig.telegram.next_text() == "echo: first"
@@ -93,7 +93,7 @@ async def test_a_message_still_waiting_at_shutdown_is_answered_when_redelivered(
         rig.api.gate("first")
         await rig.gateway.handle(rig.dm(AIKO, "first", "m1"))
         await rig.gateway.handle(rig.dm(AIKO, "waiting", "m2"))
-        await asyncio.wait_for(rig.api.arrived["first"].wait(), 5)
+        await asyncio.wait_for(rig.api.arrived["first"].wait(), 30)
     async with gateway_rig(home) as rig:
         assert await rig.ask(rig.dm(AIKO, "waiting", "m2")) == "echo: waiting"
         await rig.gateway.handle(rig.dm(AIKO, "first", "m1"))
@@ -169,7 +169,7 @@ async def test_stop_interrupts_a_hanging_turn(rig: GatewayRig) -> None:
     rig.api.gate("hang")
     await rig.gateway.handle(rig.dm(AIKO, "hang forever", "m1"))
     await rig.gateway.handle(rig.dm(AIKO, "behind it", "m2"))
-    await asyncio.wait_for(rig.api.arrived["hang"].wait(), 5)
+    await asyncio.wait_for(rig.api.arrived["hang"].wait(), 30)
     reply = await rig.ask(rig.dm(AIKO, "/stop", "m3"))
     assert reply == "Stopped the reply in progress. Dropped 1 waiting message."
     assert await rig.ask(rig.dm(AIKO, "still there?", "m4")) == "echo: still there?"
@@ -183,8 +183,8 @@ async def test_drain_lets_a_turn_in_flight_finish(rig: GatewayRig) -> None:
     assert rig.api is not None
     gate = rig.api.gate("finish")
     await rig.gateway.handle(rig.dm(AIKO, "finish me", "m1"))
-    await asyncio.wait_for(rig.api.arrived["finish"].wait(), 5)
-    drained = asyncio.create_task(rig.gateway.drain(5))
+    await asyncio.wait_for(rig.api.arrived["finish"].wait(), 30)
+    drained = asyncio.create_task(rig.gateway.drain(30))
     await asyncio.sleep(0)  # drain begins: from here on nothing new is accepted
     await rig.gateway.handle(rig.dm(BEN, "too late", "m2"))
     assert "restarting" in await rig.telegram.next_text()
@@ -198,7 +198,7 @@ async def test_a_failed_send_is_logged_and_the_turn_kept(
 ) -> None:
     rig.telegram.refuse_sends = True
     await rig.gateway.handle(rig.dm(AIKO, "lost reply", "m1"))
-    await rig.gateway.drain(5)
+    await rig.gateway.drain(30)
     entry = rig.gateway.sessions.get("dm:aiko:telegram:1")
     assert entry is not None
     texts = [m.content for m in await rig.store.messages(entry.session.id)]
@@ -211,7 +211,7 @@ async def test_a_failed_send_is_logged_and_the_turn_kept(
 async def test_the_queue_goes_on_after_a_failed_send(rig: GatewayRig) -> None:
     rig.telegram.refuse_sends = True
     await rig.gateway.handle(rig.dm(AIKO, "lost", "m1"))
-    await rig.gateway.drain(5)
+    await rig.gateway.drain(30)
     rig.gateway._accepting = True
     rig.telegram.refuse_sends = False
     assert await rig.ask(rig.dm(AIKO, "found", "m2")) == "echo: found"

@@ -62,7 +62,7 @@ async def test_too_many_waiting_messages_get_a_short_reply(
         await rig.person("aiko", "telegram:1")
         gate = rig.api.gate("first")
         await rig.gateway.handle(rig.dm("telegram:1", "first", "m1"))
-        await asyncio.wait_for(rig.api.arrived["first"].wait(), 5)
+        await asyncio.wait_for(rig.api.arrived["first"].wait(), 30)
         await rig.gateway.handle(rig.dm("telegram:1", "second", "m2"))
         await rig.gateway.handle(rig.dm("telegram:1", "third", "m3"))
         assert "Too many messages are waiting" in await rig.telegram.next_text()

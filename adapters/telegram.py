@@ -15,11 +15,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
-import re
 import secrets
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -38,8 +37,7 @@ from adapters.base import Adapter, Address, Delta, InboundHandler, Outbound
 from adapters.chunking import utf16_length
 from adapters.telegram_html import split_for_telegram, to_html, to_plain
 from adapters.telegram_inbound import to_inbound
-from config.settings import Settings, TelegramSettings
-from gateway.commands import HELP
+from config.settings import TelegramSettings
 
 log = structlog.get_logger("kioku.telegram")
 
@@ -50,22 +48,11 @@ EDIT_EVERY = 1.0
 SEND_ATTEMPTS = 5
 STALLS_BEFORE_FAILING = 5
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
-_HELP_LINE = re.compile(r"^/([a-z0-9_]+)[^—]*—\s*(.+)$")
 T = TypeVar("T")
 
 
 class PollingStalled(RuntimeError):
     """getUpdates kept going unanswered even after in-process restarts."""
-
-
-def bot_commands() -> list[BotCommand]:
-    """The gateway's slash commands (its /help list) in setMyCommands form."""
-    commands = []
-    for line in HELP.splitlines():
-        match = _HELP_LINE.match(line.strip())
-        if match:
-            commands.append(BotCommand(match.group(1), match.group(2)[:256]))
-    return commands
 
 
 @dataclass
@@ -88,6 +75,7 @@ class TelegramAdapter(Adapter):
         deliver: InboundHandler,
         settings: TelegramSettings,
         *,
+        commands: Sequence[tuple[str, str]] = (),
         watchdog_margin: float = 15.0,
         retry_base: float = 1.0,
     ) -> None:
@@ -95,6 +83,8 @@ class TelegramAdapter(Adapter):
         if settings.token is None:
             raise ValueError("the Telegram adapter needs KIOKU_TELEGRAM__TOKEN")
         self.settings = settings
+        # The gateway's slash commands, shown in Telegram's menu (setMyCommands).
+        self.commands = [BotCommand(name, text[:256]) for name, text in commands]
         self.streams = settings.streaming
         self.margin = watchdog_margin
         self.retry_base = retry_base
@@ -135,7 +125,7 @@ class TelegramAdapter(Adapter):
         self._bot = bot
         log.info("telegram_connected", bot=bot.username)
         try:
-            await bot.set_my_commands(bot_commands())
+            await bot.set_my_commands(self.commands)
         except TelegramError as exc:
             log.warning("telegram_commands_not_set", error=repr(exc))
         try:
@@ -405,12 +395,3 @@ def _key(address: Address) -> Key:
 
 def _thread(address: Address) -> int | None:
     return int(address.thread) if address.thread.isdigit() else None
-
-
-def telegram_adapter(
-    settings: Settings, deliver: InboundHandler, status: Callable[[], Awaitable[Any]]
-) -> TelegramAdapter | None:
-    """The daemon's factory: no token configured, no Telegram adapter."""
-    if settings.telegram.token is None:
-        return None
-    return TelegramAdapter(deliver, settings.telegram)

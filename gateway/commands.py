@@ -44,6 +44,19 @@ HELP = """Commands:
 /search QUERY — search your past conversations
 /skills — the skills kioku has learned for you"""
 
+_HELP_LINE = re.compile(r"^/([a-z0-9_]+)[^—]*—\s*(.+)$")
+
+
+def command_menu() -> list[tuple[str, str]]:
+    """(name, description) of each command in /help, for platforms that show a menu."""
+    menu = []
+    for line in HELP.splitlines():
+        match = _HELP_LINE.match(line.strip())
+        if match:
+            menu.append((match.group(1), match.group(2)))
+    return menu
+
+
 PRIVATE_IN_GROUP = (
     "Your notes are private, so /{name} works only in a direct message with me. "
     "Send it to me there."

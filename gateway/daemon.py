@@ -21,9 +21,6 @@ import structlog
 
 from adapters.base import Adapter, InboundHandler
 from adapters.cli_socket import CliSocketAdapter, socket_path
-from adapters.discord import discord_adapter
-from adapters.slack import slack_adapter
-from adapters.telegram import telegram_adapter
 from agent.build import build_agent
 from config.load import ConfigError, load_settings
 from config.logs import LEVELS
@@ -31,6 +28,7 @@ from config.paths import ensure_home
 from config.settings import Settings
 from gateway import instance
 from gateway.cli_common import fail
+from gateway.commands import command_menu
 from gateway.gateway import Gateway
 from gateway.identity import Identities
 from gateway.supervisor import Supervisor
@@ -49,12 +47,43 @@ def _cli_adapter(settings: Settings, deliver: InboundHandler, status: StatusSour
     return CliSocketAdapter(deliver, socket_path(settings.home), status)
 
 
-# Every adapter the daemon may run; each platform adds its factory here.
+def _telegram_adapter(
+    settings: Settings, deliver: InboundHandler, status: StatusSource
+) -> Adapter | None:
+    if settings.telegram.token is None:
+        return None
+    from adapters.telegram import TelegramAdapter
+
+    return TelegramAdapter(deliver, settings.telegram, commands=command_menu())
+
+
+def _discord_adapter(
+    settings: Settings, deliver: InboundHandler, status: StatusSource
+) -> Adapter | None:
+    if settings.discord.token is None:
+        return None
+    from adapters.discord import discord_adapter
+
+    return discord_adapter(settings, deliver, status)
+
+
+def _slack_adapter(
+    settings: Settings, deliver: InboundHandler, status: StatusSource
+) -> Adapter | None:
+    if settings.slack.bot_token is None:
+        return None
+    from adapters.slack import slack_adapter
+
+    return slack_adapter(settings, deliver, status)
+
+
+# Every adapter the daemon may run. A platform's module (and its SDK) is imported only
+# when its token is set: each SDK costs start-up time and tens of MB on a small server.
 ADAPTERS: dict[str, AdapterFactory] = {
     "cli": _cli_adapter,
-    "discord": discord_adapter,
-    "slack": slack_adapter,
-    "telegram": telegram_adapter,
+    "discord": _discord_adapter,
+    "slack": _slack_adapter,
+    "telegram": _telegram_adapter,
 }
 
 # Settings applied by SIGHUP; anything else changed in the file waits for a restart.

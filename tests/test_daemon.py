@@ -7,6 +7,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from gateway.daemon import changed_keys, reloadable
 from tests.conftest import KIOKU
 
 WAIT = 30.0
+ROOT = Path(__file__).resolve().parents[1]
 
 
 class Daemon:
@@ -197,3 +199,20 @@ def test_changed_keys_names_nested_settings_only() -> None:
 )
 def test_reloadable_settings(key: str, applies: bool) -> None:
     assert reloadable(key) is applies
+
+
+def test_platform_sdks_are_imported_only_when_their_token_is_set(home: Path) -> None:
+    probe = (
+        "import sys\n"
+        "from config.load import load_settings\n"
+        "from gateway.daemon import ADAPTERS\n"
+        "settings = load_settings()\n"
+        "platforms = ('telegram', 'discord', 'slack')\n"
+        "assert all(ADAPTERS[p](settings, None, None) is None for p in platforms)\n"
+        "print(sorted(m for m in ('telegram', 'discord', 'slack_bolt') if m in sys.modules))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

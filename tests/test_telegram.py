@@ -19,6 +19,7 @@ import pytest
 from adapters.chunking import utf16_length
 from adapters.telegram import TelegramAdapter
 from config.settings import TelegramSettings
+from gateway.commands import command_menu
 from memory import access
 from tests.fakes.telegram import (
     BOT,
@@ -62,7 +63,13 @@ async def running(
         poll_timeout=0.2,
         **extra,
     )
-    adapter = TelegramAdapter(rig.gateway.handle, settings, watchdog_margin=margin, retry_base=0.05)
+    adapter = TelegramAdapter(
+        rig.gateway.handle,
+        settings,
+        commands=command_menu(),
+        watchdog_margin=margin,
+        retry_base=0.05,
+    )
     rig.adapters["telegram"] = adapter  # type: ignore[assignment]
     await adapter.start()
     try:

@@ -7,6 +7,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import structlog
+import structlog.testing
 
 from memory.store import Store
 from tests.helpers.gateway_rig import GatewayRig, gateway_rig
@@ -193,19 +195,17 @@ async def test_drain_lets_a_turn_in_flight_finish(rig: GatewayRig) -> None:
     assert await rig.telegram.next_text() == "echo: finish me"
 
 
-async def test_a_failed_send_is_logged_and_the_turn_kept(
-    rig: GatewayRig, capsys: pytest.CaptureFixture[str]
-) -> None:
+async def test_a_failed_send_is_logged_and_the_turn_kept(rig: GatewayRig) -> None:
     rig.telegram.refuse_sends = True
-    await rig.gateway.handle(rig.dm(AIKO, "lost reply", "m1"))
-    await rig.gateway.drain(30)
+    with structlog.testing.capture_logs() as logs:
+        await rig.gateway.handle(rig.dm(AIKO, "lost reply", "m1"))
+        await rig.gateway.drain(30)
     entry = rig.gateway.sessions.get("dm:aiko:telegram:1")
     assert entry is not None
     texts = [m.content for m in await rig.store.messages(entry.session.id)]
     assert texts == ["lost reply", "echo: lost reply"]
-    logged = capsys.readouterr()
-    assert "send_failed" in logged.out + logged.err
-    assert str(entry.session.id) in logged.out + logged.err
+    [failed] = [log for log in logs if log["event"] == "send_failed"]
+    assert failed["session"] == entry.session.id
 
 
 async def test_the_queue_goes_on_after_a_failed_send(rig: GatewayRig) -> None:

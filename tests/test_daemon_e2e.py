@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import socket
 import sqlite3
@@ -19,6 +20,8 @@ import pytest
 
 from memory.store import Store
 from tests.conftest import KIOKU
+from tests.fakes.telegram import TOKEN as TELEGRAM_TOKEN
+from tests.fakes.telegram import FakeTelegram
 from tests.helpers.gateway_rig import GatedAnthropic
 
 WAIT = 30.0
@@ -35,7 +38,7 @@ class Daemon:
         self.process: asyncio.subprocess.Process | None = None
         self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 
-    async def start(self) -> Daemon:
+    async def start(self, **env: str) -> Daemon:
         self.notify.bind(str(self.notify_path))
         self.notify.setblocking(False)
         with self.log.open("wb") as log:
@@ -52,16 +55,18 @@ class Daemon:
                     "KIOKU_LLM__API_KEY": "sk-test",
                     "KIOKU_LLM__MAX_RETRIES": "0",
                     "KIOKU_AGENT__REFLECTION__ENABLED": "false",
+                    **env,
                 },
             )
-        await self.until(b"READY=1")
+        self.ready = await self.until(b"READY=1")
         return self
 
-    async def until(self, line: bytes) -> None:
+    async def until(self, line: bytes) -> bytes:
         """Wait for the notification holding `line` (what the daemon tells systemd)."""
         loop = asyncio.get_running_loop()
-        while line not in (await asyncio.wait_for(loop.sock_recv(self.notify, 4096), WAIT)):
+        while line not in (data := await asyncio.wait_for(loop.sock_recv(self.notify, 4096), WAIT)):
             pass
+        return data
 
     async def exit_code(self) -> int:
         assert self.process is not None
@@ -126,10 +131,12 @@ async def daemons(home: Path, api: GatedAnthropic, tmp_path: Path) -> AsyncItera
         daemon.notify.close()
 
 
-async def run_daemon(daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp: Path) -> Daemon:
+async def run_daemon(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp: Path, **env: str
+) -> Daemon:
     daemon = Daemon(home, api, tmp, len(daemons))
     daemons.append(daemon)
-    return await daemon.start()
+    return await daemon.start(**env)
 
 
 def stored_texts(home: Path) -> list[tuple[str, str]]:
@@ -240,3 +247,41 @@ def test_a_damaged_database_stops_start_up_with_a_clear_message(home: Path) -> N
     assert result.returncode == 1
     assert "cannot open" in result.stderr and "file is not a database" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+async def test_a_telegram_stranger_pairs_and_is_answered_through_the_daemon(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    async with FakeTelegram() as tg:
+        daemon = await run_daemon(
+            daemons,
+            home,
+            api,
+            tmp_path,
+            KIOKU_TELEGRAM__TOKEN=TELEGRAM_TOKEN,
+            KIOKU_TELEGRAM__BASE_URL=tg.base_url,
+            KIOKU_TELEGRAM__BASE_FILE_URL=tg.base_file_url,
+            KIOKU_TELEGRAM__POLL_TIMEOUT="1",
+        )
+        assert b"STATUS=serving: cli, telegram" in daemon.ready
+        await tg.dm(4242, "hello?")
+        [pairing] = await tg.wait_for("sendMessage", within=WAIT)
+        code = re.search(r"pairing code: ([A-Z0-9]{8})", pairing.text)
+        assert code is not None, pairing.text
+        approve = await asyncio.create_subprocess_exec(
+            str(KIOKU),
+            "pairing",
+            "approve",
+            code.group(1),
+            "--as",
+            "mia",
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        _, err = await asyncio.wait_for(approve.communicate(), WAIT)
+        assert approve.returncode == 0, err.decode()
+        await tg.dm(4242, "now may I?")
+        replies = await tg.wait_for("sendMessage", count=2, within=WAIT)
+        assert replies[1].text == "echo: now may I?"
+        daemon.signal(signal.SIGTERM)
+        assert await daemon.exit_code() == 0

@@ -20,6 +20,8 @@ import pytest
 
 from memory.store import Store
 from tests.conftest import KIOKU
+from tests.fakes.discord import FakeDiscord
+from tests.fakes.slack import FakeSlack
 from tests.fakes.telegram import TOKEN as TELEGRAM_TOKEN
 from tests.fakes.telegram import FakeTelegram
 from tests.helpers.gateway_rig import GatedAnthropic
@@ -266,22 +268,76 @@ async def test_a_telegram_stranger_pairs_and_is_answered_through_the_daemon(
         assert b"STATUS=serving: cli, telegram" in daemon.ready
         await tg.dm(4242, "hello?")
         [pairing] = await tg.wait_for("sendMessage", within=WAIT)
-        code = re.search(r"pairing code: ([A-Z0-9]{8})", pairing.text)
-        assert code is not None, pairing.text
-        approve = await asyncio.create_subprocess_exec(
-            str(KIOKU),
-            "pairing",
-            "approve",
-            code.group(1),
-            "--as",
-            "mia",
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        _, err = await asyncio.wait_for(approve.communicate(), WAIT)
-        assert approve.returncode == 0, err.decode()
+        await pair_through_cli(pairing.text, "mia")
         await tg.dm(4242, "now may I?")
         replies = await tg.wait_for("sendMessage", count=2, within=WAIT)
         assert replies[1].text == "echo: now may I?"
         daemon.signal(signal.SIGTERM)
         assert await daemon.exit_code() == 0
+
+
+async def pair_through_cli(text: str, person: str) -> None:
+    """Approve the pairing code found in `text` with the real `kioku pairing approve`."""
+    code = re.search(r"pairing code: ([A-Z0-9]{8})", text)
+    assert code is not None, text
+    approve = await asyncio.create_subprocess_exec(
+        str(KIOKU),
+        "pairing",
+        "approve",
+        code.group(1),
+        "--as",
+        person,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(approve.communicate(), WAIT)
+    assert approve.returncode == 0, err.decode()
+
+
+async def test_a_discord_stranger_pairs_and_is_answered_through_the_daemon(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    async with FakeDiscord(heartbeat_interval_ms=1000) as discord:
+        daemon = await run_daemon(
+            daemons,
+            home,
+            api,
+            tmp_path,
+            KIOKU_DISCORD__TOKEN=discord.token,
+            KIOKU_DISCORD__API_BASE=discord.api_base,
+            KIOKU_DISCORD__GATEWAY_URL=discord.gateway_url,
+        )
+        assert b"discord" in daemon.ready
+        await discord.push(discord.dm("hello?"))
+        await pair_through_cli((await discord.next_post(WAIT)).content, "alice")
+        await discord.push(discord.dm("now may I?"))
+        assert (await discord.next_post(WAIT)).content == "echo: now may I?"
+        daemon.signal(signal.SIGTERM)
+        assert await daemon.exit_code() == 0
+
+
+async def test_a_slack_stranger_pairs_and_is_answered_through_the_daemon(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    slack = await FakeSlack(users={"U0STRANGER": "Sam"}).start()
+    try:
+        daemon = await run_daemon(
+            daemons,
+            home,
+            api,
+            tmp_path,
+            KIOKU_SLACK__BOT_TOKEN="xoxb-test",
+            KIOKU_SLACK__APP_TOKEN="xapp-test",
+            KIOKU_SLACK__BASE_URL=slack.base_url,
+        )
+        assert b"slack" in daemon.ready
+        await slack.push(slack.dm("U0STRANGER", "hello?"))
+        [pairing] = await slack.wait_posts(1, WAIT)
+        await pair_through_cli(pairing["text"], "sam")
+        await slack.push(slack.dm("U0STRANGER", "now may I?"))
+        posts = await slack.wait_posts(2, WAIT)
+        assert posts[1]["text"] == "echo: now may I?"
+        daemon.signal(signal.SIGTERM)
+        assert await daemon.exit_code() == 0
+    finally:
+        await slack.close()

@@ -22,6 +22,7 @@ import structlog
 from adapters.base import Adapter, InboundHandler
 from adapters.cli_socket import CliSocketAdapter, socket_path
 from agent.build import build_agent
+from agent.providers import Provider
 from config.load import ConfigError, load_settings
 from config.logs import LEVELS
 from config.paths import ensure_home
@@ -114,11 +115,15 @@ class StoreUnavailable(RuntimeError):
 
 
 class Daemon:
-    """The running parts and their order of start and stop."""
+    """The running parts and their order of start and stop. `provider` replaces the
+    configured model (benchmarks); `serve()` never sets it."""
 
-    def __init__(self, settings: Settings, notifier: Notifier) -> None:
+    def __init__(
+        self, settings: Settings, notifier: Notifier, provider: Provider | None = None
+    ) -> None:
         self.settings = settings
         self.notifier = notifier
+        self.provider = provider
         self.started_at = datetime.now(UTC)
         self.supervisor: Supervisor | None = None
         self._stop = asyncio.Event()
@@ -135,7 +140,7 @@ class Daemon:
                 "backup, or move it aside to start with an empty history"
             ) from exc
         try:
-            agent = build_agent(self.settings, store)
+            agent = build_agent(self.settings, store, self.provider)
             try:
                 identities = Identities(store, self.settings)
                 await identities.ensure_owner(os.getuid())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from agent.agent import Agent
+from agent.mcp.manager import McpManager
 from agent.providers import Provider, build_provider
 from agent.tools.context import Services
 from agent.tools.defaults import default_registry
@@ -11,12 +12,19 @@ from config.settings import Settings
 from memory.store import Store
 
 
-def build_agent(settings: Settings, store: Store, provider: Provider | None = None) -> Agent:
-    """The configured agent; `provider` overrides the one the settings choose (tests)."""
+def build_agent(
+    settings: Settings,
+    store: Store,
+    provider: Provider | None = None,
+    mcp: McpManager | None = None,
+) -> Agent:
+    """The configured agent; `provider` overrides the one the settings choose (tests);
+    `mcp` adds its servers' tools."""
     services = Services(store, settings.home, settings)
+    registry = default_registry() if mcp is None else mcp.registry(default_registry())
     return Agent(
         provider or build_provider(settings.llm),
         services,
-        default_registry(),
+        registry,
         skills_index=skills_index(services),
     )

@@ -1,0 +1,325 @@
+"""One MCP server, kept connected: a named task owns its session, restarting it when it dies.
+
+The SDK's transports and sessions run anyio task groups, which must be entered and left
+by the same task, so each server gets one long-lived task that connects, lists the tools,
+refreshes them when the server says they changed, and reconnects with backoff after a
+failure. Calls come from the conversations' tasks; each call also watches the
+connection, so a server that dies mid-call gives an error result at once, not a hang.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+import anyio
+import structlog
+from jsonschema import Draft202012Validator, SchemaError
+from mcp import ClientSession, McpError, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.message import SessionMessage
+from mcp.types import CONNECTION_CLOSED
+
+from adapters.backoff import Backoff
+from agent.mcp.names import tool_name
+from agent.mcp.results import cap, render
+from agent.mcp.tools import McpTool
+from agent.tools.context import ToolContext
+from agent.tools.registry import Handler, ToolError, ToolRegistry
+from config.settings import McpServerSettings
+
+log = structlog.get_logger("kioku.mcp")
+
+CONNECT_TIMEOUT = 30.0
+MAX_DESCRIPTION = 2_000
+CLIENT_INFO = types.Implementation(name="kioku", version="0.1.0")
+
+MessageHandler = Callable[[Any], Awaitable[None]]
+
+
+class CallFailed(ToolError):
+    """A refusal for the model, with a short `kind` for the log (never argument values)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@asynccontextmanager
+async def connect(
+    settings: McpServerSettings, on_message: MessageHandler | None = None
+) -> AsyncIterator[tuple[ClientSession, asyncio.Event]]:
+    """An initialized session with the server, and an event set when its transport closes."""
+    closed = asyncio.Event()
+    async with AsyncExitStack() as stack:
+        if settings.command is not None:
+            params = StdioServerParameters(
+                command=settings.command, args=settings.args, env=settings.env or None
+            )
+            read, write = await stack.enter_async_context(stdio_client(params))
+        else:
+            http = await stack.enter_async_context(
+                create_mcp_http_client(headers=settings.headers or None)
+            )
+            read, write, _ = await stack.enter_async_context(
+                streamable_http_client(str(settings.url), http_client=http)
+            )
+        sink, source = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        group = await stack.enter_async_context(anyio.create_task_group())
+        stack.callback(group.cancel_scope.cancel)
+        group.start_soon(_forward, read, sink, closed)
+        session = await stack.enter_async_context(
+            ClientSession(source, write, message_handler=on_message, client_info=CLIENT_INFO)
+        )
+        with anyio.fail_after(CONNECT_TIMEOUT):
+            await session.initialize()
+        yield session, closed
+
+
+async def _forward(read: Any, sink: Any, closed: asyncio.Event) -> None:
+    """Pass the transport's messages to the session; its end is how a dead server shows."""
+    try:
+        async with sink:
+            async for item in read:
+                await sink.send(item)
+    finally:
+        closed.set()
+
+
+async def list_tools(session: ClientSession) -> list[types.Tool]:
+    """Every tool the server lists, across pages."""
+    tools: list[types.Tool] = []
+    cursor: str | None = None
+    while True:
+        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        page = await session.list_tools(params=params)
+        tools += page.tools
+        cursor = page.nextCursor
+        if not cursor:
+            return tools
+
+
+def describe(exc: BaseException) -> str:
+    """One line for an error, unwrapping the task groups' exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, McpError):
+        return exc.error.message
+    if isinstance(exc, TimeoutError):
+        return "no answer in time"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+class ServerConnection:
+    """One configured server: its state, its current tools, and calls to them."""
+
+    def __init__(self, name: str, settings: McpServerSettings) -> None:
+        self.name = name
+        self.settings = settings
+        self.state = "starting"
+        self.error: str | None = None
+        self.restarts = 0
+        self.tools: dict[str, McpTool] = {}
+        self.registry = ToolRegistry()
+        self._session: ClientSession | None = None
+        self._closed = asyncio.Event()
+        self._wake = asyncio.Event()
+        self._refresh_due = False
+        self._changed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=f"mcp-{self.name}")
+
+    async def aclose(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        self._set_state("stopped", None)
+
+    async def wait_until(self, ready: Callable[[ServerConnection], bool]) -> None:
+        """Return once `ready(self)` holds; it is checked after every change of state."""
+        while True:
+            changed = self._changed
+            if ready(self):
+                return
+            await changed.wait()
+
+    def snapshot(self) -> dict[str, Any]:
+        """State and tools for `kioku status` and `kioku mcp list` (JSON-ready)."""
+        return {
+            "state": self.state,
+            "error": self.error,
+            "restarts": self.restarts,
+            "tools": [
+                {"name": tool.name, "tool": tool.remote_name, "description": tool.description}
+                for tool in self.tools.values()
+            ],
+        }
+
+    async def call(
+        self, name: str, remote: str, arguments: dict[str, Any], ctx: ToolContext
+    ) -> str:
+        """The tool's result as text; every failure is a `ToolError` written for the model."""
+        started = time.monotonic()
+        failure: str | None = None
+        try:
+            return await self._call(name, remote, arguments)
+        except CallFailed as refusal:
+            failure = refusal.kind
+            raise
+        finally:
+            log.info(
+                "mcp_call",
+                server=self.name,
+                tool=remote,
+                person=ctx.speaker,
+                duration_ms=round((time.monotonic() - started) * 1000, 1),
+                ok=failure is None,
+                error=failure,
+            )
+
+    async def _call(self, name: str, remote: str, arguments: dict[str, Any]) -> str:
+        session, closed = self._session, self._closed
+        if session is None or self.state != "running" or closed.is_set():
+            raise CallFailed("not connected", self._down_message())
+        call = asyncio.ensure_future(session.call_tool(remote, arguments))
+        watch = asyncio.ensure_future(closed.wait())
+        try:
+            done, _ = await asyncio.wait(
+                {call, watch}, timeout=self.settings.timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            call.cancel()
+            watch.cancel()
+            await asyncio.gather(call, watch, return_exceptions=True)
+        if call in done:
+            try:
+                result = call.result()
+            except McpError as exc:
+                if exc.error.code == CONNECTION_CLOSED:
+                    raise CallFailed("connection lost", self._lost_message(name)) from None
+                raise CallFailed("refused", f"{name} was refused: {describe(exc)}") from None
+            except Exception as exc:
+                raise CallFailed("failed", f"The call to {name} failed: {describe(exc)}") from None
+            text = render(result)
+            if result.isError:
+                raise CallFailed("tool error", f"{name} reported an error: {text}")
+            return text
+        if watch in done:
+            raise CallFailed("connection lost", self._lost_message(name))
+        raise CallFailed(
+            "timeout",
+            f"{name} did not answer within {self.settings.timeout:g} s and was abandoned "
+            "(it may still be running on the server). Do not retry it now; tell the person.",
+        )
+
+    def _down_message(self) -> str:
+        why = f" (last error: {self.error})" if self.error else ""
+        return (
+            f"The MCP server {self.name!r} is not connected right now{why}; kioku is "
+            "reconnecting it. Its tools will work again once it is back: tell the person, "
+            "or carry on without it."
+        )
+
+    def _lost_message(self, name: str) -> str:
+        return (
+            f"The MCP server {self.name!r} stopped during the call to {name}; kioku is "
+            "restarting it. The call may or may not have taken effect: check before repeating it."
+        )
+
+    def _set_state(self, state: str, error: str | None) -> None:
+        self.state, self.error = state, error
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    async def _run(self) -> None:
+        backoff = Backoff()
+        while True:
+            try:
+                await self._serve(backoff)
+                reason = "the server closed the connection"
+            except Exception as exc:
+                reason = describe(exc)
+            self._session = None
+            self.restarts += 1
+            delay = backoff.next_delay()
+            self._set_state("restarting", reason)
+            log.warning("mcp_server_down", server=self.name, error=reason, retry_in=round(delay, 1))
+            await asyncio.sleep(delay)
+
+    async def _serve(self, backoff: Backoff) -> None:
+        async with connect(self.settings, self._on_message) as (session, closed):
+            self._closed = closed
+            self._refresh(await list_tools(session))
+            self._session = session
+            backoff.reset()
+            self._set_state("running", None)
+            log.info("mcp_server_ready", server=self.name, tools=len(self.tools))
+            while not closed.is_set():
+                await self._wait_for_wake(closed)
+                if self._refresh_due and not closed.is_set():
+                    self._refresh_due = False
+                    self._refresh(await list_tools(session))
+                    self._set_state("running", None)
+                    log.info("mcp_tools_changed", server=self.name, tools=len(self.tools))
+
+    async def _wait_for_wake(self, closed: asyncio.Event) -> None:
+        waits = [asyncio.ensure_future(self._wake.wait()), asyncio.ensure_future(closed.wait())]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
+        self._wake.clear()
+
+    async def _on_message(self, message: Any) -> None:
+        """Runs in the session's receive loop, so it only flags work for the server's task."""
+        if isinstance(message, types.ServerNotification) and isinstance(
+            message.root, types.ToolListChangedNotification
+        ):
+            self._refresh_due = True
+            self._wake.set()
+        elif isinstance(message, Exception):
+            log.warning("mcp_transport_error", server=self.name, error=describe(message))
+
+    def _refresh(self, listed: list[types.Tool]) -> None:
+        """Replace the tool set at once; a tool with an unusable schema is left out, logged."""
+        tools: dict[str, McpTool] = {}
+        for remote in listed:
+            name = tool_name(self.name, remote.name)
+            schema = {"type": "object", **remote.inputSchema}
+            try:
+                Draft202012Validator.check_schema(schema)
+            except SchemaError as exc:
+                log.warning(
+                    "mcp_tool_skipped", server=self.name, tool=remote.name, error=exc.message
+                )
+                continue
+            if name in tools:
+                log.warning(
+                    "mcp_tool_skipped", server=self.name, tool=remote.name, error="name clash"
+                )
+                continue
+            tools[name] = McpTool(
+                name=name,
+                description=cap(remote.description or remote.title or remote.name, MAX_DESCRIPTION),
+                input_schema=schema,
+                handler=self._handler(name, remote.name),
+                server=self.name,
+                remote_name=remote.name,
+                allow=frozenset(self.settings.allow),
+            )
+        self.tools = tools
+        self.registry = ToolRegistry(tools.values())
+
+    def _handler(self, name: str, remote: str) -> Handler:
+        async def handle(arguments: dict[str, Any], ctx: ToolContext) -> str:
+            return await self.call(name, remote, arguments, ctx)
+
+        return handle

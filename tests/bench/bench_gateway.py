@@ -1,8 +1,15 @@
 """The whole daemon under load, through its CLI socket, with a model that answers instantly.
 
-`kioku serve` runs as a subprocess in a fresh KIOKU_HOME with its default settings,
-its model pointed at the fake Anthropic API (`tests/fakes/anthropic_api.py`, echo
-mode, in its own process so it does not share a core with the clients). Then
+The daemon runs as a subprocess in a fresh KIOKU_HOME with its default settings and
+one of two models (`--model`), both answering "echo: <the person's words>" at once:
+- `http` (default): `kioku serve` itself, its model pointed at the fake Anthropic API
+  (`tests/fakes/anthropic_api.py`, echo mode, in its own process so it does not share
+  a core with the clients): the real SDK's request building, HTTP and stream parsing
+  included, which on a small machine costs more CPU per call than kioku itself;
+- `instant`: the same `Daemon` that `kioku serve` runs, with `InstantModel` (in
+  process, no HTTP, no SDK) in place of the configured model: kioku's own overhead
+  (CLI socket adapter, gateway, agent loop, store with durable appends).
+Then
 `--conversations` clients each hold one connection and one conversation. Closed loop
 (default): each sends its next message as soon as the previous reply is complete, so
 latency there is about conversations / throughput (Little's law). Paced (`--rate R`):
@@ -13,8 +20,8 @@ the daemon's peak RSS (VmHWM). Targets: >= 300 messages/s, p99 <= 100 ms, RSS <=
 `--socket-only` measures the CLI socket adapter alone, answered by an echo gateway
 (`tests/helpers/echo_socket.py`).
 
-    .venv/bin/python tests/bench/bench_gateway.py [--conversations 50] [--duration 30]
-        [--warmup 3] [--rate 300] [--socket-only] [--keep]
+    .venv/bin/python tests/bench/bench_gateway.py [--model http|instant]
+        [--conversations 50] [--duration 30] [--warmup 3] [--rate 300] [--socket-only] [--keep]
 """
 
 from __future__ import annotations
@@ -39,10 +46,15 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from adapters.cli_socket import socket_path  # noqa: E402
+from agent.providers import ChatRequest, ModelReply, OnText, Text, Usage  # noqa: E402
 from tests.helpers.echo_socket import echo_process  # noqa: E402
 
 KIOKU = Path(sys.executable).with_name("kioku")
 START_TIMEOUT = 60.0
+MODELS = {
+    "http": "model: the Anthropic SDK against the fake API over HTTP",
+    "instant": "model: in process, answering at once (no SDK, no HTTP)",
+}
 REPLY_TIMEOUT = 30.0
 
 
@@ -52,6 +64,59 @@ class Tally:
     in_window: int = 0  # replies that arrived inside the measured window
     errors: list[str] = field(default_factory=list)
     wrong: int = 0
+
+
+class InstantModel:
+    """A `Provider` answering at once, in process, as the fake API's echo mode does: the
+    reply streamed through `on_text` in one delta, with the same usage record."""
+
+    name = "instant"
+    model = "instant"
+    context_window = 200_000  # the Anthropic provider's, so compaction behaves the same
+
+    async def complete(self, request: ChatRequest, on_text: OnText | None = None) -> ModelReply:
+        reply = "echo: " + last_user_text(request)
+        if on_text is not None:
+            await on_text(reply)
+        return ModelReply((Text(reply),), "end", Usage(input_tokens=12, output_tokens=7))
+
+    async def aclose(self) -> None:
+        return None
+
+
+def last_user_text(request: ChatRequest) -> str:
+    """The newest user text without kioku's bracketed context line (as the fake API's echo)."""
+    for message in reversed(request.messages):
+        texts = [block.text for block in message.content if isinstance(block, Text)]
+        if message.role != "user" or not texts:
+            continue
+        lines = "\n".join(texts).strip().splitlines()
+        if lines and lines[0].startswith("["):
+            lines = lines[1:]
+        if lines:
+            return "\n".join(lines)
+    return ""
+
+
+def serve_instant() -> None:
+    """`--instant-daemon`: what `kioku serve` runs (settings, logging, the home's lock,
+    `Daemon`), with `InstantModel` as its model."""
+    from config.load import load_settings
+    from config.logs import configure_logging
+    from config.paths import ensure_home
+    from gateway import instance
+    from gateway.daemon import Daemon
+    from gateway.systemd import Notifier
+
+    settings = load_settings()
+    configure_logging(settings.log.level, settings.log.format)
+    lock = instance.acquire(ensure_home(settings.home))
+    notifier = Notifier.from_environ()
+    try:
+        asyncio.run(Daemon(settings, notifier, InstantModel()).run())
+    finally:
+        notifier.close()
+        lock.release()
 
 
 async def serve_fake_model() -> None:
@@ -166,20 +231,29 @@ def fake_model() -> Iterator[int]:
         model.wait(timeout=10)
 
 
-@contextmanager
-def daemon(home: Path, port: int) -> Iterator[subprocess.Popen[bytes]]:
-    """`kioku serve` with default settings and the fake model; stopped with SIGTERM."""
+def daemon_command(model: str, stack: ExitStack) -> tuple[list[str], dict[str, str]]:
+    """The daemon's command line and extra environment for `model`; `http` starts the
+    fake API (on `stack`)."""
+    if model == "instant":
+        return [sys.executable, __file__, "--instant-daemon"], {}
+    port = stack.enter_context(fake_model())
     env = {
-        **os.environ,
-        "KIOKU_HOME": str(home),
         "KIOKU_LLM__PROVIDER": "anthropic",
         "KIOKU_LLM__API_KEY": "bench",
         "KIOKU_LLM__BASE_URL": f"http://127.0.0.1:{port}",
-        "KIOKU_LOG__FORMAT": "json",
         "NO_PROXY": "127.0.0.1,localhost",
     }
+    return [str(KIOKU), "serve"], env
+
+
+@contextmanager
+def daemon(
+    home: Path, command: list[str], extra_env: dict[str, str]
+) -> Iterator[subprocess.Popen[bytes]]:
+    """The daemon with default settings in `home`; stopped with SIGTERM."""
+    env = {**os.environ, "KIOKU_HOME": str(home), "KIOKU_LOG__FORMAT": "json", **extra_env}
     with (home / "daemon.log").open("wb") as log:
-        process = subprocess.Popen([str(KIOKU), "serve"], env=env, stdout=log, stderr=log)
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=log, cwd=ROOT)
     try:
         yield process
     finally:
@@ -211,7 +285,7 @@ def run(args: argparse.Namespace) -> None:
         if args.socket_only:
             process = stack.enter_context(echo_process(socket_path(home), quiet=True))
         else:
-            process = stack.enter_context(daemon(home, stack.enter_context(fake_model())))
+            process = stack.enter_context(daemon(home, *daemon_command(args.model, stack)))
         tally = asyncio.run(
             load(
                 socket_path(home),
@@ -235,7 +309,11 @@ def report(args: argparse.Namespace, tally: Tally, rss: float, exit_code: int) -
     rate = tally.in_window / args.duration
     p50, p99 = percentile(latencies, 0.50), percentile(latencies, 0.99)
     load = f"paced at {args.rate:g} msg/s" if args.rate > 0 else "closed loop"
-    what = "the socket adapter alone (echo gateway)" if args.socket_only else "kioku serve"
+    what = (
+        "the socket adapter alone (echo gateway)"
+        if args.socket_only
+        else f"kioku serve, {MODELS[args.model]}"
+    )
     print(
         f"{what}: {args.conversations} conversations through the CLI socket, {load}, "
         f"{args.duration:g} s measured after {args.warmup:g} s warm-up; {tally.in_window} "
@@ -267,6 +345,13 @@ def main() -> None:
         help="offered messages/s spread over the conversations (0: closed loop, as fast as "
         "replies come back)",
     )
+    parser.add_argument(
+        "--model",
+        choices=sorted(MODELS),
+        default="http",
+        help="http: the real SDK against the fake API (the SDK's CPU per call included); "
+        "instant: an in-process model, so only kioku's own work is measured",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the daemon's home and log")
     parser.add_argument(
         "--socket-only",
@@ -274,9 +359,13 @@ def main() -> None:
         help="the CLI socket adapter alone, answered by an echo gateway (no agent, no store)",
     )
     parser.add_argument("--fake-model", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--instant-daemon", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.fake_model:
         asyncio.run(serve_fake_model())
+        return
+    if args.instant_daemon:
+        serve_instant()
         return
     run(args)
 

@@ -22,6 +22,7 @@ import structlog
 from adapters.base import Adapter, InboundHandler
 from adapters.cli_socket import CliSocketAdapter, socket_path
 from agent.build import build_agent
+from agent.mcp.manager import McpManager
 from agent.providers import Provider
 from config.load import ConfigError, load_settings
 from config.logs import LEVELS
@@ -126,6 +127,7 @@ class Daemon:
         self.provider = provider
         self.started_at = datetime.now(UTC)
         self.supervisor: Supervisor | None = None
+        self.mcp = McpManager(settings.mcp)
         self._stop = asyncio.Event()
         self._reloading = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -140,7 +142,8 @@ class Daemon:
                 "backup, or move it aside to start with an empty history"
             ) from exc
         try:
-            agent = build_agent(self.settings, store, self.provider)
+            await self.mcp.start()
+            agent = build_agent(self.settings, store, self.provider, mcp=self.mcp)
             try:
                 identities = Identities(store, self.settings)
                 await identities.ensure_owner(os.getuid())
@@ -152,6 +155,7 @@ class Daemon:
             finally:
                 await agent.aclose()
         finally:
+            await self.mcp.aclose()
             await store.close()
         log.info("daemon_stopped")
 
@@ -168,6 +172,7 @@ class Daemon:
                 "adapters": self.supervisor.states() if self.supervisor else {},
                 **gateway.stats().to_json(),
                 "database_bytes": await store.size_bytes(),
+                "mcp": self.mcp.states(),
             }
 
         adapters = [

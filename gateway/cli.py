@@ -11,6 +11,7 @@ from gateway import (
     cli_chat,
     cli_config,
     cli_doctor,
+    cli_mcp,
     cli_memory,
     cli_people,
     cli_search,
@@ -42,6 +43,7 @@ cli_search.register(app)
 app.command("chat")(cli_chat.chat_command)
 app.command("status")(cli_status.status_command)
 app.add_typer(cli_memory.app, name="memory")
+app.add_typer(cli_mcp.app, name="mcp")
 app.add_typer(cli_skills.app, name="skills")
 app.add_typer(cli_config.app, name="config")
 app.add_typer(cli_people.pairing, name="pairing")

@@ -323,3 +323,17 @@ class ServerConnection:
             return await self.call(name, remote, arguments, ctx)
 
         return handle
+
+
+async def probe(settings: McpServerSettings, name: str) -> dict[str, Any]:
+    """Start the server, list its tools, stop it: for `kioku mcp test` and `list`."""
+    try:
+        async with asyncio.timeout(CONNECT_TIMEOUT), connect(settings) as (session, _):
+            listed = await list_tools(session)
+    except Exception as exc:
+        return {"state": "failed", "error": describe(exc), "restarts": 0, "tools": []}
+    tools = [
+        {"name": tool_name(name, tool.name), "tool": tool.name, "description": tool.description}
+        for tool in listed
+    ]
+    return {"state": "ok", "error": None, "restarts": 0, "tools": tools}

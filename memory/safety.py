@@ -198,7 +198,8 @@ def _credential_kind(text: str) -> str | None:
 _SENSITIVE_FILE = (
     r"(?:\$\{?\w*(?:key|token|secret|password|passwd|credentials?)s?\b|\.env\b"
     r"|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)|/etc/(?:passwd|shadow)\b|\.netrc\b"
-    r"|\.aws/credentials|\.pgpass\b|\.npmrc\b|\.pypirc\b|authorized_keys|\.ssh/)"
+    r"|\.aws/credentials|\.pgpass\b|\.npmrc\b|\.pypirc\b|authorized_keys|\.ssh/"
+    r"|\.kioku\b|\b(?:memory|user)\.md\b|\bstate\.db\b)"
 )
 _NET_TOOL = r"\b(?:curl|wget|nc|ncat|netcat|socat|invoke-webrequest|invoke-restmethod|iwr|irm)\b"
 _SHELL_EXFIL = re.compile(
@@ -214,7 +215,7 @@ _SECRET_THING = re.compile(
     r"\b(?:secrets?|credentials?|api[\s_-]?keys?|access\s+keys?|tokens?|passwords?|private\s+keys?"
     r"|ssh\s+keys?|\.env|env(?:ironment)?\s+variables?|cookies?|conversations?"
     r"|chat\s+(?:history|logs?)|message\s+history|system\s+prompt|memory\s+files?"
-    r"|memory\.md|user\.md)\b"
+    r"|memory\.md|user\.md|(?:all\s+)?(?:the|your|these|those)\s+(?:notes|memor(?:y|ies)))\b"
     r"|apiキー|トークン|パスワード|秘密鍵|認証情報|シークレット|クレデンシャル|環境変数"
     r"|会話履歴|チャット履歴|会話の内容|システムプロンプト",
     re.IGNORECASE,

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 
 from agent.agent import Agent
 from agent.build import build_agent
@@ -251,3 +252,24 @@ async def test_a_changed_tool_list_reaches_new_sessions_not_open_ones(mcp: McpRi
     second = await mcp.dm(chat="other")
     assert text_of(await mcp.call(second, "fake__extra", {})) == "extra here"
     assert "fake__extra" in offered(mcp.api.requests[-1].json)
+
+
+async def test_every_call_is_logged_without_its_arguments(mcp: McpRig) -> None:
+    session = await mcp.dm()
+    with capture_logs() as logs:
+        await mcp.call(session, "fake__echo", {"text": "secret plans"})
+        await mcp.call(session, "fake__fail", {"message": "boom"})
+    calls = [entry for entry in logs if entry["event"] == "mcp_call"]
+    assert [(c["server"], c["tool"], c["person"], c["ok"]) for c in calls] == [
+        ("fake", "echo", "aiko", True),
+        ("fake", "fail", "aiko", False),
+    ]
+    assert calls[1]["error"] == "tool error"
+    assert all(isinstance(c["duration_ms"], float) for c in calls)
+    assert "secret plans" not in repr(logs)
+
+
+async def test_the_status_shows_each_servers_state_and_tools(mcp: McpRig) -> None:
+    state = mcp.manager.states()["fake"]
+    assert (state["state"], state["transport"], state["restarts"]) == ("running", "stdio", 0)
+    assert "fake__add" in [tool["name"] for tool in state["tools"]]

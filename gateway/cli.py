@@ -18,6 +18,7 @@ from gateway import (
     cli_service,
     cli_skills,
     cli_status,
+    cli_web,
 )
 from gateway.cli_common import settings_or_exit
 
@@ -49,6 +50,7 @@ app.add_typer(cli_config.app, name="config")
 app.add_typer(cli_people.pairing, name="pairing")
 app.add_typer(cli_people.people, name="people")
 app.add_typer(cli_service.app, name="service")
+app.add_typer(cli_web.app, name="web")
 app.command("doctor")(cli_doctor.doctor)
 
 

@@ -9,8 +9,11 @@ refuses in a group too (the identities' rule): its code must not be read by othe
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
+
+import structlog
 
 from adapters.base import Inbound
 from agent.agent import Agent
@@ -23,10 +26,13 @@ from memory.records import SessionResult
 from memory.search import Scope, search
 from memory.skills import SkillsLibrary
 from memory.store import Store
+from memory.web_auth import issue_token
+from web.links import login_url
 
 if TYPE_CHECKING:
     from gateway.identity import Identities
 
+log = structlog.get_logger("kioku.commands")
 COMMAND = re.compile(r"/([A-Za-z][A-Za-z0-9_]*)(?:@\S+)?(?:\s+(.*))?", re.DOTALL)
 SEARCH_SESSIONS = 5
 HITS_SHOWN = 2
@@ -42,7 +48,8 @@ HELP = """Commands:
 /remember TEXT — add TEXT to your notes about you (USER.md)
 /forget TEXT — remove the note containing TEXT
 /search QUERY — search your past conversations
-/skills — the skills kioku has learned for you"""
+/skills — the skills kioku has learned for you
+/web — a sign-in link to the web page (notes, sessions, skills)"""
 
 _HELP_LINE = re.compile(r"^/([a-z0-9_]+)[^—]*—\s*(.+)$")
 
@@ -252,6 +259,21 @@ class Commands:
             lines.append(f"- {listed.skill.name}{shared}: {listed.skill.doc.description}")
         return "\n".join(lines)
 
+    async def web(self, request: Request) -> str:
+        if request.in_group:
+            return "A sign-in link must not be seen by others: send /web to me in a direct message."
+        if request.person is None:
+            return UNKNOWN_PERSON
+        settings = self.agent.services.settings.web
+        if not settings.enabled:
+            return "The web page is off on this kioku (web.enabled = false)."
+        person = request.person
+        token = await self.store.write(lambda db: issue_token(db, person, time.time()))
+        log.info("web_link_issued", person=person, by="chat")
+        return (
+            f"Your sign-in link (it works once, within 10 minutes):\n{login_url(settings, token)}"
+        )
+
     def _notes(self, request: Request) -> PersonNotes | str:
         if request.in_group:
             return PRIVATE_IN_GROUP.format(name=request.command.name)
@@ -274,6 +296,7 @@ _HANDLERS = {
     "forget": Commands.forget,
     "search": Commands.search,
     "skills": Commands.skills,
+    "web": Commands.web,
 }
 
 

@@ -37,6 +37,7 @@ from gateway.supervisor import Supervisor
 from gateway.systemd import Notifier
 from memory.schema import SchemaTooNew
 from memory.store import Store
+from web.app import WebServer
 
 log = structlog.get_logger("kioku.daemon")
 
@@ -185,8 +186,10 @@ class Daemon:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stop.set)
         loop.add_signal_handler(signal.SIGHUP, self._on_sighup, identities, gateway)
+        web_page = WebServer(self.settings, store, status)
         watchdog = self.notifier.start_watchdog()
         try:
+            await web_page.start()
             await self.supervisor.start()
             states = self.supervisor.states()
             running = sorted(name for name, s in states.items() if s["state"] == "running")
@@ -207,6 +210,7 @@ class Daemon:
             for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
                 loop.remove_signal_handler(sig)
             await self.supervisor.stop()
+            await web_page.stop()
             tasks = [*self._tasks, *([watchdog] if watchdog else [])]
             for task in tasks:
                 task.cancel()

@@ -364,12 +364,38 @@ async def _v5_lean_index(db: aiosqlite.Connection) -> None:
     )
 
 
+async def _v6_web(db: aiosqlite.Connection) -> None:
+    """Sign-in for the web page: one-time links and the sessions they open.
+
+    Only SHA-256 hashes of the secrets are stored, so a copy of state.db signs no one in.
+    """
+    await run_script(
+        db,
+        """
+        CREATE TABLE web_tokens (
+            token_hash TEXT PRIMARY KEY,
+            person_id TEXT NOT NULL REFERENCES persons(id) ON DELETE CASCADE,
+            expires_at REAL NOT NULL,
+            used_at REAL
+        );
+        CREATE TABLE web_sessions (
+            session_hash TEXT PRIMARY KEY,
+            person_id TEXT NOT NULL REFERENCES persons(id) ON DELETE CASCADE,
+            csrf TEXT NOT NULL,
+            expires_at REAL NOT NULL
+        );
+        CREATE INDEX web_sessions_person ON web_sessions(person_id);
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_core,
     _v2_search_index,
     _v3_compact_turns,
     _v4_gateway,
     _v5_lean_index,
+    _v6_web,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,0 +1,79 @@
+"""The web page as an aiohttp application, and the server the daemon runs it in.
+
+`create_app` needs only a `WebContext` (settings, an open store, optionally the
+daemon's status), so tests run the same application on port 0 without a daemon.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import aiohttp_jinja2
+import jinja2
+import structlog
+from aiohttp import web
+
+from config.settings import Settings
+from memory.store import Store
+from web import auth, pages_admin, pages_history, pages_home, pages_notes, pages_skills
+from web.context import CONTEXT, StatusSource, WebContext
+from web.links import base_url, split_listen
+
+log = structlog.get_logger("kioku.web")
+TEMPLATES = Path(__file__).with_name("templates")
+MAX_FORM_BYTES = 256 * 1024
+
+
+def create_app(ctx: WebContext) -> web.Application:
+    app = web.Application(middlewares=[auth.guard], client_max_size=MAX_FORM_BYTES)
+    app[CONTEXT] = ctx
+    env = aiohttp_jinja2.setup(
+        app,
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["highlighted"] = pages_history.highlighted
+    env.filters["local"] = local
+    env.filters["epoch"] = lambda seconds: local(datetime.fromtimestamp(seconds, UTC))
+    env.filters["megabytes"] = lambda size: f"{size / 1_048_576:,.1f} MB"
+    for module in (auth, pages_home, pages_notes, pages_history, pages_skills, pages_admin):
+        app.add_routes(module.routes())
+    return app
+
+
+def local(when: datetime) -> str:
+    return when.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+class WebServer:
+    """The page on `web.listen`, owned by the daemon: `start()`, then `stop()` on shutdown."""
+
+    def __init__(self, settings: Settings, store: Store, status: StatusSource) -> None:
+        self.ctx = WebContext(settings, store, status)
+        self._runner: web.AppRunner | None = None
+
+    async def start(self) -> None:
+        """Serve, or log why not: a taken port must not keep the chats from running."""
+        web_settings = self.ctx.settings.web
+        if not web_settings.enabled:
+            return
+        runner = web.AppRunner(create_app(self.ctx), access_log=None)
+        await runner.setup()
+        try:
+            host, port = split_listen(web_settings.listen)
+            await web.TCPSite(runner, host, port).start()
+        except (OSError, ValueError) as exc:
+            await runner.cleanup()
+            log.error("web_unavailable", listen=web_settings.listen, error=str(exc))
+            return
+        self._runner = runner
+        self.ctx.errors.install()
+        log.info("web_serving", listen=web_settings.listen, url=base_url(web_settings))
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            self.ctx.errors.uninstall()
+            await self._runner.cleanup()
+            self._runner = None

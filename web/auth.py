@@ -1,0 +1,138 @@
+"""Signing in without passwords, and what guards every request afterwards.
+
+`/web` in a chat (or `kioku web login`) gives a one-time link. Opening it shows a
+button; pressing it (a POST, so link previewers that fetch URLs cannot use it up)
+spends the token and sets a session cookie: HttpOnly, SameSite=Strict, Secure when
+the page is reached over https. Every POST must carry the session's CSRF token;
+`/admin` is the owner's. Pages never show another person's data because every
+handler reads the person from the session, never from the URL.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Awaitable, Callable
+
+import structlog
+from aiohttp import web
+
+from memory import web_auth
+from memory.people import OWNER
+from web.context import SESSION, context, refusal, render
+
+log = structlog.get_logger("kioku.web")
+
+COOKIE = "kioku_session"
+PUBLIC = ("/login/",)
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+SIGN_IN_HINT = (
+    "You are not signed in. Send /web to kioku in a direct message (the owner can also run "
+    "`kioku web login`) and open the link it gives you."
+)
+CSRF_REFUSED = (
+    "This form did not come from your current page (its security token is missing or out "
+    "of date). Nothing was changed: reload the page and try again."
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; "
+        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+@web.middleware
+async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Signed-in session, CSRF on every POST, owner-only admin pages, security headers."""
+    response = await _guarded(request, handler)
+    response.headers.update(SECURITY_HEADERS)
+    return response
+
+
+async def _guarded(request: web.Request, handler: Handler) -> web.StreamResponse:
+    if request.path.startswith(PUBLIC):
+        return await handler(request)
+    ctx = context(request)
+    cookie = request.cookies.get(COOKIE)
+    signed_in = None
+    if cookie:
+        async with ctx.store.reading() as db:
+            signed_in = await web_auth.session_for(db, cookie, ctx.clock())
+    if signed_in is None:
+        return refusal(request, 401, SIGN_IN_HINT)
+    request[SESSION] = signed_in
+    if request.method == "POST":
+        sent = (await request.post()).get("csrf")
+        if not isinstance(sent, str) or not secrets.compare_digest(sent, signed_in.csrf):
+            log.warning("web_csrf_refused", person=signed_in.person, path=request.path)
+            return refusal(request, 403, CSRF_REFUSED)
+    if request.path.startswith("/admin") and signed_in.person != OWNER:
+        log.warning("web_admin_refused", person=signed_in.person, path=request.path)
+        return refusal(request, 403, "This page is the owner's.")
+    return await handler(request)
+
+
+async def login_page(request: web.Request) -> web.Response:
+    """The link's landing page: a button, so only a person's click spends the token."""
+    ctx = context(request)
+    token = request.match_info["token"]
+    async with ctx.store.reading() as db:
+        try:
+            who = await web_auth.check_token(db, token, ctx.clock())
+        except web_auth.LinkRefused as exc:
+            return refusal(request, 403, str(exc))
+    return render(request, "login.html", who=who)
+
+
+async def login(request: web.Request) -> web.StreamResponse:
+    ctx = context(request)
+    token = request.match_info["token"]
+    now = ctx.clock()
+    try:
+        session_id, signed_in = await ctx.store.write(
+            lambda db: web_auth.redeem_token(db, token, now)
+        )
+    except web_auth.LinkRefused as exc:
+        log.warning("web_link_refused", reason=str(exc).split(";")[0])
+        return refusal(request, 403, str(exc))
+    log.info("web_signed_in", person=signed_in.person)
+    response = web.Response(status=303, headers={"Location": "/"})
+    response.set_cookie(
+        COOKIE,
+        session_id,
+        max_age=int(signed_in.expires_at - now),
+        path="/",
+        httponly=True,
+        samesite="Strict",
+        secure=is_https(request),
+    )
+    return response
+
+
+async def logout(request: web.Request) -> web.StreamResponse:
+    ctx = context(request)
+    cookie = request.cookies.get(COOKIE, "")
+    await ctx.store.write(lambda db: web_auth.end_session(db, cookie))
+    log.info("web_signed_out", person=request.pop(SESSION).person)
+    response = refusal(request, 200, "You are signed out.")
+    response.del_cookie(COOKIE, path="/")
+    return response
+
+
+def is_https(request: web.Request) -> bool:
+    """Served over https: directly, behind a proxy that says so, or by configuration."""
+    public = context(request).settings.web.public_url or ""
+    forwarded = request.headers.get("X-Forwarded-Proto", "").split(",")[0].strip().lower()
+    return request.secure or forwarded == "https" or public.lower().startswith("https://")
+
+
+def routes() -> list[web.RouteDef]:
+    return [
+        web.get("/login/{token}", login_page),
+        web.post("/login/{token}", login),
+        web.post("/logout", logout),
+    ]

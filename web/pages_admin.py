@@ -1,0 +1,114 @@
+"""The owner's pages: pairing requests, people and identities, adapters, errors, database.
+
+Pairing decisions run `memory.access.approve_pairing` / `deny_pairing` in one store
+transaction, exactly as `kioku pairing approve|deny` does, and log the same events.
+The auth middleware has already refused anyone but the owner.
+"""
+
+from __future__ import annotations
+
+import structlog
+from aiohttp import web
+
+from memory import access
+from memory.people import InvalidPersonId, validate_person_id
+from memory.skills_format import SkillError
+from web.context import context, form, render
+
+log = structlog.get_logger("kioku.web")
+APPROVED_BY = "owner (web)"
+
+
+async def admin(
+    request: web.Request, error: str | None = None, notice: str | None = None
+) -> web.Response:
+    ctx = context(request)
+    async with ctx.store.reading() as db:
+        pairings = await access.pending_pairings(db, ctx.clock())
+        people = await access.people(db)
+    status = await ctx.status() if ctx.status else None
+    proposals, problems = await ctx.skills().pending()
+    return render(
+        request,
+        "admin.html",
+        status=400 if error else 200,
+        pairings=pairings,
+        people=people,
+        adapters=(status or {}).get("adapters"),
+        events=ctx.errors.events(),
+        database_bytes=await ctx.store.size_bytes(),
+        proposals=proposals,
+        proposal_problems=problems,
+        error=error,
+        notice=notice,
+    )
+
+
+async def approve(request: web.Request) -> web.Response:
+    ctx = context(request)
+    fields = await form(request)
+    code = fields.get("code", "")
+    as_person = fields.get("as_person", "").strip() or None
+    if as_person is not None:
+        try:
+            validate_person_id(as_person)
+        except InvalidPersonId as exc:
+            return await admin(request, error=str(exc))
+    now = ctx.clock()
+    try:
+        approval = await ctx.store.write(
+            lambda db: access.approve_pairing(db, code, as_person, now)
+        )
+    except access.CodeRefused as exc:
+        return await admin(request, error=str(exc))
+    log.info("pairing_approved", identity=approval.identity, person=approval.person, by="web")
+    state = "a new person" if approval.created else "an existing person"
+    return await admin(
+        request, notice=f"Approved: {approval.identity} is now {approval.person} ({state})."
+    )
+
+
+async def deny(request: web.Request) -> web.Response:
+    ctx = context(request)
+    code = (await form(request)).get("code", "")
+    now = ctx.clock()
+    try:
+        denied = await ctx.store.write(lambda db: access.deny_pairing(db, code, now))
+    except access.CodeRefused as exc:
+        return await admin(request, error=str(exc))
+    log.info("pairing_denied", identity=denied.identity, by="web")
+    return await admin(
+        request, notice=f"Denied: {denied.identity} gets no answer (and no new code for 24 hours)."
+    )
+
+
+async def proposal(request: web.Request) -> web.Response:
+    """POST /admin/proposals/{id}/{approve|reject}, as `kioku skills approve|reject`."""
+    library = context(request).skills()
+    proposal_id = request.match_info["id"]
+    try:
+        if request.match_info["decision"] == "approve":
+            done, message = await library.approve(proposal_id, APPROVED_BY)
+            notice = f"Approved {done.id} ({done.person}: {done.summary}). {message}"
+        else:
+            done = await library.reject(proposal_id)
+            notice = f"Rejected {done.id} ({done.person}: {done.summary})."
+    except SkillError as exc:
+        return await admin(request, error=str(exc))
+    log.info(
+        "skill_proposal_decided",
+        proposal=done.id,
+        person=done.person,
+        decision=request.match_info["decision"],
+        by="web",
+    )
+    return await admin(request, notice=notice)
+
+
+def routes() -> list[web.RouteDef]:
+    return [
+        web.get("/admin", admin),
+        web.post("/admin/pairing/approve", approve),
+        web.post("/admin/pairing/deny", deny),
+        web.post(r"/admin/proposals/{id}/{decision:approve|reject}", proposal),
+    ]

@@ -1,0 +1,26 @@
+"""The first page after signing in: who the person is and the accounts linked to them."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from memory import access
+from web.context import context, person, render
+
+
+async def home(request: web.Request) -> web.Response:
+    who = person(request)
+    store = context(request).store
+    found = await store.get_person(who)
+    async with store.reading() as db:
+        identities = await access.identities_of(db, who)
+    return render(
+        request,
+        "home.html",
+        display_name=found.display_name if found else None,
+        identities=identities,
+    )
+
+
+def routes() -> list[web.RouteDef]:
+    return [web.get("/", home)]

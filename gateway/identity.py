@@ -116,7 +116,8 @@ class Identities:
         if person is not None:
             return Admission(person, None, True)
         argument = link_argument(inbound.text)
-        if argument is not None:
+        # A bare /link from a stranger redeems nothing: under `allowlist` it gets silence too.
+        if argument is not None and (argument or policy.dm_policy != "allowlist"):
             return Admission(None, await self.link_command(inbound, None, argument), False)
         if sender in policy.allow or policy.dm_policy == "open":
             return Admission(await self._admit_stranger(inbound), None, True)

@@ -90,7 +90,8 @@ def _expected(error: dict[str, Any]) -> str:
     if error["type"] == "extra_forbidden":
         return "unknown setting (check the spelling against `kioku config show`)"
     name = str(error["loc"][-1]).lower() if error["loc"] else ""
-    if any(word in name for word in SECRET_WORDS):
+    # A whole table (a model-level error) may hold tokens or headers: never echo it.
+    if any(word in name for word in SECRET_WORDS) or isinstance(error.get("input"), dict):
         return str(error["msg"])
     return f"{error['msg']} (got {error.get('input')!r})"
 

@@ -3,14 +3,32 @@
 from __future__ import annotations
 
 import logging
+import re
 import sys
-from typing import Literal
+from collections.abc import Iterable
+from typing import Any, Literal
 
 import structlog
+from pydantic import SecretStr
+
+from config.settings import Settings
 
 # Libraries that log every HTTP request at INFO: one line per model call or poll is
 # noise, and the request URL of the Telegram Bot API holds the bot token.
 CHATTY = ("httpx", "httpcore")
+
+# Shapes of the tokens kioku is given, masked in every log line even when not configured
+# here (a library may log a URL holding one: python-telegram-bot does at debug level).
+TOKEN_SHAPES = re.compile(
+    r"(?<![A-Za-z0-9])\d{6,12}:[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"  # Telegram bot token
+    r"|\bxox[abposr]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}"  # Slack
+    r"|\bsk-[A-Za-z0-9_-]{20,}"  # Anthropic, OpenAI
+    r"|\b[MNO][A-Za-z\d_-]{23,27}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,40}\b"  # Discord
+    r"|(?i:\bbearer\s+)[A-Za-z0-9._~+/-]{20,}"
+)
+MASK = "********"
+MIN_SECRET = 6
+"""Shorter configured values are not masked: they would blot out ordinary words."""
 
 LEVELS = {
     "debug": logging.DEBUG,
@@ -21,9 +39,12 @@ LEVELS = {
 
 
 def configure_logging(
-    level: str = "info", fmt: Literal["auto", "console", "json"] = "auto"
+    level: str = "info",
+    fmt: Literal["auto", "console", "json"] = "auto",
+    secrets: Iterable[str] = (),
 ) -> None:
-    """Route structlog and the standard library's loggers (the platform SDKs') to stderr."""
+    """Route structlog and the standard library's loggers (the platform SDKs') to stderr,
+    with `secrets` and anything shaped like a token masked in every line."""
     use_json = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
     shared: list[structlog.types.Processor] = [
         structlog.contextvars.merge_contextvars,
@@ -41,6 +62,7 @@ def configure_logging(
                 structlog.stdlib.ProcessorFormatter.remove_processors_meta,
                 structlog.processors.format_exc_info if use_json else _keep,
                 renderer,
+                Redactor(secrets),
             ],
         )
     )
@@ -61,3 +83,39 @@ def _keep(
     _logger: object, _name: str, event: structlog.types.EventDict
 ) -> structlog.types.EventDict:
     return event
+
+
+class Redactor:
+    """The last step of every log line: masks the given secret values and token shapes in the
+    rendered text, so no library's message, field or traceback can carry one out."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        values = sorted({s for s in secrets if len(s) >= MIN_SECRET}, key=len, reverse=True)
+        self._values = re.compile("|".join(map(re.escape, values))) if values else None
+
+    def __call__(self, _logger: object, _name: str, line: Any) -> Any:
+        if not isinstance(line, str):
+            return line
+        if self._values is not None:
+            line = self._values.sub(MASK, line)
+        return TOKEN_SHAPES.sub(MASK, line)
+
+
+def secret_values(settings: Settings) -> list[str]:
+    """Every secret in the settings: tokens and keys, and MCP servers' env and headers."""
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, SecretStr):
+            found.append(value.get_secret_value())
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(settings.model_dump())
+    for server in settings.mcp.servers.values():
+        found += [*server.env.values(), *server.headers.values()]
+    return found

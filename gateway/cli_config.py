@@ -36,11 +36,17 @@ def check() -> None:
     typer.echo(f"Configuration OK ({settings.home / 'config.toml'}).")
 
 
-def _masked(value: Any) -> Any:
+SECRET_TABLES = ("env", "headers")
+"""MCP servers' environment and HTTP headers: where their tokens live, so every value is masked."""
+
+
+def _masked(value: Any, key: str = "") -> Any:
     if isinstance(value, SecretStr):
         return MASK if value.get_secret_value() else ""
+    if isinstance(value, dict) and key in SECRET_TABLES:
+        return {name: MASK for name in value}
     if isinstance(value, dict):
-        return {key: _masked(item) for key, item in value.items()}
+        return {name: _masked(item, name) for name, item in value.items()}
     if isinstance(value, list):
         return [_masked(item) for item in value]
     return value

@@ -3,21 +3,29 @@ going through the same code as the memory tool and the CLI."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
-from collections.abc import AsyncIterator
+import subprocess
+import time
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import aiohttp
 import pytest
 
 from config.settings import NotesSettings
+from memory import web_auth
 from memory.notes import PersonNotes
 from memory.records import Conversation, NewMessage
 from memory.skills_manage import SkillRequest
+from memory.store import Store
+from tests.helpers.gateway_rig import gateway_rig
+from tests.test_gateway_commands import Chat
 from tests.web_rig import WebRig, web_rig
 from web.auth import COOKIE
 
+Kioku = Callable[..., subprocess.CompletedProcess[str]]
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 
 
@@ -281,3 +289,43 @@ async def test_the_home_page_lists_the_persons_identities(rig: WebRig, browser: 
     await browser.sign_in("aiko")
     page = await browser.get("/")
     assert "telegram:1" in page and "telegram:2" not in page
+
+
+def test_kioku_web_login_prints_a_link_for_the_owner(kioku: Kioku, home: Path) -> None:
+    result = kioku("web", "login")
+    assert result.returncode == 0, result.stderr
+    link = result.stdout.split()[0]
+    assert link.startswith("http://127.0.0.1:8765/login/")
+    token = link.rsplit("/", 1)[1]
+
+    async def check() -> str:
+        async with await Store.open(home / "state.db") as store, store.reading() as db:
+            return await web_auth.check_token(db, token, time.time())
+
+    assert asyncio.run(check()) == "owner"
+
+
+def test_kioku_web_login_uses_the_public_url(kioku: Kioku) -> None:
+    result = kioku("web", "login", env={"KIOKU_WEB__PUBLIC_URL": "https://kioku.example/"})
+    assert result.stdout.startswith("https://kioku.example/login/")
+
+
+def test_kioku_web_login_refuses_when_the_page_is_off(kioku: Kioku) -> None:
+    result = kioku("web", "login", env={"KIOKU_WEB__ENABLED": "false"})
+    assert result.returncode == 1 and "web.enabled = false" in result.stderr
+
+
+async def test_slash_web_in_a_dm_gives_a_working_link(home: Path) -> None:
+    async with gateway_rig(home, model=False) as chat:
+        await chat.person("aiko", "telegram:1")
+        reply = await Chat(chat, "telegram:1")("/web")
+        token = reply.rsplit("/login/", 1)[1].strip()
+        async with chat.store.reading() as db:
+            assert await web_auth.check_token(db, token, time.time()) == "aiko"
+
+
+async def test_slash_web_in_a_group_points_to_a_dm(home: Path) -> None:
+    async with gateway_rig(home, model=False) as chat:
+        await chat.person("aiko", "telegram:1")
+        reply = await Chat(chat, "telegram:1", group=True)("/web")
+        assert "direct message" in reply and "/login/" not in reply

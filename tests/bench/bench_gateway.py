@@ -9,14 +9,16 @@ one of two models (`--model`), both answering "echo: <the person's words>" at on
 - `instant`: the same `Daemon` that `kioku serve` runs, with `InstantModel` (in
   process, no HTTP, no SDK) in place of the configured model: kioku's own overhead
   (CLI socket adapter, gateway, agent loop, store with durable appends).
-Then
-`--conversations` clients each hold one connection and one conversation. Closed loop
-(default): each sends its next message as soon as the previous reply is complete, so
-latency there is about conversations / throughput (Little's law). Paced (`--rate R`):
+
+Then `--conversations` clients each hold one connection and one conversation. Closed
+loop (default): each sends its next message as soon as the previous reply is complete,
+so latency there is about conversations / throughput (Little's law). Paced (`--rate R`):
 R messages/s spread evenly over the conversations, latency counted from when each
 message was due, so falling behind shows. Measured over `--duration` seconds after a
-`--warmup`: replies per second, reply latency (sent -> complete reply) p50/p99, and
-the daemon's peak RSS (VmHWM). Targets: >= 300 messages/s, p99 <= 100 ms, RSS <= 150 MB.
+`--warmup`: replies per second, reply latency (sent -> complete reply) p50/p99, the
+daemon's peak RSS (VmHWM) and its CPU time per reply (user + system over the window,
+which other load on the machine barely changes). Targets: >= 300 messages/s, p99 <=
+100 ms, RSS <= 150 MB.
 `--socket-only` measures the CLI socket adapter alone, answered by an echo gateway
 (`tests/helpers/echo_socket.py`).
 
@@ -64,6 +66,7 @@ class Tally:
     in_window: int = 0  # replies that arrived inside the measured window
     errors: list[str] = field(default_factory=list)
     wrong: int = 0
+    cpu_seconds: float = float("nan")  # the daemon's user + system CPU inside the window
 
 
 class InstantModel:
@@ -200,6 +203,21 @@ async def converse(path: Path, number: int, schedule: Schedule, tally: Tally) ->
         writer.close()
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of `pid` so far (/proc/PID/stat, fields 14 and 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def measure_cpu(pid: int, schedule: Schedule, tally: Tally) -> None:
+    """The daemon's CPU over the measured window: unlike messages/s, barely moved by
+    other processes sharing the cores."""
+    await asyncio.sleep(schedule.measure_from - time.monotonic())
+    began = cpu_seconds(pid)
+    await asyncio.sleep(schedule.stop_at - time.monotonic())
+    tally.cpu_seconds = cpu_seconds(pid) - began
+
+
 def peak_rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -275,7 +293,10 @@ async def load(
     start = time.monotonic()
     interval = conversations / rate if rate > 0 else None
     schedule = Schedule(start, start + warmup, start + warmup + duration, interval, conversations)
-    await asyncio.gather(*(converse(path, n, schedule, tally) for n in range(conversations)))
+    await asyncio.gather(
+        measure_cpu(process.pid, schedule, tally),
+        *(converse(path, n, schedule, tally) for n in range(conversations)),
+    )
     return tally
 
 
@@ -308,6 +329,7 @@ def report(args: argparse.Namespace, tally: Tally, rss: float, exit_code: int) -
     latencies = sorted(tally.latencies)
     rate = tally.in_window / args.duration
     p50, p99 = percentile(latencies, 0.50), percentile(latencies, 0.99)
+    cpu_ms = tally.cpu_seconds * 1000 / tally.in_window if tally.in_window else float("nan")
     load = f"paced at {args.rate:g} msg/s" if args.rate > 0 else "closed loop"
     what = (
         "the socket adapter alone (echo gateway)"
@@ -325,6 +347,7 @@ def report(args: argparse.Namespace, tally: Tally, rss: float, exit_code: int) -
         ("reply latency p50", f"{p50:.1f} ms", "", True),
         ("reply latency p99", f"{p99:.1f} ms", "<= 100 ms", p99 <= 100),
         ("peak RSS", f"{rss:.0f} MB", "<= 150 MB", rss <= 150),
+        ("daemon CPU / message", f"{cpu_ms:.2f} ms", "", True),
     ]
     print(f"{'metric':<22}{'value':>12}  {'target':<10}  ok")
     for name, value, target, ok in rows:

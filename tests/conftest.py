@@ -15,13 +15,17 @@ KIOKU = Path(sys.executable).with_name("kioku")
 
 @pytest.fixture(autouse=True)
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Each test gets its own KIOKU_HOME and no KIOKU_/ANTHROPIC_ settings from outside."""
+    """Each test gets its own KIOKU_HOME and no KIOKU_/ANTHROPIC_ settings from outside
+    (and no web page unless it asks for one)."""
     for name in list(os.environ):
         if name.startswith(("KIOKU_", "ANTHROPIC_", "OPENAI_")):
             monkeypatch.delenv(name)
     path = tmp_path / "kioku-home"
     monkeypatch.setenv("KIOKU_HOME", str(path))
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    # Daemons started by tests would all bind the web page's default port; the web
+    # tests turn it on with a port of their own.
+    monkeypatch.setenv("KIOKU_WEB__ENABLED", "false")
     return path
 
 

@@ -292,7 +292,7 @@ async def test_the_home_page_lists_the_persons_identities(rig: WebRig, browser: 
 
 
 def test_kioku_web_login_prints_a_link_for_the_owner(kioku: Kioku, home: Path) -> None:
-    result = kioku("web", "login")
+    result = kioku("web", "login", env={"KIOKU_WEB__ENABLED": "true"})
     assert result.returncode == 0, result.stderr
     link = result.stdout.split()[0]
     assert link.startswith("http://127.0.0.1:8765/login/")
@@ -306,7 +306,11 @@ def test_kioku_web_login_prints_a_link_for_the_owner(kioku: Kioku, home: Path) -
 
 
 def test_kioku_web_login_uses_the_public_url(kioku: Kioku) -> None:
-    result = kioku("web", "login", env={"KIOKU_WEB__PUBLIC_URL": "https://kioku.example/"})
+    result = kioku(
+        "web",
+        "login",
+        env={"KIOKU_WEB__ENABLED": "true", "KIOKU_WEB__PUBLIC_URL": "https://kioku.example/"},
+    )
     assert result.stdout.startswith("https://kioku.example/login/")
 
 
@@ -315,7 +319,10 @@ def test_kioku_web_login_refuses_when_the_page_is_off(kioku: Kioku) -> None:
     assert result.returncode == 1 and "web.enabled = false" in result.stderr
 
 
-async def test_slash_web_in_a_dm_gives_a_working_link(home: Path) -> None:
+async def test_slash_web_in_a_dm_gives_a_working_link(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KIOKU_WEB__ENABLED", "true")
     async with gateway_rig(home, model=False) as chat:
         await chat.person("aiko", "telegram:1")
         reply = await Chat(chat, "telegram:1")("/web")

@@ -47,7 +47,7 @@ async def daemon(**env: str) -> AsyncIterator[list[dict[str, object]]]:
 
 async def test_the_daemon_serves_the_page_on_the_configured_port() -> None:
     port = free_port()
-    async with daemon(KIOKU_WEB__LISTEN=f"127.0.0.1:{port}") as events:
+    async with daemon(KIOKU_WEB__LISTEN=f"127.0.0.1:{port}", KIOKU_WEB__ENABLED="true") as events:
         assert any(e.get("event") == "web_serving" for e in events)
         async with aiohttp.ClientSession() as http, http.get(f"http://127.0.0.1:{port}/") as page:
             assert page.status == 401 and "/web" in await page.text()
@@ -66,6 +66,8 @@ async def test_a_taken_port_is_logged_and_the_daemon_still_serves_chats() -> Non
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        async with daemon(KIOKU_WEB__LISTEN=f"127.0.0.1:{port}") as events:
+        async with daemon(
+            KIOKU_WEB__LISTEN=f"127.0.0.1:{port}", KIOKU_WEB__ENABLED="true"
+        ) as events:
             refused = [e for e in events if e.get("event") == "web_unavailable"]
             assert refused and refused[0]["level"] == "error"

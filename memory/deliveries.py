@@ -17,12 +17,17 @@ KEEP_SECONDS = 7 * 24 * 3600
 
 
 async def known(store: Store, platform: str, chat: str, message_id: str) -> bool:
-    """True if this message id was already recorded in this chat."""
+    """True if this message id was already recorded in this chat, or is stored in one of
+    the chat's open sessions: a crash between storing a message and recording its delivery
+    must not let the redelivery be stored (and answered) a second time."""
     async with (
         store.reading() as db,
         db.execute(
-            "SELECT 1 FROM deliveries WHERE platform = ? AND chat = ? AND message_id = ?",
-            (platform, chat, message_id),
+            "SELECT 1 FROM deliveries WHERE platform = ? AND chat = ? AND message_id = ? "
+            "UNION ALL SELECT 1 FROM messages WHERE platform_message_id = ? AND session_id IN "
+            "(SELECT id FROM sessions WHERE platform = ? AND chat = ? AND ended_at IS NULL) "
+            "LIMIT 1",
+            (platform, chat, message_id, message_id, platform, chat),
         ) as cursor,
     ):
         return await cursor.fetchone() is not None

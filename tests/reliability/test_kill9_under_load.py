@@ -19,13 +19,12 @@ from memory.notes_file import read_notes
 from memory.people import OWNER, person_dir
 from memory.records import Conversation, NewMessage
 from memory.store import Store
-from tests.fakes.telegram import TOKEN as TELEGRAM_TOKEN
 from tests.fakes.telegram import FakeTelegram
 from tests.helpers.gateway_rig import GatedAnthropic
 from tests.reliability.conftest import integrity_problems
+from tests.reliability.platforms import OWNER_CHAT, telegram_env
 from tests.test_daemon_e2e import WAIT, Client, Daemon, run_daemon, stored_texts
 
-OWNER_CHAT = 111
 CLI_CONVERSATIONS = 3
 
 
@@ -53,16 +52,6 @@ class Traffic:
             await tg.dm(OWNER_CHAT, f"telegram says {number}")
             self.telegram_sent += 1
             await tg.wait_for("sendMessage", count=number + 1, within=WAIT)
-
-
-def telegram_env(tg: FakeTelegram) -> dict[str, str]:
-    return {
-        "KIOKU_TELEGRAM__TOKEN": TELEGRAM_TOKEN,
-        "KIOKU_TELEGRAM__BASE_URL": tg.base_url,
-        "KIOKU_TELEGRAM__BASE_FILE_URL": tg.base_file_url,
-        "KIOKU_TELEGRAM__POLL_TIMEOUT": "1",
-        "KIOKU_OWNER__IDENTITIES": f'["telegram:{OWNER_CHAT}"]',
-    }
 
 
 async def run_until_killed(

@@ -12,7 +12,7 @@ from pathlib import Path
 from tests.fakes.telegram import FakeTelegram
 from tests.helpers.gateway_rig import GatedAnthropic
 from tests.reliability.conftest import integrity_problems
-from tests.reliability.test_kill9_under_load import OWNER_CHAT, telegram_env
+from tests.reliability.platforms import OWNER_CHAT, telegram_env
 from tests.test_daemon_e2e import Client, Daemon, run_daemon, stored_texts
 
 WORDS = [f"gate{letter}" for letter in "abcdef"]

@@ -97,11 +97,16 @@ PLATFORMS = ("cli", "telegram", "discord", "slack")
 
 async def serve(settings: Settings) -> None:
     """Run until SIGTERM or SIGINT, then shut down cleanly; a second daemon exits 1."""
-    home = ensure_home(settings.home)
     try:
+        home = ensure_home(settings.home)
         lock = instance.acquire(home)
     except instance.AlreadyRunning as exc:
         fail(str(exc))
+    except OSError as exc:
+        fail(
+            f"cannot use {settings.home}: {exc.strerror}; make it writable for this user "
+            "(or set KIOKU_HOME to a folder that is), then start kioku again"
+        )
     notifier = Notifier.from_environ()
     try:
         await Daemon(settings, notifier).run()
@@ -141,6 +146,11 @@ class Daemon:
             raise StoreUnavailable(
                 f"cannot open {path}: {exc}. `kioku doctor` checks it; restore it from a "
                 "backup, or move it aside to start with an empty history"
+            ) from exc
+        except OSError as exc:
+            raise StoreUnavailable(
+                f"cannot open {path}: {exc.strerror}; make it and its folder writable for "
+                "this user, then start kioku again"
             ) from exc
         try:
             await self.mcp.start()

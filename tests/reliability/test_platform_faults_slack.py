@@ -1,0 +1,83 @@
+"""Slack misbehaving while `kioku serve` also serves the CLI socket and Telegram: its
+Socket Mode websocket closed under it, or its Web API rate-limiting replies. The others
+keep answering throughout, and the Slack adapter recovers by itself."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.fakes.slack import TEAM, FakeSlack
+from tests.fakes.telegram import FakeTelegram
+from tests.helpers.gateway_rig import GatedAnthropic
+from tests.reliability.platforms import OWNER_CHAT, telegram_env
+from tests.test_daemon_e2e import WAIT, Client, Daemon, run_daemon
+
+SLACK_OWNER = "U0OWNER"
+OWNERS = f'["telegram:{OWNER_CHAT}", "slack:{TEAM}:{SLACK_OWNER}"]'
+
+
+@dataclass
+class Served:
+    slack: FakeSlack
+    tg: FakeTelegram
+    cli: Client
+
+    async def others_answer(self, text: str) -> None:
+        """The CLI socket and Telegram each answer `text`."""
+        assert await self.cli.ask(f"cli-{text}", text) == f"echo: {text}"
+        await self.tg.dm(OWNER_CHAT, text)
+        while not any(call.text == f"echo: {text}" for call in self.tg.sent()):
+            await self.tg.wait_for("sendMessage", count=len(self.tg.sent()) + 1, within=WAIT)
+
+
+@asynccontextmanager
+async def serving(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> AsyncIterator[Served]:
+    slack = await FakeSlack(users={SLACK_OWNER: "Owner"}).start()
+    try:
+        async with FakeTelegram() as tg:
+            env = {
+                **telegram_env(tg),
+                "KIOKU_OWNER__IDENTITIES": OWNERS,
+                "KIOKU_SLACK__BOT_TOKEN": "xoxb-test",
+                "KIOKU_SLACK__APP_TOKEN": "xapp-test",
+                "KIOKU_SLACK__BASE_URL": slack.base_url,
+            }
+            daemon = await run_daemon(daemons, home, api, tmp_path, **env)
+            assert b"slack" in daemon.ready and b"telegram" in daemon.ready, daemon.ready
+            cli = await Client.connect(home)
+            yield Served(slack, tg, cli)
+            await cli.close()
+            daemon.signal(signal.SIGTERM)
+            assert await daemon.exit_code() == 0
+    finally:
+        await slack.close()
+
+
+async def test_a_closed_slack_socket_reconnects_while_the_others_answer(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    async with serving(daemons, home, api, tmp_path) as served:
+        await served.slack.close_socket()
+        await served.others_answer("while slack reconnects")
+        await served.slack.wait_for(lambda: served.slack.connections == 2, within=WAIT)
+        await served.slack.push(served.slack.dm(SLACK_OWNER, "slack after the close"))
+        [post] = await served.slack.wait_posts(1, WAIT)
+        assert post["text"] == "echo: slack after the close"
+
+
+async def test_rate_limited_slack_replies_are_delivered_while_the_others_answer(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    async with serving(daemons, home, api, tmp_path) as served:
+        served.slack.ratelimit("chat.postMessage", times=2)
+        await served.slack.push(served.slack.dm(SLACK_OWNER, "slack while limited"))
+        await served.others_answer("while slack is limited")
+        # Every attempt is recorded: two answered 429, the third delivered.
+        posts = await served.slack.wait_posts(3, WAIT)
+        assert [post["text"] for post in posts] == ["echo: slack while limited"] * 3

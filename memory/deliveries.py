@@ -14,20 +14,26 @@ import aiosqlite
 from memory.store import Store
 
 KEEP_SECONDS = 7 * 24 * 3600
+# How far back in an open session a stored-but-unrecorded message is looked for: far
+# more than the messages one conversation can have in flight when the daemon dies.
+RECENT_TURNS = 200
 
 
 async def known(store: Store, platform: str, chat: str, message_id: str) -> bool:
-    """True if this message id was already recorded in this chat, or is stored in one of
-    the chat's open sessions: a crash between storing a message and recording its delivery
-    must not let the redelivery be stored (and answered) a second time."""
+    """True if this message id was already recorded in this chat, or is among the latest
+    turns of one of the chat's open sessions: a crash between storing a message and
+    recording its delivery must not let the redelivery be stored (and answered) twice.
+    Only the newest turns can be in that window, so the look stays cheap in long sessions."""
     async with (
         store.reading() as db,
         db.execute(
             "SELECT 1 FROM deliveries WHERE platform = ? AND chat = ? AND message_id = ? "
-            "UNION ALL SELECT 1 FROM messages WHERE platform_message_id = ? AND session_id IN "
-            "(SELECT id FROM sessions WHERE platform = ? AND chat = ? AND ended_at IS NULL) "
+            "UNION ALL SELECT 1 FROM sessions AS s "
+            "WHERE s.platform = ? AND s.chat = ? AND s.ended_at IS NULL AND EXISTS ("
+            "SELECT 1 FROM (SELECT platform_message_id FROM turns WHERE session_id = s.id "
+            f"ORDER BY id DESC LIMIT {RECENT_TURNS}) WHERE platform_message_id = ?) "
             "LIMIT 1",
-            (platform, chat, message_id, message_id, platform, chat),
+            (platform, chat, message_id, platform, chat, message_id),
         ) as cursor,
     ):
         return await cursor.fetchone() is not None

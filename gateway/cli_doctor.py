@@ -232,7 +232,12 @@ def _check_daemon(home: Path) -> Finding:
 
 def _check_linger() -> list[Finding]:
     """A user unit stops at logout unless linger is enabled for the account."""
-    if not user_unit_path().exists() or shutil.which("loginctl") is None:
+    unit = user_unit_path()
+    try:
+        installed = unit.exists()
+    except OSError as exc:
+        return [Finding("note", "linger", f"cannot look for the user unit {unit}: {exc}")]
+    if not installed or shutil.which("loginctl") is None:
         return []
     user = os.environ.get("USER") or str(os.getuid())
     try:

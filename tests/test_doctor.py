@@ -134,3 +134,19 @@ def test_doctor_exits_0_when_nothing_is_wrong(kioku, home: Path) -> None:
     result = kioku("doctor")
     assert result.returncode == 0, result.stdout
     assert "No problems found." in result.stdout
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any folder whatever its mode")
+async def test_an_unreadable_config_folder_is_a_note_not_a_crash(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await healthy(home)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(locked))
+    try:
+        linger = topics(await examine())["linger"]
+    finally:
+        locked.chmod(0o700)
+    assert linger.level == "note" and "cannot look for the user unit" in linger.text

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from telegram import Update
 
 from adapters.cli_socket import BadFrame, Framer, FrameTooLong, parse_frame
+from adapters.slack_mrkdwn import from_slack
 from adapters.telegram_inbound import to_inbound
 from config.settings import NotesSettings
 from gateway.commands import parse
@@ -160,3 +161,21 @@ async def test_no_message_gets_a_traceback_back(rig: GatewayRig, text: str) -> N
     while rig.telegram.pending():
         reply = await rig.telegram.next_text()
         assert "Traceback" not in reply and "Error:" not in reply and reply.strip()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(max_size=40),
+            st.sampled_from(["<@UKIOKU>", "<@U123|ann>", "<#C1|general>", "<!here>", "&amp;"]),
+            st.builds(lambda t: f"<{t}>", st.text(max_size=30)),
+        ),
+        max_size=12,
+    )
+)
+def test_any_slack_text_reads_as_plain_text_without_kiokus_own_mention(parts: list[str]) -> None:
+    text = "".join(parts)
+    plain = from_slack(text, "UKIOKU")
+    assert isinstance(plain, str)
+    assert "<@UKIOKU>" not in plain

@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
+BENCH_STAMP := $(VENV)/.bench-installed-stamp
 
 .PHONY: run test bench lint format chat clean
 
@@ -22,9 +23,13 @@ chat: $(STAMP)  ## chat with the running daemon in this terminal (Ctrl-D leaves)
 test: $(STAMP)  ## the whole test suite
 	$(PY) -m pytest
 
-bench: $(STAMP)  ## benchmarks: print their figures, never part of CI; BENCH=name runs only bench_name.py
+$(BENCH_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev,bench]'
+	@touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)  ## benchmarks: print their figures, never part of CI; BENCH=name runs only bench_name.py, BENCH_ARGS="..." passes it options
 	@set -e; for script in $(if $(BENCH),tests/bench/bench_$(BENCH).py,tests/bench/bench_*.py); do \
-		echo "== $$script"; $(PY) $$script; done
+		echo "== $$script"; $(PY) $$script $(BENCH_ARGS); done
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

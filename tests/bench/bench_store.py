@@ -1,6 +1,7 @@
 """History store figures: durable ingest rate, search latency by size, bytes per turn.
 
-    .venv/bin/python tests/bench/bench_store.py [--sizes 10000,100000,1000000]
+    .venv/bin/python tests/bench/bench_store.py [--sizes 10000,100000,1000000] [--plot FILE.png]
+    make bench BENCH=store BENCH_ARGS="--plot docs/store-scaling.png"
 
 Ingest: 100k turns appended by 200 concurrent conversations through `Store.append`
 (each append awaited, i.e. committed and fsynced). Each conversation is a DM, so its
@@ -8,8 +9,11 @@ user turns are spoken by its person, as the gateway stores them. `cpu us/turn` i
 process's CPU time (every thread) over the run: the figure to compare when other work
 shares the cores. Search: 200 queries (half English, half Japanese), each on behalf
 of one person, at every size; the store grows from one size to the next through the
-import path. Size: state.db bytes per stored turn
-against the raw UTF-8 bytes of the text.
+import path. After searching, each size also takes `--append` turns through `Store.append`
+from the same concurrent conversations (`append/s`), to show whether durable ingest slows
+as the store grows; those turns count in the next size. Size: state.db bytes per stored
+turn against the raw UTF-8 bytes of the text. `--plot` draws the sizes as a PNG (needs
+the `bench` extra: matplotlib).
 """
 
 from __future__ import annotations
@@ -48,39 +52,54 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def ingest(path: Path, turns: int, conversations: int) -> dict[str, float]:
-    """`conversations` tasks each awaiting its appends one after another."""
-    texts = [t for s in generate(turns, people=PEOPLE, seed=3) for t in s.turns]
-    async with await Store.open(path) as store:
-        for n in range(PEOPLE):
-            await store.ensure_person(f"p{n:04d}")
-        sessions = [
-            (await store.open_session(Conversation("bench", str(c), "dm", f"p{c % PEOPLE:04d}"))).id
-            for c in range(conversations)
-        ]
-        latencies: list[float] = []
+async def append_concurrently(
+    store: Store, texts: list[tuple[str, str]], conversations: int, chat_prefix: str
+) -> dict[str, float]:
+    """`conversations` DM tasks, each awaiting its appends of `texts` one after another."""
+    sessions = [
+        (
+            await store.open_session(
+                Conversation("bench", f"{chat_prefix}{c}", "dm", f"p{c % PEOPLE:04d}")
+            )
+        ).id
+        for c in range(conversations)
+    ]
+    latencies: list[float] = []
 
-        async def talk(index: int) -> None:
-            person = f"p{index % PEOPLE:04d}"
-            for role, _, text, _ in texts[index::conversations]:
-                speaker = person if role == "user" else None
-                started = time.perf_counter()
-                await store.append(sessions[index], NewMessage(role, text, speaker=speaker))  # type: ignore[arg-type]
-                latencies.append(time.perf_counter() - started)
+    async def talk(index: int) -> None:
+        person = f"p{index % PEOPLE:04d}"
+        for role, text in texts[index::conversations]:
+            speaker = person if role == "user" else None
+            started = time.perf_counter()
+            await store.append(sessions[index], NewMessage(role, text, speaker=speaker))  # type: ignore[arg-type]
+            latencies.append(time.perf_counter() - started)
 
-        started, cpu = time.perf_counter(), time.process_time()
-        await asyncio.gather(*(talk(i) for i in range(conversations)))
-        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
-        db_bytes = await store.size_bytes()
-    text_bytes = sum(len(t[2].encode()) for t in texts)
+    started, cpu = time.perf_counter(), time.process_time()
+    await asyncio.gather(*(talk(i) for i in range(conversations)))
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     return {
         "turns/s": len(latencies) / elapsed,
         "cpu us/turn": cpu / len(latencies) * 1e6,
         "p50 ms": _pct(latencies, 0.5) * 1000,
         "p99 ms": _pct(latencies, 0.99) * 1000,
-        "db B/turn": db_bytes / len(texts),
-        "db/text": db_bytes / text_bytes,
     }
+
+
+def _texts(turns: int, seed: int) -> list[tuple[str, str]]:
+    sessions = generate(turns, people=PEOPLE, seed=seed)
+    return [(role, text) for session in sessions for role, _, text, _ in session.turns]
+
+
+async def ingest(path: Path, turns: int, conversations: int) -> dict[str, float]:
+    """Durable appends into a fresh store, as the gateway writes turns."""
+    texts = _texts(turns, seed=3)
+    async with await Store.open(path) as store:
+        for n in range(PEOPLE):
+            await store.ensure_person(f"p{n:04d}")
+        row = await append_concurrently(store, texts, conversations, "")
+        db_bytes = await store.size_bytes()
+    text_bytes = sum(len(text.encode()) for _, text in texts)
+    return row | {"db B/turn": db_bytes / len(texts), "db/text": db_bytes / text_bytes}
 
 
 async def grow(store: Store, stream: object, target: int, stored: int) -> tuple[int, int]:
@@ -100,10 +119,14 @@ async def grow(store: Store, stream: object, target: int, stored: int) -> tuple[
     return stored, added_bytes
 
 
-async def search_sizes(path: Path, sizes: list[int]) -> list[dict[str, float]]:
+async def search_sizes(
+    path: Path, sizes: list[int], appends: int, conversations: int
+) -> list[dict[str, float]]:
+    """Grow one store through `sizes`; at each, search, measure bytes, then append."""
     asked = queries(200, people=PEOPLE)
     rows = []
     stream = iter(generate(max(sizes) * 2, people=PEOPLE, seed=5))
+    appended = _texts(appends * len(sizes), seed=9)
     stored, text_bytes = 0, 0
     async with await Store.open(path) as store:
         for n in range(PEOPLE):
@@ -124,6 +147,8 @@ async def search_sizes(path: Path, sizes: list[int]) -> list[dict[str, float]]:
                 found += bool(results)
             both = timings["en"] + timings["ja"]
             db_bytes = await store.size_bytes()
+            texts = appended[appends * len(rows) : appends * (len(rows) + 1)]
+            append = await append_concurrently(store, texts, conversations, f"at{size}-")
             rows.append(
                 {
                     "turns": stored,
@@ -136,8 +161,11 @@ async def search_sizes(path: Path, sizes: list[int]) -> list[dict[str, float]]:
                     "db B/turn": db_bytes / stored,
                     "text B/turn": text_bytes / stored,
                     "db/text": db_bytes / text_bytes,
+                    "append/s": append["turns/s"],
                 }
             )
+            stored += len(texts)
+            text_bytes += sum(len(text.encode()) for _, text in texts)
             print(_table([rows[-1]]), flush=True)
     return rows
 
@@ -152,11 +180,26 @@ def _table(rows: list[dict[str, float]]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="10000,100000,1000000", help="turns, comma-separated")
+    parser.add_argument(
+        "--sizes", default="10000,30000,100000,300000,1000000", help="turns, comma-separated"
+    )
     parser.add_argument("--ingest", type=int, default=100_000, help="turns for the ingest run")
+    parser.add_argument("--append", type=int, default=10_000, help="turns appended at each size")
     parser.add_argument("--conversations", type=int, default=200)
+    parser.add_argument("--plot", type=Path, metavar="FILE.png", help="also draw the sizes here")
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
+    if args.plot is not None:
+        try:
+            import plot_store
+        except ModuleNotFoundError as missing:
+            if not (missing.name or "").startswith("matplotlib"):
+                raise
+            parser.error(
+                "--plot needs matplotlib (the `bench` extra), which is not installed: run "
+                "`.venv/bin/pip install -e '.[bench]'` and try again, or run the bench as "
+                "`make bench BENCH=store BENCH_ARGS='--plot FILE.png'`, which installs it"
+            )
     with tempfile.TemporaryDirectory(prefix="kioku-bench-") as scratch:
         print(f"== ingest: {args.ingest} turns, {args.conversations} concurrent conversations")
         print(
@@ -164,10 +207,18 @@ def main() -> int:
                 [asyncio.run(ingest(Path(scratch, "ingest.db"), args.ingest, args.conversations))]
             )
         )
-        print(f"\n== search: 200 queries (100 en, 100 ja), per-person scope, sizes {sizes}")
-        rows = asyncio.run(search_sizes(Path(scratch, "search.db"), sizes))
+        print(
+            f"\n== search: 200 queries (100 en, 100 ja), per-person scope, sizes {sizes}; "
+            f"then {args.append} appends from {args.conversations} conversations at each"
+        )
+        rows = asyncio.run(
+            search_sizes(Path(scratch, "search.db"), sizes, args.append, args.conversations)
+        )
     print("\n== summary")
     print(_table(rows))
+    if args.plot is not None:
+        plot_store.draw(rows, args.plot)
+        print(f"\nplot: {args.plot}")
     return 0
 
 

@@ -71,9 +71,12 @@ class Supervisor:
         return {name: state.to_json() for name, state in self._states.items()}
 
     def outlet(self, platform: str) -> Adapter | None:
-        """The adapter that serves `platform`, if it is running now."""
+        """The adapter that serves `platform`, if it is running or starting now. Starting
+        counts: an adapter may take messages in before its start returns (discord.py
+        dispatches them while it waits for the guilds before READY), and their replies
+        must go out; an adapter that cannot send yet raises, which the gateway logs."""
         adapter = self._adapters.get(platform)
-        if adapter is None or self._states[platform].state != "running":
+        if adapter is None or self._states[platform].state not in ("starting", "running"):
             return None
         return adapter
 

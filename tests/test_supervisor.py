@@ -109,6 +109,29 @@ async def test_start_that_hangs_times_out_and_is_retried() -> None:
     await supervisor.stop()
 
 
+class SlowStart(FlakyAdapter):
+    """Starts and never finishes starting (as discord.py waiting for its guilds)."""
+
+    def __init__(self) -> None:
+        super().__init__(ignore, name="discord", hang_on_start=True)
+        self.starting = asyncio.Event()
+
+    async def start(self) -> None:
+        self.starting.set()
+        await super().start()
+
+
+async def test_a_starting_adapter_is_an_outlet_for_the_messages_it_already_took_in() -> None:
+    starting = SlowStart()
+    supervisor = Supervisor([starting])
+    first_start = asyncio.create_task(supervisor.start())
+    await asyncio.wait_for(starting.starting.wait(), WAIT)
+    assert supervisor.states()["discord"]["state"] == "starting"
+    assert supervisor.outlet("discord") is starting
+    first_start.cancel()
+    await supervisor.stop()
+
+
 async def test_unknown_platform_has_no_outlet() -> None:
     supervisor = Supervisor([FlakyAdapter(ignore, name="cli")])
     await supervisor.start()

@@ -15,6 +15,7 @@ import signal
 import sqlite3
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -37,6 +38,7 @@ from gateway.supervisor import Supervisor
 from gateway.systemd import Notifier
 from memory.schema import SchemaTooNew
 from memory.store import Store
+from memory.writer import is_disk_full
 from web.app import WebServer
 
 log = structlog.get_logger("kioku.daemon")
@@ -121,6 +123,40 @@ class StoreUnavailable(RuntimeError):
     """state.db cannot be opened; the daemon refuses to start rather than guess."""
 
 
+async def why_unopenable(path: Path, exc: Exception) -> str:
+    """What stopped state.db from opening, and the remedy that fits: only a damaged file
+    calls for a backup; a full disk or a permission problem needs nothing moved."""
+    if is_disk_full(exc) or await asyncio.to_thread(_no_room, path.parent):
+        return (
+            f"cannot open {path}: the disk holding it is full. Free some space there, then "
+            "start kioku again; nothing stored was changed"
+        )
+    if isinstance(exc, OSError):
+        return (
+            f"cannot open {path}: {exc.strerror}; make it and its folder writable for "
+            "this user, then start kioku again"
+        )
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    if isinstance(exc, SchemaTooNew) or code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+        return (
+            f"cannot open {path}: {exc}. `kioku doctor` checks it; restore it from a "
+            "backup, or move it aside to start with an empty history"
+        )
+    return (
+        f"cannot open {path}: {exc}. Check the disk and that the file and its folder are "
+        "writable for this user (`kioku doctor` checks them), then start kioku again"
+    )
+
+
+def _no_room(folder: Path) -> bool:
+    """Less free space than SQLite needs to open a database in WAL mode (its -shm file)."""
+    try:
+        stats = os.statvfs(folder)
+    except OSError:
+        return False
+    return stats.f_bavail * stats.f_frsize < 64 * 1024
+
+
 class Daemon:
     """The running parts and their order of start and stop. `provider` replaces the
     configured model (benchmarks); `serve()` never sets it."""
@@ -142,16 +178,8 @@ class Daemon:
         path = self.settings.home / "state.db"
         try:
             store = await Store.open(path)
-        except (sqlite3.DatabaseError, SchemaTooNew) as exc:
-            raise StoreUnavailable(
-                f"cannot open {path}: {exc}. `kioku doctor` checks it; restore it from a "
-                "backup, or move it aside to start with an empty history"
-            ) from exc
-        except OSError as exc:
-            raise StoreUnavailable(
-                f"cannot open {path}: {exc.strerror}; make it and its folder writable for "
-                "this user, then start kioku again"
-            ) from exc
+        except (sqlite3.DatabaseError, SchemaTooNew, OSError) as exc:
+            raise StoreUnavailable(await why_unopenable(path, exc)) from exc
         try:
             await self.mcp.start()
             agent = build_agent(self.settings, store, self.provider, mcp=self.mcp)

@@ -27,6 +27,7 @@ from gateway.sessions import OpenSession, Sessions, conversation_for
 from memory import deliveries
 from memory.records import Conversation
 from memory.store import Store
+from memory.writer import StoreFull
 
 if TYPE_CHECKING:
     from gateway.identity import Identities
@@ -35,6 +36,11 @@ log = structlog.get_logger("kioku.gateway")
 
 DRAINING = "kioku is restarting; please send that again in a minute."
 TURN_FAILED = "Something went wrong while answering; the details are in kioku's log."
+STORE_FULL = (
+    "I can't answer right now: the disk where I keep our conversations is full, so I "
+    "could not save your message. Please send it again once there is space (kioku's "
+    "log says where)."
+)
 PRUNE_EVERY = 6 * 3600
 # (platform, chat, platform message id)
 Delivery = tuple[str, str, str]
@@ -273,6 +279,12 @@ class Gateway:
     ) -> None:
         try:
             await self._answer(inbound, person, conversation, delivery)
+        except StoreFull as exc:
+            log.error("store_full", conversation=conversation.key, error=str(exc))
+            await self._send(inbound.address, STORE_FULL)
+        except Exception:
+            log.exception("turn_failed", conversation=conversation.key)
+            await self._send(inbound.address, TURN_FAILED)
         finally:
             if delivery is not None:
                 self._pending.pop(delivery, None)
@@ -308,15 +320,13 @@ class Gateway:
             if delivery is None
             else lambda: deliveries.record(self.store, *delivery),
         )
-        try:
-            outcome = await self.agent.respond(turn, on_text=self._streamer(outlet, address))
-        except Exception:
-            log.exception("turn_failed", session=session.id)
-            await self._send(address, TURN_FAILED, session.id)
-            return
+        outcome = await self.agent.respond(turn, on_text=self._streamer(outlet, address))
         self.sessions.touch(conversation.key)
         await self._send(address, outcome.text, session.id)
-        await self.agent.after_turn(session.id, person)
+        try:
+            await self.agent.after_turn(session.id, person)
+        except Exception:
+            log.exception("after_turn_failed", session=session.id)
 
     def _streamer(self, outlet: Adapter | None, address: Address) -> OnText | None:
         if outlet is None or not outlet.streams:

@@ -10,18 +10,23 @@ after it, which keeps the file sound. (A reader may see a turn a moment before i
 append returns.)
 
 `Checkpointer` copies the WAL back into the database on a connection of its own,
-so the writer never stalls on it.
+so the writer never stalls on it. A checkpoint that fails (a full disk: the database
+file cannot grow) is logged and tried again later; the WAL keeps every commit meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
+import structlog
+
+log = structlog.get_logger("kioku.store")
 
 CHECKPOINT_EVERY = 8  # WAL syncs between background checkpoints
 WAL_RESTART_FRAMES = 8192  # 32 MiB of 4 KiB pages
@@ -126,8 +131,8 @@ class Checkpointer:
     async def catch_up(self, writer: aiosqlite.Connection) -> None:
         """Finish the checkpoint on the writer's connection, between its transactions."""
         async with self._lock:
-            busy, _, _ = await checkpoint(writer)
-        self.restart_wanted = bool(busy)
+            copied = await _checkpoint_or_log(writer)
+        self.restart_wanted = copied is not None and bool(copied[0])
 
     async def close(self) -> None:
         self._closing = True
@@ -142,8 +147,24 @@ class Checkpointer:
             self._due.clear()
             self._syncs = 0
             async with self._lock:
-                busy, frames, _ = await checkpoint(self.db)
-            self.restart_wanted = self.restart_wanted or (not busy and frames > WAL_RESTART_FRAMES)
+                copied = await _checkpoint_or_log(self.db)
+            if copied is not None:
+                busy, frames, _ = copied
+                self.restart_wanted |= not busy and frames > WAL_RESTART_FRAMES
+
+
+async def _checkpoint_or_log(db: aiosqlite.Connection) -> tuple[int, int, int] | None:
+    """A checkpoint, or None when it failed: committed work is safe in the WAL either way."""
+    try:
+        return await checkpoint(db)
+    except sqlite3.Error as exc:
+        log.warning(
+            "checkpoint_failed",
+            error=str(exc),
+            hint="state.db could not take in its write-ahead log (is the disk full?); "
+            "commits are kept in the log and copied later",
+        )
+        return None
 
 
 async def checkpoint(db: aiosqlite.Connection) -> tuple[int, int, int]:

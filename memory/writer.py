@@ -26,6 +26,7 @@ take effect in the order they were queued.
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import sqlite3
 import time
@@ -59,6 +60,11 @@ BUSY_TIMEOUT_S = 30.0
 
 class UnknownSession(LookupError):
     """An append or update named a session id that is not in state.db."""
+
+
+class StoreFull(OSError):
+    """state.db could not grow because its disk is full: nothing of the failed write was
+    kept, everything before it is intact, and writes work again once there is room."""
 
 
 @dataclass(slots=True)
@@ -191,12 +197,19 @@ class GroupCommitWriter:
     ) -> Done:
         """A failed job gets its exception at once (it has nothing to wait for)."""
         if len(jobs) == 1:
-            _fail(jobs[0], _explain(exc, jobs[0]))
+            _fail(jobs[0], _explain(exc, jobs[0], self._appender.path))
             return []
         done: Done = []
         for job in jobs:
             done += await commit([job])
         return done
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """SQLite's "database or disk is full", or the OS's ENOSPC, from any connection."""
+    if isinstance(exc, sqlite3.Error):
+        return getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_FULL
+    return isinstance(exc, OSError) and exc.errno == errno.ENOSPC
 
 
 def batch_size(queued: int) -> int:
@@ -287,8 +300,14 @@ def _fail(job: _Job, exc: BaseException) -> None:
         job.future.set_exception(exc)
 
 
-def _explain(exc: Exception, job: _Job) -> Exception:
-    """Turn a foreign-key failure of an append into an error naming what was missing."""
+def _explain(exc: Exception, job: _Job, path: Path) -> Exception:
+    """Turn a full disk, or a foreign-key failure of an append, into an error saying what
+    happened and what to do."""
+    if is_disk_full(exc):
+        return StoreFull(
+            f"the disk holding {path} is full, so kioku cannot store anything; free some "
+            "space there and kioku carries on by itself"
+        )
     if job.append is not None and isinstance(exc, sqlite3.IntegrityError):
         session_id, message, _ = job.append
         if "FOREIGN KEY" in str(exc):

@@ -39,14 +39,14 @@ class Daemon:
         self.notify_path = tmp_path / f"notify-{number}.sock"
         self.process: asyncio.subprocess.Process | None = None
         self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.command = [str(KIOKU), "serve"]
 
     async def start(self, **env: str) -> Daemon:
         self.notify.bind(str(self.notify_path))
         self.notify.setblocking(False)
         with self.log.open("wb") as log:
             self.process = await asyncio.create_subprocess_exec(
-                str(KIOKU),
-                "serve",
+                *self.command,
                 stdout=subprocess.DEVNULL,
                 stderr=log,
                 env={

@@ -2,8 +2,7 @@
 traceback), nothing stored is harmed, and it starts as usual once the folder is fixed.
 
 Root writes through any permission bits, so the read-only tests need an ordinary user
-(the path-in-the-way tests run as anyone); a full disk needs a small filesystem to
-mount, which a test cannot do without privileges."""
+(the path-in-the-way tests run as anyone). A full disk is in `test_disk_full.py`."""
 
 from __future__ import annotations
 

@@ -28,7 +28,6 @@ log = structlog.get_logger("kioku.discord")
 MESSAGE_LIMIT = 2000
 # Discord acknowledges a heartbeat every 41.25 s; no frame at all for a bit over two
 # intervals means the connection is dead even if the socket looks open.
-SILENCE_LIMIT = 90.0
 READY_TIMEOUT = 60.0
 CLOSE_TIMEOUT = 10.0
 # The typing indicator stops by itself after this long if no reply ever comes (/stop).
@@ -89,7 +88,6 @@ class DiscordAdapter(Adapter):
         deliver: InboundHandler,
         settings: DiscordSettings,
         *,
-        silence_limit: float = SILENCE_LIMIT,
         ready_timeout: float = READY_TIMEOUT,
         guild_ready_timeout: float = 2.0,
     ) -> None:
@@ -97,7 +95,7 @@ class DiscordAdapter(Adapter):
         if settings.token is None:
             raise ValueError("the Discord adapter needs discord.token (KIOKU_DISCORD__TOKEN)")
         self.settings = settings
-        self.silence_limit = silence_limit
+        self.silence_limit = settings.silence_limit
         self.ready_timeout = ready_timeout
         self.guild_ready_timeout = guild_ready_timeout
         self._client: _Client | None = None

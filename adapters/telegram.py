@@ -76,7 +76,6 @@ class TelegramAdapter(Adapter):
         settings: TelegramSettings,
         *,
         commands: Sequence[tuple[str, str]] = (),
-        watchdog_margin: float = 15.0,
         retry_base: float = 1.0,
     ) -> None:
         super().__init__(deliver)
@@ -86,7 +85,7 @@ class TelegramAdapter(Adapter):
         # The gateway's slash commands, shown in Telegram's menu (setMyCommands).
         self.commands = [BotCommand(name, text[:256]) for name, text in commands]
         self.streams = settings.streaming
-        self.margin = watchdog_margin
+        self.margin = settings.silence_limit
         self.retry_base = retry_base
         self.webhook_port: int | None = None
         self._bot: Bot | None = None

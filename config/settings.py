@@ -178,6 +178,13 @@ class TelegramSettings(PlatformSettings):
         None, description="secret token Telegram sends with each webhook call"
     )
     poll_timeout: float = Field(30.0, gt=0, le=300, description="long-poll seconds")
+    silence_limit: float = Field(
+        15.0,
+        gt=0,
+        le=600,
+        description="seconds a long poll may run past poll_timeout before kioku drops it "
+        "and polls again (a silent connection)",
+    )
     streaming: bool = Field(False, description="edit the reply as it grows (at most once a second)")
 
 
@@ -196,6 +203,13 @@ class DiscordSettings(PlatformSettings):
     allow_mass_mentions: bool = Field(
         False, description="let replies ping @everyone, @here and roles"
     )
+    silence_limit: float = Field(
+        90.0,
+        gt=0,
+        le=600,
+        description="seconds without a frame from Discord's gateway (heartbeat acks "
+        "included) before kioku replaces the connection",
+    )
 
 
 class SlackSettings(PlatformSettings):
@@ -208,6 +222,13 @@ class SlackSettings(PlatformSettings):
     )
     listen: str = Field("127.0.0.1:3000", description="host:port of HTTP mode's /slack/events")
     base_url: str | None = Field(None, description="Web API base other than Slack's (tests)")
+    silence_limit: float = Field(
+        40.0,
+        gt=0,
+        le=600,
+        description="seconds without a pong on the Socket Mode websocket before kioku "
+        "replaces it (pinged every quarter of this)",
+    )
 
 
 class McpServerSettings(Section):

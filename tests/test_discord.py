@@ -45,9 +45,12 @@ async def served(
         adapter = DiscordAdapter(
             rig.gateway.handle,
             DiscordSettings(
-                token="test-token", api_base=fake.api_base, gateway_url=fake.gateway_url, **settings
+                token="test-token",
+                api_base=fake.api_base,
+                gateway_url=fake.gateway_url,
+                silence_limit=silence_limit,
+                **settings,
             ),
-            silence_limit=silence_limit,
             ready_timeout=10.0,
             guild_ready_timeout=0.05,
         )

@@ -61,13 +61,13 @@ async def running(
         base_url=tg.base_url,
         base_file_url=tg.base_file_url,
         poll_timeout=0.2,
+        silence_limit=margin,
         **extra,
     )
     adapter = TelegramAdapter(
         rig.gateway.handle,
         settings,
         commands=command_menu(),
-        watchdog_margin=margin,
         retry_base=0.05,
     )
     rig.adapters["telegram"] = adapter  # type: ignore[assignment]

@@ -3,7 +3,8 @@
 Calls arrive as `POST /bot<token>/<method>` with form-encoded bodies (non-string values
 JSON-encoded). The test pushes updates (`dm`, `group`, `push`), reads back what the bot
 called (`calls`, `sent`), and scripts faults per method (`fail`): a 429 with
-`retry_after`, a 5xx, a 400 with a description, a dropped connection, or a hang.
+`retry_after`, a 5xx, a 400 with a description, a dropped connection, a hang, or a
+slow answer held until the test releases it.
 `getUpdates` honours `offset` (confirms everything before it) and long-polls for up
 to `timeout` seconds.
 """
@@ -41,12 +42,14 @@ class Call:
 
 @dataclass(frozen=True)
 class Fault:
-    """`kind`: "error" (status + description, `retry_after` for 429), "drop" or "hang"."""
+    """`kind`: "error" (status + description, `retry_after` for 429), "drop", "hang", or
+    "slow" (answered as usual once `gate` is set: a response that takes its time)."""
 
     kind: str
     status: int = 0
     description: str = ""
     retry_after: int | None = None
+    gate: asyncio.Event | None = None
 
 
 def too_many(retry_after: int) -> Fault:
@@ -59,6 +62,10 @@ def bad_gateway() -> Fault:
 
 def cant_parse() -> Fault:
     return Fault("error", 400, "Bad Request: can't parse entities: unexpected end tag")
+
+
+def slow(gate: asyncio.Event) -> Fault:
+    return Fault("slow", gate=gate)
 
 
 DROP = Fault("drop")
@@ -177,6 +184,9 @@ class FakeTelegram:
         faults = self._faults.get(method)
         if faults:
             fault = faults.popleft()
+            if fault.kind == "slow" and fault.gate is not None:
+                await fault.gate.wait()
+                return _answer({"ok": True, "result": await self._result(method, params)})
             if fault.kind == "hang":
                 await self._closing.wait()
                 return web.Response(status=503)

@@ -53,8 +53,9 @@ class Platforms:
 
 @asynccontextmanager
 async def serving(
-    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path, **settings: str
 ) -> AsyncIterator[Platforms]:
+    """`settings`: more of the daemon's environment (e.g. short silence limits)."""
     async with FakeTelegram() as tg, FakeDiscord(heartbeat_interval_ms=1000) as discord:
         env = {
             **telegram_env(tg),
@@ -62,6 +63,7 @@ async def serving(
             "KIOKU_DISCORD__TOKEN": discord.token,
             "KIOKU_DISCORD__API_BASE": discord.api_base,
             "KIOKU_DISCORD__GATEWAY_URL": discord.gateway_url,
+            **settings,
         }
         daemon = await run_daemon(daemons, home, api, tmp_path, **env)
         assert b"STATUS=serving: cli, discord, telegram" in daemon.ready, daemon.ready

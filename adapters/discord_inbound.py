@@ -30,6 +30,10 @@ def to_inbound(
         return None
     guild = message.guild
     channel = message.channel
+    if guild is None and not isinstance(channel, discord.DMChannel):
+        # A guild discord.py holds no state for (left, or not yet created): not a DM, and
+        # neither the allowlist nor kioku's roles can be checked.
+        return None
     thread = ""
     chat = str(channel.id)
     if guild is not None:
@@ -69,7 +73,9 @@ def readable_text(message: discord.Message, bot_id: int, bot_roles: set[int]) ->
         text = re.sub(rf"<@&{role}>[ \t]?", "", text)
     for user in message.mentions:
         if user.id != bot_id:
-            text = re.sub(rf"<@!?{user.id}>", f"@{user.display_name}", text)
+            # Plain replacement: a name is not a template (re.sub would read its backslashes).
+            name = f"@{user.display_name}"
+            text = text.replace(f"<@{user.id}>", name).replace(f"<@!{user.id}>", name)
     return text.strip()
 
 

@@ -14,6 +14,7 @@ session. Direct messages are answered in place (in their thread if they have one
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 import structlog
@@ -27,9 +28,10 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.base import Adapter, AdapterFailed, Address, Inbound, InboundHandler, Outbound
+from adapters.base import Adapter, AdapterFailed, Address, InboundHandler, Outbound
 from adapters.chunking import split_message
-from adapters.slack_mrkdwn import from_slack, to_mrkdwn
+from adapters.slack_inbound import to_inbound
+from adapters.slack_mrkdwn import to_mrkdwn
 from config.load import ConfigError
 from config.settings import Settings, SlackSettings
 
@@ -39,8 +41,6 @@ log = structlog.get_logger("kioku.slack")
 CHUNK_LIMIT = 3000
 WORKING_REACTION = "eyes"
 EVENTS_PATH = "/slack/events"
-# Message subtypes that are a person writing; edits, deletions, joins and the like are not.
-_SPOKEN_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
 
 
 def slack_adapter(settings: Settings, deliver: InboundHandler, status: Any) -> Adapter | None:
@@ -124,8 +124,8 @@ class SlackAdapter(Adapter):
             signing_secret=self._signing_secret or "",
             request_verification_enabled=self._app_token is None,
         )
-        app.event("message")(self._on_message)
-        app.event("app_mention")(self._on_mention)
+        app.event("message")(self._on_event)
+        app.event("app_mention")(self._on_event)
         if self._app_token is not None:
             await self._start_socket_mode(app, self._app_token)
         else:
@@ -203,39 +203,13 @@ class SlackAdapter(Adapter):
 
     # -- inbound -----------------------------------------------------------------------------
 
-    async def _on_message(self, body: dict[str, Any], event: dict[str, Any]) -> None:
-        """Direct messages only: channel messages reach kioku as `app_mention`."""
-        if event.get("channel_type") == "im":
-            await self._take(body, event, direct=True)
-
-    async def _on_mention(self, body: dict[str, Any], event: dict[str, Any]) -> None:
-        if not str(event.get("channel", "")).startswith("D"):
-            await self._take(body, event, direct=False)
-
-    async def _take(self, body: dict[str, Any], event: dict[str, Any], *, direct: bool) -> None:
-        user = event.get("user")
-        if (
-            not user
-            or user == self._bot_user_id
-            or event.get("bot_id")
-            or event.get("subtype") not in _SPOKEN_SUBTYPES
-        ):
+    async def _on_event(self, body: dict[str, Any], event: dict[str, Any]) -> None:
+        """A direct message or a mention, as `to_inbound` decides, with the sender's name."""
+        inbound = to_inbound(body, event, self._bot_user_id)
+        if inbound is None:
             return
-        team = event.get("user_team") or event.get("team") or body.get("team_id")
-        inbound = Inbound(
-            platform=self.name,
-            chat=event["channel"],
-            sender=f"slack:{team}:{user}",
-            text=from_slack(event.get("text") or "", self._bot_user_id),
-            is_direct=direct,
-            # A top-level mention starts a thread (the answer goes under it), so the
-            # thread's later mentions continue the same session.
-            thread=event.get("thread_ts") or ("" if direct else event["ts"]),
-            sender_name=await self._name(user),
-            addressed=not direct,
-            message_id=event["ts"],
-            unreadable=_unreadable(event.get("files") or []),
-        )
+        # to_inbound accepted it, so event["user"] is a non-empty string.
+        inbound = replace(inbound, sender_name=await self._name(event["user"]))
         try:
             await self.deliver(inbound)
         except Exception:
@@ -309,15 +283,3 @@ def _reply_thread(address: Address) -> str | None:
     if address.chat.startswith("D"):
         return None
     return address.reply_to
-
-
-def _unreadable(files: list[dict[str, Any]]) -> tuple[str, ...]:
-    kinds: list[str] = []
-    for item in files:
-        major = str(item.get("mimetype", "")).partition("/")[0]
-        kind = {"image": "an image", "audio": "an audio file", "video": "a video"}.get(
-            major, "a file"
-        )
-        if kind not in kinds:
-            kinds.append(kind)
-    return tuple(kinds)

@@ -97,6 +97,7 @@ class SlackAdapter(Adapter):
             signing_secret=secret(settings.signing_secret),
             listen=settings.listen,
             base_url=settings.base_url,
+            ping_interval=settings.silence_limit / 4,
         )
 
     # -- lifecycle ---------------------------------------------------------------------------

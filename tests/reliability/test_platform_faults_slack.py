@@ -1,6 +1,6 @@
 """Slack misbehaving while `kioku serve` also serves the CLI socket and Telegram: its
-Socket Mode websocket closed under it, or its Web API rate-limiting replies. The others
-keep answering throughout, and the Slack adapter recovers by itself."""
+Socket Mode websocket closed under it or gone silent, or its Web API rate-limiting
+replies. The others keep answering throughout, and the Slack adapter recovers by itself."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class Served:
 
 @asynccontextmanager
 async def serving(
-    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path, **settings: str
 ) -> AsyncIterator[Served]:
     slack = await FakeSlack(users={SLACK_OWNER: "Owner"}).start()
     try:
@@ -47,6 +47,7 @@ async def serving(
                 "KIOKU_SLACK__BOT_TOKEN": "xoxb-test",
                 "KIOKU_SLACK__APP_TOKEN": "xapp-test",
                 "KIOKU_SLACK__BASE_URL": slack.base_url,
+                **settings,
             }
             daemon = await run_daemon(daemons, home, api, tmp_path, **env)
             assert b"slack" in daemon.ready and b"telegram" in daemon.ready, daemon.ready
@@ -81,3 +82,16 @@ async def test_rate_limited_slack_replies_are_delivered_while_the_others_answer(
         # Every attempt is recorded: two answered 429, the third delivered.
         posts = await served.slack.wait_posts(3, WAIT)
         assert [post["text"] for post in posts] == ["echo: slack while limited"] * 3
+
+
+async def test_a_silent_slack_socket_is_replaced_while_the_others_answer(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    quick = {"KIOKU_SLACK__SILENCE_LIMIT": "2"}
+    async with serving(daemons, home, api, tmp_path, **quick) as served:
+        served.slack.go_silent()
+        await served.others_answer("while slack is silent")
+        await served.slack.wait_for(lambda: served.slack.connections == 2, within=WAIT)
+        await served.slack.push(served.slack.dm(SLACK_OWNER, "slack after the silence"))
+        [post] = await served.slack.wait_posts(1, WAIT)
+        assert post["text"] == "echo: slack after the silence"

@@ -79,6 +79,12 @@ def configure_logging(
     )
 
 
+def configure_from(settings: Settings) -> None:
+    """`configure_logging` as the settings ask, masking every secret they hold: each
+    command that logs starts here, so none can print a token."""
+    configure_logging(settings.log.level, settings.log.format, secret_values(settings))
+
+
 def _keep(
     _logger: object, _name: str, event: structlog.types.EventDict
 ) -> structlog.types.EventDict:

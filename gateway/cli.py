@@ -6,7 +6,7 @@ import asyncio
 
 import typer
 
-from config.logs import configure_logging, secret_values
+from config.logs import configure_from
 from gateway import (
     cli_chat,
     cli_config,
@@ -34,7 +34,7 @@ app = typer.Typer(
 def serve() -> None:
     """Run the daemon in the foreground (Ctrl-C or SIGTERM stops it)."""
     settings = settings_or_exit()
-    configure_logging(settings.log.level, settings.log.format, secret_values(settings))
+    configure_from(settings)
     from gateway.daemon import serve as run_daemon
 
     asyncio.run(run_daemon(settings))

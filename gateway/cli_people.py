@@ -18,7 +18,7 @@ import aiosqlite
 import structlog
 import typer
 
-from config.logs import configure_logging
+from config.logs import configure_from
 from config.paths import ensure_home
 from config.settings import Settings
 from gateway.cli_common import fail, settings_or_exit
@@ -72,7 +72,7 @@ def _with_store(settings: Settings, work: Callable[[Store], Awaitable[T]]) -> T:
 
 def _settings() -> Settings:
     settings = settings_or_exit()
-    configure_logging(settings.log.level, settings.log.format)
+    configure_from(settings)
     return settings
 
 

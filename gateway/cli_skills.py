@@ -18,7 +18,7 @@ from typing import Any
 
 import typer
 
-from config.logs import configure_logging
+from config.logs import configure_from
 from config.paths import ensure_home
 from config.settings import Settings
 from gateway.cli_common import fail, settings_or_exit
@@ -199,7 +199,7 @@ async def import_hermes_skills(settings: Settings, hermes_home: Path, person: st
 
 def _library() -> SkillsLibrary:
     settings = settings_or_exit()
-    configure_logging(settings.log.level, settings.log.format)
+    configure_from(settings)
     ensure_home(settings.home)
     return SkillsLibrary(settings.home, settings.skills)
 

@@ -12,7 +12,7 @@ import time
 import structlog
 import typer
 
-from config.logs import configure_logging
+from config.logs import configure_from
 from config.paths import ensure_home
 from gateway.cli_common import fail, settings_or_exit
 from memory import web_auth
@@ -28,7 +28,7 @@ app = typer.Typer(help="The web page where people read and correct what kioku re
 def login() -> None:
     """Print a one-time sign-in link for the owner (valid 10 minutes)."""
     settings = settings_or_exit()
-    configure_logging(settings.log.level, settings.log.format)
+    configure_from(settings)
     if not settings.web.enabled:
         fail("The web page is off (web.enabled = false); turn it on and restart the daemon.")
 

@@ -16,7 +16,7 @@ import pytest
 import structlog
 
 from config.load import load_settings
-from config.logs import configure_logging, secret_values
+from config.logs import configure_from
 from tests.conftest import KIOKU
 from tests.helpers.gateway_rig import gateway_rig
 
@@ -96,10 +96,15 @@ def test_the_daemon_log_at_debug_level_holds_no_token(with_tokens: Path, tmp_pat
 
 
 def test_log_lines_and_tracebacks_mask_configured_secrets_and_token_shapes(
-    with_tokens: Path, capsys: pytest.CaptureFixture[str], restored_logging: None
+    with_tokens: Path,
+    capsys: pytest.CaptureFixture[str],
+    restored_logging: None,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings = load_settings()
-    configure_logging("debug", "json", secret_values(settings))
+    """Through `configure_from`, where every kioku command that logs sets up its logging."""
+    monkeypatch.setenv("KIOKU_LOG__LEVEL", "debug")
+    monkeypatch.setenv("KIOKU_LOG__FORMAT", "json")
+    configure_from(load_settings())
     logging.getLogger("telegram.Bot").debug(
         "Set Bot API URL: https://api.telegram.org/bot%s", TOKENS["KIOKU_TELEGRAM__TOKEN"]
     )

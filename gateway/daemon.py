@@ -36,7 +36,7 @@ from gateway.gateway import Gateway
 from gateway.identity import Identities
 from gateway.supervisor import Supervisor
 from gateway.systemd import Notifier
-from memory.schema import SchemaTooNew
+from memory.migrations import SchemaTooNew
 from memory.store import Store
 from memory.writer import is_disk_full
 from web.app import WebServer

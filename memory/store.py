@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from memory import schema
+from memory import migrations, schema
 from memory.people import validate_person_id
 from memory.records import (
     ROLES,
@@ -77,8 +77,8 @@ class Store:
         await asyncio.to_thread(_create_private, path)
         writer = await connect(path)
         try:
-            before = await schema.user_version(writer)
-            if await schema.migrate(writer) > before:
+            before = await migrations.user_version(writer)
+            if await migrations.migrate(writer) > before:
                 await _give_back_free_pages(writer)
             for pragma in schema.WRITER_PRAGMAS:
                 await writer.execute(pragma)
@@ -308,7 +308,7 @@ class Store:
                 table: await _scalar(db, f"SELECT count(*) FROM {table}")
                 for table in ("persons", "sessions", "turns")
             }
-            version = await schema.user_version(db)
+            version = await migrations.user_version(db)
 
         async def fts_check(db: aiosqlite.Connection) -> str | None:
             try:

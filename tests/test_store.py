@@ -13,7 +13,7 @@ from pathlib import Path
 import aiosqlite
 import pytest
 
-from memory import schema
+from memory import migrations, schema
 from memory.records import Conversation, NewMessage, Usage
 from memory.segment import segment
 from memory.store import Store
@@ -37,15 +37,15 @@ async def test_fresh_database_is_at_the_latest_version_in_wal_mode_with_owner(
     async with await Store.open(path) as store:
         assert await store.get_person("owner") is not None
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
+    assert db.execute("PRAGMA user_version").fetchone()[0] == migrations.SCHEMA_VERSION
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert path.stat().st_mode & 0o777 == 0o600
 
 
 async def test_a_database_from_a_newer_kioku_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
-    sqlite3.connect(path).execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION + 1}")
-    with pytest.raises(schema.SchemaTooNew, match="upgrade kioku"):
+    sqlite3.connect(path).execute(f"PRAGMA user_version = {migrations.SCHEMA_VERSION + 1}")
+    with pytest.raises(migrations.SchemaTooNew, match="upgrade kioku"):
         await Store.open(path)
 
 
@@ -226,7 +226,7 @@ def test_serve_opens_the_store_and_closes_it_on_sigterm(home: Path) -> None:
     try:
         wait_for_log(proc, "daemon_started")
         db = sqlite3.connect(home / "state.db")
-        assert db.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
+        assert db.execute("PRAGMA user_version").fetchone()[0] == migrations.SCHEMA_VERSION
         db.close()
         proc.send_signal(signal.SIGTERM)
         wait_for_log(proc, "daemon_stopped")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import aiosqlite
 
-from memory import schema
+from memory import migrations, schema
 from memory.records import NewMessage
 from memory.search import Scope, search
 from memory.segment import segment
@@ -36,7 +36,7 @@ async def _make_v2(path: Path) -> None:
     """A version-2 database holding a DM of the owner and a group ben spoke in."""
     async with aiosqlite.connect(path, isolation_level=None) as db:
         await db.create_function(schema.SEGMENT_FUNCTION, 1, segment, deterministic=True)
-        await schema.migrate(db, target=2)
+        await migrations.migrate(db, target=2)
         await db.execute("PRAGMA foreign_keys = ON")
         await db.execute("INSERT INTO persons(id, created_at) VALUES ('ben', 0)")
         await db.execute(
@@ -64,7 +64,7 @@ async def test_upgrading_from_version_2_keeps_every_turn_as_it_was(tmp_path: Pat
         async with store.reading() as db:
             roles = await db.execute_fetchall("SELECT role FROM messages ORDER BY id")
     assert report.ok, report.problems
-    assert (report.schema_version, report.messages) == (schema.SCHEMA_VERSION, 4)
+    assert (report.schema_version, report.messages) == (migrations.SCHEMA_VERSION, 4)
     assert [
         (
             t.id,

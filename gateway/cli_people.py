@@ -23,7 +23,7 @@ from config.paths import ensure_home
 from config.settings import Settings
 from gateway.cli_common import fail, settings_or_exit
 from gateway.identity import InvalidIdentity, validate_identity
-from memory import access
+from memory import access, identities
 from memory.forget import CannotForget, ForgetReport, forget_person, survey
 from memory.people import OWNER, InvalidPersonId, validate_person_id
 from memory.store import Store
@@ -160,9 +160,9 @@ def people_list(as_json: bool = typer.Option(False, "--json", help="Print JSON."
     """Show every person and the identities that are theirs."""
     settings = _settings()
 
-    async def work(store: Store) -> list[access.PersonEntry]:
+    async def work(store: Store) -> list[identities.PersonEntry]:
         async with store.reading() as db:
-            return await access.people(db)
+            return await identities.people(db)
 
     entries = _with_store(settings, work)
     if as_json:
@@ -183,11 +183,11 @@ def people_link(
 
     async def work(store: Store) -> tuple[str | None, bool]:
         async def op(db: aiosqlite.Connection) -> tuple[str | None, bool]:
-            holder = await access.person_of(db, identity)
+            holder = await identities.person_of(db, identity)
             reason = None if holder == to else _protected(settings, identity, holder)
             if reason is not None:
                 raise Refused(reason)
-            return await access.link_to(db, identity, to, time.time())
+            return await identities.link_to(db, identity, to, time.time())
 
         return await store.write(op)
 
@@ -214,11 +214,11 @@ def people_unlink(
 
     async def work(store: Store) -> str | None:
         async def op(db: aiosqlite.Connection) -> str | None:
-            holder = await access.person_of(db, identity)
+            holder = await identities.person_of(db, identity)
             reason = _protected(settings, identity, holder)
             if reason is not None:
                 raise Refused(reason)
-            return await access.unlink(db, identity)
+            return await identities.unlink(db, identity)
 
         return await store.write(op)
 

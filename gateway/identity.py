@@ -31,7 +31,7 @@ import structlog
 from adapters.base import Inbound
 from config.load import ConfigError
 from config.settings import PlatformSettings, Settings
-from memory import access
+from memory import access, identities
 from memory.people import OWNER, person_dir
 from memory.store import Store
 
@@ -100,7 +100,7 @@ class Identities:
 
     async def identities_of(self, person: str) -> list[str]:
         async with self.store.reading() as db:
-            return await access.identities_of(db, person)
+            return await identities.identities_of(db, person)
 
     async def admit(self, inbound: Inbound) -> Admission:
         sender = inbound.sender
@@ -197,12 +197,12 @@ class Identities:
         if await asyncio.to_thread(folder.exists):
             return False
         async with self.store.reading() as db:
-            return not await access.has_anything(db, person, identity)
+            return not await identities.has_anything(db, person, identity)
 
     async def _admit_stranger(self, inbound: Inbound) -> str:
         now = self._clock()
         person, created = await self.store.write(
-            lambda db: access.admit_stranger(db, inbound.sender, inbound.sender_name, now)
+            lambda db: identities.admit_stranger(db, inbound.sender, inbound.sender_name, now)
         )
         if created:
             log.info("person_created", person=person, identity=inbound.sender)

@@ -1,24 +1,26 @@
-"""Who may talk to kioku, as stored in state.db: pairing requests, link codes, lockouts, links.
+"""The codes that let someone in, as stored in state.db: pairing requests, `/link` codes
+and the lockouts that follow wrong ones.
 
 Every function takes the connection it works on. Those that change something are
 meant to run inside `store.write(op)`, so that a check and the change it guards
 (a code's validity and its use, a failure count and the lockout) are one
-transaction: two messages racing each other cannot both pass a check. Times are
-unix seconds passed in by the caller, so tests drive the clock.
+transaction: two messages racing each other cannot both pass a check. The links a
+code creates are made with `memory.identities`, inside that same transaction. Times
+are unix seconds passed in by the caller, so tests drive the clock.
 """
 
 from __future__ import annotations
 
 import re
 import secrets
-import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 import aiosqlite
 
-from memory.people import OWNER, PERSON_ID
+from memory.identities import create_person, has_anything, person_of, set_link, unique_person_id
+from memory.people import OWNER, slug
 
 # No 0/O, 1/I/L: a code read aloud or copied by hand cannot be misread.
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
@@ -41,13 +43,6 @@ def new_code() -> str:
 def normalise_code(text: str) -> str:
     """A code as typed (any case, spaces or dashes between groups) in its stored form."""
     return re.sub(r"[\s-]+", "", text).upper()
-
-
-def slug(text: str) -> str | None:
-    """A person id made from a name or identity (`José Díaz` -> `jose-diaz`), if any is left."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    made = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")[:48].strip("-")
-    return made if made and PERSON_ID.fullmatch(made) else None
 
 
 def iso(seconds: float) -> str:
@@ -99,20 +94,6 @@ class LinkAttempt:
     person: str | None = None
     locked_until: float | None = None
     attempts_left: int = 0
-
-
-@dataclass(frozen=True)
-class PersonEntry:
-    person: str
-    display_name: str | None
-    identities: list[str]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "person": self.person,
-            "display_name": self.display_name,
-            "identities": self.identities,
-        }
 
 
 async def _rows(db: aiosqlite.Connection, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
@@ -212,10 +193,10 @@ async def approve_pairing(
         return Approval(holder, request.identity, created=False)
     if as_person is None:
         base = slug(request.display_name or "") or slug(request.identity) or "person"
-        person = await _unique_person_id(db, base)
+        person = await unique_person_id(db, base)
     else:
         person = as_person
-    created = await _ensure_person(db, person, request.display_name, now)
+    created = await create_person(db, person, request.display_name, now)
     await set_link(db, request.identity, person, now)
     return Approval(person, request.identity, created)
 
@@ -322,111 +303,3 @@ async def _unused_code(db: aiosqlite.Connection, table: str) -> str:
         code = new_code()
         if await _one(db, f"SELECT 1 FROM {table} WHERE code = ?", (code,)) is None:
             return code
-
-
-# -- persons and identities --------------------------------------------------------------
-
-
-async def person_of(db: aiosqlite.Connection, identity: str) -> str | None:
-    row = await _one(db, "SELECT person_id FROM identities WHERE identity = ?", (identity,))
-    return None if row is None else str(row[0])
-
-
-async def person_exists(db: aiosqlite.Connection, person: str) -> bool:
-    return await _one(db, "SELECT 1 FROM persons WHERE id = ?", (person,)) is not None
-
-
-async def has_anything(db: aiosqlite.Connection, person: str, identity: str | None = None) -> bool:
-    """Whether `person` has history or identities (besides `identity`) that a merge would strand."""
-    row = await _one(
-        db,
-        "SELECT EXISTS(SELECT 1 FROM identities WHERE person_id = ? AND identity IS NOT ?) "
-        "OR EXISTS(SELECT 1 FROM sessions WHERE person_id = ?) "
-        "OR EXISTS(SELECT 1 FROM participants WHERE person_id = ?) "
-        "OR EXISTS(SELECT 1 FROM turns WHERE speaker_id = ?)",
-        (person, identity, person, person, person),
-    )
-    return bool(row[0])
-
-
-async def admit_stranger(
-    db: aiosqlite.Connection, identity: str, display_name: str | None, now: float
-) -> tuple[str, bool]:
-    """The person of `identity`, created from it if needed (open / allowlist); (person, created)."""
-    holder = await person_of(db, identity)
-    if holder is not None:
-        return holder, False
-    person = await _unique_person_id(db, slug(identity) or "person")
-    await _ensure_person(db, person, display_name, now)
-    await set_link(db, identity, person, now)
-    return person, True
-
-
-async def link_to(
-    db: aiosqlite.Connection, identity: str, person: str, now: float
-) -> tuple[str | None, bool]:
-    """`kioku people link`: link `identity` to `person` (created if new); (previous, created)."""
-    previous = await person_of(db, identity)
-    created = await _ensure_person(db, person, None, now)
-    await set_link(db, identity, person, now)
-    return previous, created
-
-
-async def set_link(db: aiosqlite.Connection, identity: str, person: str, now: float) -> None:
-    await db.execute(
-        "INSERT INTO identities(identity, person_id, linked_at) VALUES (?, ?, ?) "
-        "ON CONFLICT(identity) DO UPDATE SET person_id = excluded.person_id, "
-        "linked_at = excluded.linked_at",
-        (identity, person, now),
-    )
-
-
-async def unlink(db: aiosqlite.Connection, identity: str) -> str | None:
-    """Remove `identity`'s link; the person it belonged to, or None if it was not linked."""
-    holder = await person_of(db, identity)
-    await db.execute("DELETE FROM identities WHERE identity = ?", (identity,))
-    return holder
-
-
-async def identities_of(db: aiosqlite.Connection, person: str) -> list[str]:
-    rows = await _rows(
-        db, "SELECT identity FROM identities WHERE person_id = ? ORDER BY identity", (person,)
-    )
-    return [str(row[0]) for row in rows]
-
-
-async def people(db: aiosqlite.Connection) -> list[PersonEntry]:
-    """Every person with their identities, the owner first."""
-    rows = await _rows(
-        db,
-        "SELECT p.id, p.display_name, i.identity FROM persons AS p "
-        "LEFT JOIN identities AS i ON i.person_id = p.id "
-        "ORDER BY p.id != ?, p.id, i.identity",
-        (OWNER,),
-    )
-    entries: dict[str, PersonEntry] = {}
-    for person, display_name, identity in rows:
-        entry = entries.setdefault(person, PersonEntry(person, display_name, []))
-        if identity is not None:
-            entry.identities.append(identity)
-    return list(entries.values())
-
-
-async def _ensure_person(
-    db: aiosqlite.Connection, person: str, display_name: str | None, now: float
-) -> bool:
-    """Create `person` unless it exists; True if created."""
-    cursor = await db.execute(
-        "INSERT OR IGNORE INTO persons(id, display_name, created_at) VALUES (?, ?, ?)",
-        (person, display_name, now),
-    )
-    return cursor.rowcount == 1
-
-
-async def _unique_person_id(db: aiosqlite.Connection, base: str) -> str:
-    """`base`, or `base-2`, `base-3`... whichever no person has yet (never `owner`)."""
-    candidate, number = base, 1
-    while candidate == OWNER or await person_exists(db, candidate):
-        number += 1
-        candidate = f"{base[: 60 - len(str(number))]}-{number}"
-    return candidate

@@ -1,4 +1,4 @@
-"""Person ids and where each person's files live.
+"""Person ids (checked, or made from a name) and where each person's files live.
 
 A person id becomes a folder name, so it is checked before it touches a path:
 only short lowercase slugs pass, which rules out `..`, separators and hidden names.
@@ -7,6 +7,7 @@ only short lowercase slugs pass, which rules out `..`, separators and hidden nam
 from __future__ import annotations
 
 import re
+import unicodedata
 from pathlib import Path
 
 OWNER = "owner"
@@ -30,3 +31,10 @@ def validate_person_id(person: str) -> str:
 def person_dir(home: Path, person: str) -> Path:
     """The folder holding a person's notes and skills (not created here)."""
     return home / "people" / validate_person_id(person)
+
+
+def slug(text: str) -> str | None:
+    """A person id made from a name or identity (`José Díaz` -> `jose-diaz`), if any is left."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    made = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")[:48].strip("-")
+    return made if made and PERSON_ID.fullmatch(made) else None

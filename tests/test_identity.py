@@ -14,7 +14,7 @@ from adapters.base import Inbound
 from config.load import ConfigError
 from config.settings import Settings
 from gateway.identity import Identities, link_argument, validate_identity
-from memory import access
+from memory import access, identities
 from memory.records import Conversation, NewMessage
 from memory.store import Store
 
@@ -261,7 +261,7 @@ async def test_link_without_code_in_a_group_is_refused(store: Store, clock: Cloc
     reply = await ids.link_command(group("telegram:7", "/link"), "alice", "")
     assert "direct message" in reply
     async with store.reading() as db:
-        assert await access.identities_of(db, "alice") == []
+        assert await identities.identities_of(db, "alice") == []
 
 
 async def test_link_moves_identity_from_an_empty_auto_created_person(

@@ -13,6 +13,7 @@ from adapters.base import Inbound
 from config.settings import Settings
 from gateway.identity import Identities
 from memory import access
+from memory.people import PERSON_ID, slug
 from memory.store import Store
 
 T0 = 1_700_000_000.0
@@ -68,8 +69,8 @@ def test_normalise_code_accepts_any_case_and_separators(code: str, separator: st
 
 @given(st.text())
 def test_slug_is_a_valid_person_id_or_none(text: str) -> None:
-    made = access.slug(text)
-    assert made is None or access.PERSON_ID.fullmatch(made)
+    made = slug(text)
+    assert made is None or PERSON_ID.fullmatch(made)
 
 
 async def test_stranger_gets_the_same_code_again_only_after_ten_minutes(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import structlog
 from aiohttp import web
 
-from memory import access
+from memory import access, identities
 from memory.people import InvalidPersonId, validate_person_id
 from memory.skills_format import SkillError
 from web.context import context, form, render
@@ -25,7 +25,7 @@ async def admin(
     ctx = context(request)
     async with ctx.store.reading() as db:
         pairings = await access.pending_pairings(db, ctx.clock())
-        people = await access.people(db)
+        people = await identities.people(db)
     status = await ctx.status() if ctx.status else None
     proposals, problems = await ctx.skills().pending()
     return render(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from memory import access
+from memory.identities import identities_of
 from web.context import context, person, render
 
 
@@ -13,7 +13,7 @@ async def home(request: web.Request) -> web.Response:
     store = context(request).store
     found = await store.get_person(who)
     async with store.reading() as db:
-        identities = await access.identities_of(db, who)
+        identities = await identities_of(db, who)
     return render(
         request,
         "home.html",

@@ -8,6 +8,10 @@ transaction's SQLite work instead of before it (see `memory.writer`).
 
 Reads run on separate connections (`query_only`): in WAL mode a reader sees the
 last committed state and never waits for the writer.
+
+This module is the machinery (connections, the writer, the reader pool) and the
+`Store` methods the rest of kioku calls; the SQL behind them that concerns sessions
+lives in `memory.sessions`, and persons and identities in `memory.identities`.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from memory import migrations, schema
+from memory import identities, migrations, schema, sessions
 from memory.people import validate_person_id
 from memory.records import (
     ROLES,
@@ -36,20 +40,11 @@ from memory.records import (
     from_epoch,
 )
 from memory.segment import segment
-from memory.writer import GroupCommitWriter, Op, UnknownSession
+from memory.writer import GroupCommitWriter, Op
 
 T = TypeVar("T")
 
 BUSY_TIMEOUT_MS = 30_000
-_SESSION_COLUMNS = (
-    "id, external_id, conversation, platform, chat, thread, kind, person_id, title, summary, "
-    "started_at, ended_at, end_reason, input_tokens, output_tokens, cache_read_tokens, "
-    "cache_write_tokens"
-)
-_MESSAGE_COLUMNS = (
-    "id, session_id, role, content, speaker_id, ts, tool_name, tool_arguments, tool_result, "
-    "platform_message_id"
-)
 
 
 class Store:
@@ -133,7 +128,7 @@ class Store:
                 "display_name = coalesce(persons.display_name, excluded.display_name)",
                 (person, display_name, time.time()),
             )
-            found = await _person(db, person)
+            found = await identities.get_person(db, person)
             assert found is not None
             return found
 
@@ -147,87 +142,29 @@ class Store:
         validate_person_id(person)
 
         async def op(db: aiosqlite.Connection) -> None:
-            if await _person(db, person) is None:
+            if not await identities.person_exists(db, person):
                 raise LookupError(f"no person {person!r}; create it before linking identities")
-            await db.execute(
-                "INSERT INTO identities(identity, person_id, linked_at) VALUES (?, ?, ?) "
-                "ON CONFLICT(identity) DO UPDATE SET person_id = excluded.person_id, "
-                "linked_at = excluded.linked_at",
-                (identity, person, time.time()),
-            )
+            await identities.set_link(db, identity, person, time.time())
 
         await self.write(op)
 
     async def open_session(self, conversation: Conversation) -> Session:
         """The open session of `conversation`, or a new one started now."""
-
-        async def op(db: aiosqlite.Connection) -> Session:
-            async with db.execute(
-                f"SELECT {_SESSION_COLUMNS} FROM sessions "
-                "WHERE conversation = ? AND ended_at IS NULL",
-                (conversation.key,),
-            ) as cursor:
-                row = await cursor.fetchone()
-            if row is not None:
-                return _session(row)
-            if conversation.person and await _person(db, conversation.person) is None:
-                raise LookupError(f"no person {conversation.person!r}; create it first")
-            started = time.time()
-            stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(started))
-            external_id = f"{stamp}-{os.urandom(4).hex()}"
-            return await insert_session(db, external_id, conversation, started, None, None)
-
-        return await self.write(op)
+        return await self.write(lambda db: sessions.open_session(db, conversation))
 
     async def close_session(
         self, session_id: int, reason: str, *, title: str | None = None, summary: str | None = None
     ) -> None:
         """End a session (idle, /new, shutdown...) and keep the title and summary search shows."""
-
-        async def op(db: aiosqlite.Connection) -> None:
-            cursor = await db.execute(
-                "UPDATE sessions SET ended_at = coalesce(ended_at, ?), "
-                "end_reason = coalesce(end_reason, ?), title = coalesce(?, title), "
-                "summary = coalesce(?, summary) WHERE id = ?",
-                (time.time(), reason, title, summary, session_id),
-            )
-            if cursor.rowcount == 0:
-                raise UnknownSession(f"no session {session_id}")
-
-        await self.write(op)
+        await self.write(lambda db: sessions.close_session(db, session_id, reason, title, summary))
 
     async def set_summary(self, session_id: int, summary: str) -> None:
         """Replace the session's summary (compaction keeps it current while the session runs)."""
-
-        async def op(db: aiosqlite.Connection) -> None:
-            cursor = await db.execute(
-                "UPDATE sessions SET summary = ? WHERE id = ?", (summary, session_id)
-            )
-            if cursor.rowcount == 0:
-                raise UnknownSession(f"no session {session_id}")
-
-        await self.write(op)
+        await self.write(lambda db: sessions.set_summary(db, session_id, summary))
 
     async def add_usage(self, session_id: int, usage: Usage) -> None:
         """Add one provider call's token counters to the session's totals."""
-
-        async def op(db: aiosqlite.Connection) -> None:
-            cursor = await db.execute(
-                "UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = "
-                "output_tokens + ?, cache_read_tokens = cache_read_tokens + ?, "
-                "cache_write_tokens = cache_write_tokens + ? WHERE id = ?",
-                (
-                    usage.input_tokens,
-                    usage.output_tokens,
-                    usage.cache_read_tokens,
-                    usage.cache_write_tokens,
-                    session_id,
-                ),
-            )
-            if cursor.rowcount == 0:
-                raise UnknownSession(f"no session {session_id}")
-
-        await self.write(op)
+        await self.write(lambda db: sessions.add_usage(db, session_id, usage))
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -242,24 +179,20 @@ class Store:
 
     async def get_person(self, person: str) -> Person | None:
         async with self.reading() as db:
-            return await _person(db, person)
+            return await identities.get_person(db, person)
 
     async def person_for(self, identity: str) -> str | None:
         """The person an identity is linked to, if any."""
-        async with (
-            self.reading() as db,
-            db.execute(
-                "SELECT person_id FROM identities WHERE identity = ?", (identity,)
-            ) as cursor,
-        ):
-            row = await cursor.fetchone()
-        return None if row is None else str(row[0])
+        async with self.reading() as db:
+            return await identities.person_of(db, identity)
 
     async def get_session(self, session_id: int) -> Session | None:
-        return await self._one_session("id = ?", session_id)
+        async with self.reading() as db:
+            return await sessions.session_where(db, "id = ?", session_id)
 
     async def session_by_external_id(self, external_id: str) -> Session | None:
-        return await self._one_session("external_id = ?", external_id)
+        async with self.reading() as db:
+            return await sessions.session_where(db, "external_id = ?", external_id)
 
     async def messages(
         self, session_id: int, *, after: int = 0, limit: int | None = None
@@ -268,7 +201,7 @@ class Store:
         async with (
             self.reading() as db,
             db.execute(
-                f"SELECT {_MESSAGE_COLUMNS} FROM turns WHERE session_id = ? AND id > ? "
+                f"SELECT {schema.TURN_COLUMNS} FROM turns WHERE session_id = ? AND id > ? "
                 "ORDER BY id LIMIT ?",
                 (session_id, after, -1 if limit is None else limit),
             ) as cursor,
@@ -277,17 +210,8 @@ class Store:
 
     async def recent_sessions(self, person: str, limit: int = 10) -> list[Session]:
         """Sessions `person` took part in (DMs and groups, every platform), newest first."""
-        async with (
-            self.reading() as db,
-            db.execute(
-                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id IN ("
-                "SELECT id FROM sessions WHERE person_id = ? UNION "
-                "SELECT session_id FROM participants WHERE person_id = ?) "
-                "ORDER BY started_at DESC, id DESC LIMIT ?",
-                (person, person, limit),
-            ) as cursor,
-        ):
-            return [_session(row) for row in await cursor.fetchall()]
+        async with self.reading() as db:
+            return await sessions.recent_sessions(db, person, limit)
 
     async def size_bytes(self) -> int:
         """Bytes the database occupies (pages in use, WAL content included)."""
@@ -332,16 +256,6 @@ class Store:
             messages=counts["turns"],
         )
 
-    async def _one_session(self, where: str, value: object) -> Session | None:
-        async with (
-            self.reading() as db,
-            db.execute(
-                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE {where}", (value,)
-            ) as cursor,
-        ):
-            row = await cursor.fetchone()
-        return None if row is None else _session(row)
-
 
 async def connect(path: Path) -> aiosqlite.Connection:
     """A connection to state.db as every kioku connection is set up (the store's own use)."""
@@ -372,71 +286,11 @@ def _create_private(path: Path) -> None:
     os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
 
 
-async def _scalar(db: aiosqlite.Connection, sql: str, params: tuple[Any, ...] = ()) -> int:
-    async with db.execute(sql, params) as cursor:
+async def _scalar(db: aiosqlite.Connection, sql: str) -> int:
+    async with db.execute(sql) as cursor:
         row = await cursor.fetchone()
     assert row is not None
     return int(row[0] or 0)
-
-
-async def insert_session(
-    db: aiosqlite.Connection,
-    external_id: str,
-    conversation: Conversation,
-    started: float,
-    ended: float | None,
-    end_reason: str | None,
-) -> Session:
-    await db.execute("INSERT OR IGNORE INTO scopes(name) VALUES (?)", (conversation.scope,))
-    scope_id = await _scalar(db, "SELECT id FROM scopes WHERE name = ?", (conversation.scope,))
-    async with db.execute(
-        "INSERT INTO sessions(external_id, conversation, platform, chat, thread, kind, person_id, "
-        "scope_id, started_at, ended_at, end_reason) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
-        f"RETURNING {_SESSION_COLUMNS}",
-        (
-            external_id,
-            conversation.key,
-            conversation.platform,
-            conversation.chat,
-            conversation.thread,
-            conversation.kind,
-            conversation.person,
-            scope_id,
-            started,
-            ended,
-            end_reason,
-        ),
-    ) as cursor:
-        row = await cursor.fetchone()
-    assert row is not None
-    return _session(row)
-
-
-async def _person(db: aiosqlite.Connection, person: str) -> Person | None:
-    async with db.execute(
-        "SELECT id, display_name, created_at FROM persons WHERE id = ?", (person,)
-    ) as cursor:
-        row = await cursor.fetchone()
-    return None if row is None else Person(row[0], row[1], from_epoch(row[2]))
-
-
-def _session(row: Any) -> Session:
-    return Session(
-        id=row[0],
-        external_id=row[1],
-        conversation=row[2],
-        platform=row[3],
-        chat=row[4],
-        thread=row[5],
-        kind=row[6],
-        person=row[7],
-        title=row[8],
-        summary=row[9],
-        started_at=from_epoch(row[10]),
-        ended_at=None if row[11] is None else from_epoch(row[11]),
-        end_reason=row[12],
-        usage=Usage(row[13], row[14], row[15], row[16]),
-    )
 
 
 def _message(row: Any) -> Message:

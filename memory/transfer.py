@@ -32,7 +32,8 @@ from memory.records import (
     iso,
     to_epoch,
 )
-from memory.store import Store, insert_session
+from memory.sessions import insert_session
+from memory.store import Store
 from memory.writer import insert_messages
 
 CHUNK_MESSAGES = 2000

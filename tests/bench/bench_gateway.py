@@ -38,7 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from adapters.cli_socket import socket_path  # noqa: E402
-from agent.providers import ChatRequest, ModelReply, OnText, Text, Usage  # noqa: E402
+from agent.providers import ChatRequest, ModelReply, OnText, Provider, Text, Usage  # noqa: E402
 from tests.helpers.echo_socket import echo_process  # noqa: E402
 
 KIOKU = Path(sys.executable).with_name("kioku")
@@ -102,8 +102,14 @@ def last_user_text(request: ChatRequest) -> str:
 
 
 def serve_instant() -> None:
-    """`--instant-daemon`: what `kioku serve` runs (settings, logging, the home's lock,
-    `Daemon`), with `InstantModel` as its model."""
+    """`--instant-daemon`: the daemon with `InstantModel` as its model."""
+    serve_daemon(InstantModel())
+
+
+def serve_daemon(provider: Provider, beside: Callable[[], Awaitable[None]] | None = None) -> None:
+    """What `kioku serve` runs (settings, logging, the home's lock, `Daemon`), with
+    `provider` as its model and `beside()` (a probe of other benches) running in the same
+    event loop until the daemon stops."""
     from config.load import load_settings
     from config.logs import configure_logging
     from config.paths import ensure_home
@@ -116,10 +122,25 @@ def serve_instant() -> None:
     lock = instance.acquire(ensure_home(settings.home))
     notifier = Notifier.from_environ()
     try:
-        asyncio.run(Daemon(settings, notifier, InstantModel()).run())
+        asyncio.run(alongside(Daemon(settings, notifier, provider).run(), beside))
     finally:
         notifier.close()
         lock.release()
+
+
+async def alongside(main: Awaitable[None], beside: Callable[[], Awaitable[None]] | None) -> None:
+    """Await `main` with `beside()` running next to it; `beside` is cancelled when `main` ends."""
+    if beside is None:
+        await main
+        return
+    task = asyncio.ensure_future(beside())
+    try:
+        await main
+    finally:
+        task.cancel()
+        [outcome] = await asyncio.gather(task, return_exceptions=True)
+        if isinstance(outcome, Exception):
+            raise outcome
 
 
 async def serve_fake_model() -> None:

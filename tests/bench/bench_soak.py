@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import random
 import shutil
@@ -49,7 +48,6 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,6 +70,7 @@ from tests.bench.soak_daemon import (  # noqa: E402
     GROWTH_FILE,
     LAG_FILE,
     SoakModel,
+    log_summary,
     message_text,
     probe_loop,
     read_lag,
@@ -156,11 +155,8 @@ async def run_soak(args: argparse.Namespace, home: Path) -> Soak:
     each = args.conversations // 4
     drivers: list[Driver] = [CliDriver(ledger, each, socket_path(home))]
     try:
-        drivers += [
-            await TelegramDriver(ledger, each).start(),
-            await DiscordDriver(ledger, each).start(),
-            await SlackDriver(ledger, each).start(),
-        ]
+        for platform in (TelegramDriver, DiscordDriver, SlackDriver):
+            drivers.append(await platform(ledger, each).start())
         env = {
             CONTEXT_ENV: str(args.context_window),
             "KIOKU_GATEWAY__MAX_PARALLEL_TURNS": str(args.parallel_turns or args.conversations),
@@ -299,7 +295,6 @@ def report(args: argparse.Namespace, soak: Soak) -> bool:
     end = measured[-1][1] if measured else float("nan")
     trend = trend_mb_per_min(measured)
     fitted = trend * args.duration / 60
-    grew = not abs(fitted) <= GROWTH_TOLERANCE * warm
     lag = sorted(soak.lag)
     per_reply = 1000 / in_window if in_window else float("nan")
     rows = [
@@ -329,36 +324,18 @@ def report(args: argparse.Namespace, soak: Soak) -> bool:
         f"{(t - window.start) / 60:.1f}m {mb:.0f}" for t, mb in soak.rss[:: int(60 / RSS_EVERY)]
     ]
     print("RSS MB by minute: " + " | ".join(minutes))
-    print(
-        "verdict: "
-        + (
-            f"RSS GREW after warm-up ({fitted:+.1f} MB fitted over the window)"
-            if grew
-            else f"no growth after warm-up (fitted trend within {GROWTH_TOLERANCE:.0%})"
-        )
-    )
+    if len(measured) < 2:
+        verdict = "too few RSS samples in the window to judge growth"
+    elif abs(fitted) <= GROWTH_TOLERANCE * warm:
+        verdict = f"no growth after warm-up (fitted trend within {GROWTH_TOLERANCE:.0%})"
+    else:
+        verdict = f"RSS GREW after warm-up ({fitted:+.1f} MB fitted over the window)"
+    print(f"verdict: {verdict}")
     for error in soak.errors[:10]:
         print(f"error: {error}")
     for stray in soak.ledger.strays[:5]:
         print(f"stray reply: {stray[:120]!r}")
     return total.lost == total.duplicated == total.wrong == 0
-
-
-def log_summary(path: Path) -> str:
-    """How often the daemon compacted, and its warnings and errors by event."""
-    counts: Counter[str] = Counter()
-    compactions = 0
-    for line in path.read_text(errors="replace").splitlines():
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError:
-            counts["(not JSON)"] += 1
-            continue
-        compactions += entry.get("event") == "compacted"
-        if entry.get("level") in ("warning", "error", "critical"):
-            counts[f"{entry['level']} {str(entry.get('event'))[:60]}"] += 1
-    noted = ", ".join(f"{event} x{n}" for event, n in counts.most_common(8)) or "none"
-    return f"daemon log: {compactions} compactions; warnings and errors: {noted}"
 
 
 def main() -> None:

@@ -1,6 +1,7 @@
 """What `bench_soak.py` runs inside the daemon: the model that thinks for as long as each
 message asks, the event-loop probe, and (with `--trace-memory`) tracemalloc snapshots
-taken on SIGUSR1 to show where memory grew.
+taken on SIGUSR1 to show where memory grew; and the readers of what it leaves behind
+(the probe's samples, the log).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import re
 import signal
 import time
 import tracemalloc
+from collections import Counter
 from pathlib import Path
 
 from agent.providers import ChatRequest, ModelReply, OnText, Text, Usage
@@ -99,6 +101,24 @@ def read_lag(path: Path, start: float, stop: float) -> list[float]:
     for line in path.read_text().splitlines():
         lags += [lag for at, lag in json.loads(line) if start <= at <= stop]
     return lags
+
+
+def log_summary(path: Path) -> str:
+    """How often the daemon compacted, and its warnings and errors by event."""
+    counts: Counter[str] = Counter()
+    compactions = 0
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            counts["(not JSON)"] += 1
+            continue
+        compactions += entry.get("event") == "compacted"
+        if entry.get("level") in ("warning", "error", "critical"):
+            event = str(entry.get("event")).partition("\n")[0][:60]
+            counts[f"{entry['level']} {event}"] += 1
+    noted = ", ".join(f"{event} x{n}" for event, n in counts.most_common(8)) or "none"
+    return f"daemon log: {compactions} compactions; warnings and errors: {noted}"
 
 
 def trace_memory(path: Path) -> None:

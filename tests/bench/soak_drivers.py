@@ -51,13 +51,12 @@ class Ledger:
     def replied(self, text: str, at: float) -> None:
         found = MESSAGE.search(text)
         sent = self.sent.get(found["id"]) if found else None
-        if sent is None:
+        if found is None or sent is None:
             self.strays.append(text)
             return
         sent.replies.append(at)
         if text.strip() != sent.expected:
             sent.wrong += 1
-        assert found is not None
         waiter = self._waiting.pop(found["id"], None)
         if waiter is not None and not waiter.done():
             waiter.set_result(at)
@@ -79,7 +78,12 @@ class Driver:
         self.errors: list[str] = []
         self.live = True  # False once the bench is done and the daemon may go away
 
+    async def start(self) -> Driver:
+        """Start the platform's fake, before the daemon that connects to it."""
+        return self
+
     def env(self) -> dict[str, str]:
+        """The daemon's settings pointing it at this platform's fake."""
         return {}
 
     async def ready(self, within: float) -> None:
@@ -89,7 +93,14 @@ class Driver:
         raise NotImplementedError
 
     def watch(self, work: Callable[[], Coroutine[Any, Any, None]], name: str) -> None:
-        self.tasks.append(asyncio.create_task(work(), name=name))
+        """Run a reader for the bench's lifetime; if it dies, the reason becomes an error."""
+        task = asyncio.create_task(work(), name=name)
+        task.add_done_callback(self._ended)
+        self.tasks.append(task)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            self.errors.append(f"{task.get_name()} stopped: {task.exception()!r}")
 
     async def close(self) -> None:
         for task in self.tasks:

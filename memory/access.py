@@ -19,7 +19,14 @@ from typing import Any, Literal
 
 import aiosqlite
 
-from memory.identities import create_person, has_anything, person_of, set_link, unique_person_id
+from memory.identities import (
+    create_person,
+    fetch_one,
+    has_anything,
+    person_of,
+    set_link,
+    unique_person_id,
+)
 from memory.people import OWNER, slug
 
 # No 0/O, 1/I/L: a code read aloud or copied by hand cannot be misread.
@@ -96,16 +103,6 @@ class LinkAttempt:
     attempts_left: int = 0
 
 
-async def _rows(db: aiosqlite.Connection, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-    async with db.execute(sql, params) as cursor:
-        return list(await cursor.fetchall())
-
-
-async def _one(db: aiosqlite.Connection, sql: str, params: tuple[Any, ...] = ()) -> Any:
-    async with db.execute(sql, params) as cursor:
-        return await cursor.fetchone()
-
-
 async def purge_expired(db: aiosqlite.Connection, now: float) -> None:
     """Drop expired pairing requests and link codes, and lockouts that are over."""
     await db.execute("DELETE FROM pairing_requests WHERE expires_at <= ?", (now,))
@@ -125,7 +122,7 @@ async def request_pairing(
     await purge_expired(db, now)
     if await _locked_until(db, identity, PAIR, now) is not None:
         return PairingOutcome("denied")
-    row = await _one(
+    row = await fetch_one(
         db, "SELECT code, last_sent_at FROM pairing_requests WHERE identity = ?", (identity,)
     )
     if row is not None:
@@ -135,7 +132,7 @@ async def request_pairing(
             "UPDATE pairing_requests SET last_sent_at = ? WHERE code = ?", (now, row[0])
         )
         return PairingOutcome("resent", row[0])
-    pending = await _one(
+    pending = await fetch_one(
         db, "SELECT count(*) FROM pairing_requests WHERE platform = ?", (platform,)
     )
     if pending[0] >= MAX_PENDING:
@@ -150,8 +147,7 @@ async def request_pairing(
 
 
 async def pending_pairings(db: aiosqlite.Connection, now: float) -> list[PairingRequest]:
-    rows = await _rows(
-        db,
+    rows = await db.execute_fetchall(
         "SELECT code, platform, identity, display_name, expires_at FROM pairing_requests "
         "WHERE expires_at > ? ORDER BY created_at",
         (now,),
@@ -162,7 +158,7 @@ async def pending_pairings(db: aiosqlite.Connection, now: float) -> list[Pairing
 async def take_pairing(db: aiosqlite.Connection, code: str, now: float) -> PairingRequest:
     """Remove and return the pending request `code`; `CodeRefused` if unknown or expired."""
     wanted = normalise_code(code)
-    row = await _one(
+    row = await fetch_one(
         db,
         "SELECT code, platform, identity, display_name, expires_at FROM pairing_requests "
         "WHERE code = ?",
@@ -240,7 +236,7 @@ async def redeem_link_code(
     locked = await _locked_until(db, identity, LINK, now)
     if locked is not None:
         return LinkAttempt("locked", locked_until=locked)
-    row = await _one(
+    row = await fetch_one(
         db,
         "SELECT person_id FROM link_codes WHERE code = ? AND expires_at > ?",
         (normalise_code(code), now),
@@ -264,7 +260,7 @@ async def redeem_link_code(
 
 
 async def _count_failure(db: aiosqlite.Connection, identity: str, now: float) -> LinkAttempt:
-    row = await _one(
+    row = await fetch_one(
         db,
         "SELECT failures FROM code_failures WHERE identity = ? AND purpose = ?",
         (identity, LINK),
@@ -289,7 +285,7 @@ async def _count_failure(db: aiosqlite.Connection, identity: str, now: float) ->
 async def _locked_until(
     db: aiosqlite.Connection, identity: str, purpose: str, now: float
 ) -> float | None:
-    row = await _one(
+    row = await fetch_one(
         db,
         "SELECT locked_until FROM code_failures WHERE identity = ? AND purpose = ? "
         "AND locked_until > ?",
@@ -301,5 +297,5 @@ async def _locked_until(
 async def _unused_code(db: aiosqlite.Connection, table: str) -> str:
     while True:
         code = new_code()
-        if await _one(db, f"SELECT 1 FROM {table} WHERE code = ?", (code,)) is None:
+        if await fetch_one(db, f"SELECT 1 FROM {table} WHERE code = ?", (code,)) is None:
             return code

@@ -32,33 +32,31 @@ class PersonEntry:
         }
 
 
-async def _rows(db: aiosqlite.Connection, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-    async with db.execute(sql, params) as cursor:
-        return list(await cursor.fetchall())
-
-
-async def _one(db: aiosqlite.Connection, sql: str, params: tuple[Any, ...] = ()) -> Any:
+async def fetch_one(db: aiosqlite.Connection, sql: str, params: tuple[Any, ...] = ()) -> Any:
+    """The first row of `sql`, or None (aiosqlite has no one-row shortcut)."""
     async with db.execute(sql, params) as cursor:
         return await cursor.fetchone()
 
 
 async def person_of(db: aiosqlite.Connection, identity: str) -> str | None:
-    row = await _one(db, "SELECT person_id FROM identities WHERE identity = ?", (identity,))
+    row = await fetch_one(db, "SELECT person_id FROM identities WHERE identity = ?", (identity,))
     return None if row is None else str(row[0])
 
 
 async def person_exists(db: aiosqlite.Connection, person: str) -> bool:
-    return await _one(db, "SELECT 1 FROM persons WHERE id = ?", (person,)) is not None
+    return await fetch_one(db, "SELECT 1 FROM persons WHERE id = ?", (person,)) is not None
 
 
 async def get_person(db: aiosqlite.Connection, person: str) -> Person | None:
-    row = await _one(db, "SELECT id, display_name, created_at FROM persons WHERE id = ?", (person,))
+    row = await fetch_one(
+        db, "SELECT id, display_name, created_at FROM persons WHERE id = ?", (person,)
+    )
     return None if row is None else Person(row[0], row[1], from_epoch(row[2]))
 
 
 async def has_anything(db: aiosqlite.Connection, person: str, identity: str | None = None) -> bool:
     """Whether `person` has history or identities (besides `identity`) that a merge would strand."""
-    row = await _one(
+    row = await fetch_one(
         db,
         "SELECT EXISTS(SELECT 1 FROM identities WHERE person_id = ? AND identity IS NOT ?) "
         "OR EXISTS(SELECT 1 FROM sessions WHERE person_id = ?) "
@@ -109,16 +107,15 @@ async def unlink(db: aiosqlite.Connection, identity: str) -> str | None:
 
 
 async def identities_of(db: aiosqlite.Connection, person: str) -> list[str]:
-    rows = await _rows(
-        db, "SELECT identity FROM identities WHERE person_id = ? ORDER BY identity", (person,)
+    rows = await db.execute_fetchall(
+        "SELECT identity FROM identities WHERE person_id = ? ORDER BY identity", (person,)
     )
     return [str(row[0]) for row in rows]
 
 
 async def people(db: aiosqlite.Connection) -> list[PersonEntry]:
     """Every person with their identities, the owner first."""
-    rows = await _rows(
-        db,
+    rows = await db.execute_fetchall(
         "SELECT p.id, p.display_name, i.identity FROM persons AS p "
         "LEFT JOIN identities AS i ON i.person_id = p.id "
         "ORDER BY p.id != ?, p.id, i.identity",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,7 +66,7 @@ class Ledger:
         self._waiting.pop(message_id, None)
 
 
-class Driver:
+class Driver(ABC):
     """One platform's side of the bench: `send` a conversation's message, report replies."""
 
     name = ""
@@ -89,8 +90,9 @@ class Driver:
     async def ready(self, within: float) -> None:
         return None
 
+    @abstractmethod
     async def send(self, conversation: int, message_id: str, text: str) -> None:
-        raise NotImplementedError
+        """Send one message as `conversation`'s person; the reply reaches the ledger."""
 
     def watch(self, work: Callable[[], Coroutine[Any, Any, None]], name: str) -> None:
         """Run a reader for the bench's lifetime; if it dies, the reason becomes an error."""

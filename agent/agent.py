@@ -20,7 +20,7 @@ from agent.reflection import fallback_title, review, title_and_summary
 from agent.tools.context import Services
 from agent.tools.registry import ToolRegistry
 from agent.turn import Turn, TurnOutcome
-from memory.records import Session
+from memory.store.records import Session
 
 log = structlog.get_logger("kioku.agent")
 

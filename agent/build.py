@@ -9,7 +9,7 @@ from agent.tools.context import Services
 from agent.tools.defaults import default_registry
 from agent.tools.skills_tools import skills_index
 from config.settings import Settings
-from memory.store import Store
+from memory.store.database import Store
 
 
 def build_agent(

@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 
 from agent.providers import Block, ChatMessage, Text, ToolCall, ToolResult
-from memory.records import Message, NewMessage
+from memory.store.records import Message, NewMessage
 
 RenderUser = Callable[[Message], str]
 """How a stored user row is shown to the model (with the header the live turn had)."""

@@ -15,7 +15,7 @@ from agent.prompt import PromptParts, TurnContext, build_system_prompt, render_u
 from agent.providers import Block, ChatMessage, Text, ToolSpec
 from agent.tools.context import Services, ToolContext
 from agent.tools.registry import ToolRegistry
-from memory.records import Message, Session
+from memory.store.records import Message, Session
 
 SkillsIndex = Callable[[str | None], Awaitable[str]]
 """The skills index for a person (None in groups): name and one line each."""

@@ -29,7 +29,7 @@ from agent.providers import (
 from agent.tools.context import Services, ToolContext
 from agent.tools.registry import ToolRegistry
 from agent.turn import Turn, TurnOutcome
-from memory import records
+from memory.store import records
 
 log = structlog.get_logger("kioku.agent")
 

@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from agent.prompt import TurnContext
-from memory.records import Session
+from memory.store.records import Session
 
 
 @dataclass(frozen=True)

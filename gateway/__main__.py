@@ -1,3 +1,3 @@
-from gateway.cli import main
+from gateway.cli.app import main
 
 main()

@@ -19,14 +19,14 @@ from adapters.base import Inbound
 from agent.agent import Agent
 from gateway.queues import LineState
 from gateway.sessions import OpenSession, activity
-from memory.notes import PersonNotes
-from memory.notes_file import NotesFileError
-from memory.notes_format import FILE_NAMES, TARGETS, NotesState
-from memory.records import SessionResult
-from memory.search import Scope, search
-from memory.skills import SkillsLibrary
-from memory.store import Store
-from memory.web_auth import issue_token
+from memory.access.web_tokens import issue_token
+from memory.notes.files import NotesFileError
+from memory.notes.format import FILE_NAMES, TARGETS, NotesState
+from memory.notes.person_notes import PersonNotes
+from memory.search.ranking import Scope, search
+from memory.skills.library import SkillsLibrary
+from memory.store.database import Store
+from memory.store.records import SessionResult
 from web.links import login_url
 
 if TYPE_CHECKING:

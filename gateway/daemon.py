@@ -30,15 +30,15 @@ from config.logs import LEVELS
 from config.paths import ensure_home
 from config.settings import Settings
 from gateway import instance
-from gateway.cli_common import fail
+from gateway.cli.common import fail
 from gateway.commands import command_menu
 from gateway.gateway import Gateway
 from gateway.identity import Identities
 from gateway.supervisor import Supervisor
 from gateway.systemd import Notifier
-from memory.migrations import SchemaTooNew
-from memory.store import Store
-from memory.writer import is_disk_full
+from memory.store.database import Store
+from memory.store.migrations import SchemaTooNew
+from memory.store.writer import is_disk_full
 from web.app import WebServer
 
 log = structlog.get_logger("kioku.daemon")

@@ -24,10 +24,10 @@ from config.settings import Settings
 from gateway.commands import Command, Commands, Request, parse
 from gateway.queues import ConversationQueues, LineState
 from gateway.sessions import OpenSession, Sessions, conversation_for
-from memory import deliveries
-from memory.records import Conversation
-from memory.store import Store
-from memory.writer import StoreFull
+from memory.store import deliveries
+from memory.store.database import Store
+from memory.store.records import Conversation
+from memory.store.writer import StoreFull
 
 if TYPE_CHECKING:
     from gateway.identity import Identities

@@ -31,9 +31,10 @@ import structlog
 from adapters.base import Inbound
 from config.load import ConfigError
 from config.settings import PlatformSettings, Settings
-from memory import access, identities
-from memory.people import OWNER, person_dir
-from memory.store import Store
+from memory.access import codes as access
+from memory.access import identities
+from memory.access.people import OWNER, person_dir
+from memory.store.database import Store
 
 log = structlog.get_logger("kioku.identity")
 

@@ -23,8 +23,8 @@ import structlog
 from adapters.base import Inbound
 from agent.agent import Agent
 from config.settings import SessionSettings
-from memory.records import Conversation, Session
-from memory.store import Store
+from memory.store.database import Store
+from memory.store.records import Conversation, Session
 
 log = structlog.get_logger("kioku.gateway")
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-KIOKU = Path(sys.executable).with_name("kioku")
+from tests.helpers.paths import KIOKU
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,7 @@ import structlog
 from aiohttp import web
 
 from config.settings import Settings
-from memory.store import Store
+from memory.store.database import Store
 from web import auth, pages_admin, pages_history, pages_home, pages_notes, pages_skills
 from web.context import CONTEXT, StatusSource, WebContext
 from web.links import base_url, split_listen

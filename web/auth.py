@@ -16,8 +16,8 @@ from collections.abc import Awaitable, Callable
 import structlog
 from aiohttp import web
 
-from memory import web_auth
-from memory.people import OWNER
+from memory.access import web_tokens as web_auth
+from memory.access.people import OWNER
 from web.context import SESSION, context, refusal, render
 
 log = structlog.get_logger("kioku.web")

@@ -11,11 +11,11 @@ import aiohttp_jinja2
 from aiohttp import web
 
 from config.settings import Settings
-from memory.notes import PersonNotes
-from memory.people import OWNER
-from memory.skills import SkillsLibrary
-from memory.store import Store
-from memory.web_auth import WebSession
+from memory.access.people import OWNER
+from memory.access.web_tokens import WebSession
+from memory.notes.person_notes import PersonNotes
+from memory.skills.library import SkillsLibrary
+from memory.store.database import Store
 from web.log_buffer import RecentErrors
 
 StatusSource = Callable[[], Awaitable[dict[str, Any]]]

@@ -1,6 +1,6 @@
 """The owner's pages: pairing requests, people and identities, adapters, errors, database.
 
-Pairing decisions run `memory.access.approve_pairing` / `deny_pairing` in one store
+Pairing decisions run `memory.access.codes.approve_pairing` / `deny_pairing` in one store
 transaction, exactly as `kioku pairing approve|deny` does, and log the same events.
 The auth middleware has already refused anyone but the owner.
 """
@@ -10,9 +10,10 @@ from __future__ import annotations
 import structlog
 from aiohttp import web
 
-from memory import access, identities
-from memory.people import InvalidPersonId, validate_person_id
-from memory.skills_format import SkillError
+from memory.access import codes as access
+from memory.access import identities
+from memory.access.people import InvalidPersonId, validate_person_id
+from memory.skills.format import SkillError
 from web.context import context, form, render
 
 log = structlog.get_logger("kioku.web")

@@ -13,8 +13,8 @@ from itertools import groupby
 from aiohttp import web
 from markupsafe import Markup, escape
 
-from memory.records import Session
-from memory.search import Scope, search
+from memory.search.ranking import Scope, search
+from memory.store.records import Session
 from web.context import context, person, render
 
 LISTED = 500

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from memory.identities import identities_of
+from memory.access.identities import identities_of
 from web.context import context, person, render
 
 

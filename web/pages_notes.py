@@ -11,9 +11,9 @@ from __future__ import annotations
 import structlog
 from aiohttp import web
 
-from memory.notes import NotesResult
-from memory.notes_file import NotesFileError
-from memory.notes_format import FILE_NAMES, ROLES, TARGETS, NotesState, Target
+from memory.notes.files import NotesFileError
+from memory.notes.format import FILE_NAMES, ROLES, TARGETS, NotesState, Target
+from memory.notes.person_notes import NotesResult
 from web.context import context, form, person, render
 
 log = structlog.get_logger("kioku.web")

@@ -10,8 +10,8 @@ from __future__ import annotations
 import structlog
 from aiohttp import web
 
-from memory.skills_format import SkillError
-from memory.skills_manage import SkillRequest
+from memory.skills.format import SkillError
+from memory.skills.manage import SkillRequest
 from web.context import context, form, person, render
 
 log = structlog.get_logger("kioku.web")

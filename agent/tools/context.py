@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from config.settings import Settings
-from memory.notes import PersonNotes
-from memory.store import Store
+from memory.notes.person_notes import PersonNotes
+from memory.store.database import Store
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ from typing import Any
 
 from agent.tools.context import ToolContext
 from agent.tools.registry import Tool, ToolError
-from memory.records import SessionResult
-from memory.search import Scope, search
+from memory.search.ranking import Scope, search
+from memory.store.records import SessionResult
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -13,9 +13,9 @@ from typing import Any
 from agent.live import SkillsIndex
 from agent.tools.context import Services, ToolContext
 from agent.tools.registry import Tool, ToolError
-from memory.skills import ListedSkill, SkillsLibrary
-from memory.skills_format import SUPPORT_DIRS, SkillError
-from memory.skills_manage import ACTIONS, SkillRequest
+from memory.skills.format import SUPPORT_DIRS, SkillError
+from memory.skills.library import ListedSkill, SkillsLibrary
+from memory.skills.manage import ACTIONS, SkillRequest
 
 AGENT = "agent"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.records import Conversation, NewMessage
+from memory.store.records import Conversation, NewMessage
 
 
 async def past_session(rig, person: str, platform: str, chat: str, texts: list[str]) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from agent.reflection import REVIEW
 from agent.tools.skills_tools import skills_index
-from tests.test_skills_format import skill_md
+from tests.helpers.skill_files import skill_md
 
 BOTH = pytest.mark.parametrize("provider_kind", ["anthropic", "openai"])
 NO_REVIEW = {"KIOKU_AGENT__REFLECTION__ENABLED": "false"}

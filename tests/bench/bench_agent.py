@@ -30,8 +30,8 @@ from agent.tools.context import Services  # noqa: E402
 from agent.tools.defaults import default_registry  # noqa: E402
 from agent.turn import Turn  # noqa: E402
 from config.settings import Settings  # noqa: E402
-from memory.records import Conversation, NewMessage  # noqa: E402
-from memory.store import Store  # noqa: E402
+from memory.store.database import Store  # noqa: E402
+from memory.store.records import Conversation, NewMessage  # noqa: E402
 
 
 class InstantProvider:

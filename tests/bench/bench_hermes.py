@@ -47,9 +47,9 @@ from search_eval import (
     score,
 )
 
-from memory.records import Conversation, NewMessage
-from memory.search import Scope, search
-from memory.store import Store
+from memory.search.ranking import Scope, search
+from memory.store.database import Store
+from memory.store.records import Conversation, NewMessage
 
 HERE = Path(__file__).resolve().parent
 DRIVER = HERE / "hermes_driver.py"

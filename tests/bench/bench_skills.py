@@ -24,12 +24,12 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from config.settings import SkillsSettings  # noqa: E402
-from memory.skills import SkillsLibrary  # noqa: E402
-from memory.skills_manage import SkillRequest  # noqa: E402
+from memory.skills.library import SkillsLibrary  # noqa: E402
+from memory.skills.manage import SkillRequest  # noqa: E402
 
 PROBE = """
 import re, time
-import config.settings, memory.notes, structlog, filelock
+import config.settings, memory.notes.person_notes, structlog, filelock
 t = time.perf_counter()
 {imports}
 took = time.perf_counter() - t
@@ -112,7 +112,11 @@ async def main() -> None:
     print("| import (after settings, notes, structlog, filelock) | ms | peak RSS KB |")
     print("|---|---:|---:|")
     base = import_cost("pass")
-    for imports in ("import yaml", "import memory.skills", "import agent.tools.skills_tools"):
+    for imports in (
+        "import yaml",
+        "import memory.skills.library",
+        "import agent.tools.skills_tools",
+    ):
         ms, rss = import_cost(imports)
         print(f"| `{imports}` | {ms - base[0]:.1f} | +{rss - base[1]:,} |")
 

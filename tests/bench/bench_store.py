@@ -28,10 +28,10 @@ from pathlib import Path
 
 from corpus import CorpusSession, generate, queries
 
-from memory.records import Conversation, NewMessage, PastSession
-from memory.search import Scope, search
-from memory.store import Store
-from memory.transfer import Parsed, store_parsed
+from memory.importers.jsonl import Parsed, store_parsed
+from memory.search.ranking import Scope, search
+from memory.store.database import Store
+from memory.store.records import Conversation, NewMessage, PastSession
 
 PEOPLE = 500
 

@@ -1,7 +1,7 @@
 """The labelled search set and how to score a ranking against it.
 
 Shared by `bench_search_quality.py` (prints the figures), `bench_hermes.py` (the same
-set through Hermes Agent) and `tests/test_search_quality.py` (fails on regressions).
+set through Hermes Agent) and `tests/memory/search/test_quality.py` (fails on regressions).
 A set is a folder with `sessions.jsonl` (kioku's import format, one message a line)
 and `questions.jsonl` (`{"id", "person", "lang", "query", "answers"}`); a question
 with no answers only checks isolation: its asker has no session on the topic, but

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.records import Conversation, NewMessage
-from tests.web_rig import WebRig, web_rig
+from memory.store.records import Conversation, NewMessage
+from tests.helpers.web_rig import WebRig, web_rig
 
 playwright_api = pytest.importorskip("playwright.async_api", reason="playwright is not installed")
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from config.settings import NotesSettings
-from memory.notes import PersonNotes
+from memory.notes.person_notes import PersonNotes
 
 
 def die(src: str, dst: str) -> None:

@@ -25,7 +25,7 @@ from config.paths import ensure_home
 from config.settings import Settings
 from gateway.gateway import Gateway
 from gateway.identity import Identities
-from memory.store import Store
+from memory.store.database import Store
 from tests.fakes.anthropic_api import FakeAnthropic, _last_user_text
 from tests.helpers.recording_adapter import RecordingAdapter
 
@@ -157,3 +157,16 @@ async def gateway_rig(home: Path, *, model: bool = True) -> AsyncIterator[Gatewa
         if api is not None:
             await api.close()
         await store.close()
+
+
+class Chat:
+    """Numbered messages from one sender, in a DM or the group."""
+
+    def __init__(self, rig: GatewayRig, sender: str, group: bool = False) -> None:
+        self.rig, self.sender, self.group, self.count = rig, sender, group, 0
+
+    async def __call__(self, text: str) -> str:
+        self.count += 1
+        message_id = f"{self.sender}-{self.group}-{self.count}"
+        make = self.rig.group if self.group else self.rig.dm
+        return await self.rig.ask(make(self.sender, text, message_id))

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from config.settings import NotesSettings
-from memory.notes import PersonNotes
+from memory.notes.person_notes import PersonNotes
 
 
 async def main(home: str, person: str, worker: str, count: int) -> None:

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
-from memory.store import Store
+from tests.helpers.daemon import Daemon
 from tests.helpers.gateway_rig import GatedAnthropic
-from tests.test_daemon_e2e import Daemon
 
 
 @pytest.fixture
@@ -28,10 +26,3 @@ async def daemons() -> AsyncIterator[list[Daemon]]:
             daemon.process.kill()
             await daemon.process.wait()
         daemon.notify.close()
-
-
-async def integrity_problems(home: Path) -> list[str]:
-    """What the store's own integrity and FTS checks find wrong (empty when sound)."""
-    async with await Store.open(home / "state.db") as store:
-        report = await store.check_integrity()
-    return [] if report.ok else list(report.problems)

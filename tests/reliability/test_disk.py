@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import KIOKU
+from tests.helpers.daemon import WAIT, Client, Daemon, run_daemon, stored_texts
 from tests.helpers.gateway_rig import GatedAnthropic
-from tests.reliability.conftest import integrity_problems
-from tests.test_daemon_e2e import WAIT, Client, Daemon, run_daemon, stored_texts
+from tests.helpers.integrity import integrity_problems
+from tests.helpers.paths import KIOKU
 
 not_root = pytest.mark.skipif(
     os.geteuid() == 0, reason="root writes to read-only files: run as an ordinary user"

@@ -24,10 +24,10 @@ import pytest
 
 from gateway.gateway import STORE_FULL
 from tests.fakes.telegram import FakeTelegram
+from tests.helpers.daemon import WAIT, Daemon, stored_texts
 from tests.helpers.gateway_rig import GatedAnthropic
-from tests.reliability.conftest import integrity_problems
-from tests.reliability.platforms import OWNER_CHAT, telegram_env
-from tests.test_daemon_e2e import WAIT, Daemon, stored_texts
+from tests.helpers.integrity import integrity_problems
+from tests.helpers.platform_daemons import OWNER_CHAT, telegram_env
 
 SIZE = "4m"
 LONG = 3900  # characters: most of a Telegram message, so the WAL fills in a few turns

@@ -14,16 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from memory import deliveries
-from memory.notes_file import read_notes
-from memory.people import OWNER, person_dir
-from memory.records import Conversation, NewMessage
-from memory.store import Store
+from memory.access.people import OWNER, person_dir
+from memory.notes.files import read_notes
+from memory.store import deliveries
+from memory.store.database import Store
+from memory.store.records import Conversation, NewMessage
 from tests.fakes.telegram import FakeTelegram
+from tests.helpers.daemon import WAIT, Client, Daemon, run_daemon, stored_texts
 from tests.helpers.gateway_rig import GatedAnthropic
-from tests.reliability.conftest import integrity_problems
-from tests.reliability.platforms import OWNER_CHAT, telegram_env
-from tests.test_daemon_e2e import WAIT, Client, Daemon, run_daemon, stored_texts
+from tests.helpers.integrity import integrity_problems
+from tests.helpers.platform_daemons import OWNER_CHAT, telegram_env
 
 CLI_CONVERSATIONS = 3
 

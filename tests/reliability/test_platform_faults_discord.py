@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.helpers.daemon import WAIT, Daemon
 from tests.helpers.gateway_rig import GatedAnthropic
-from tests.reliability.platforms import serving
-from tests.test_daemon_e2e import WAIT, Daemon
+from tests.helpers.platform_daemons import serving
 
 
 async def test_a_dropped_discord_gateway_resumes_while_the_others_answer(

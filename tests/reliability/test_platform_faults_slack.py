@@ -12,9 +12,9 @@ from pathlib import Path
 
 from tests.fakes.slack import TEAM, FakeSlack
 from tests.fakes.telegram import FakeTelegram
+from tests.helpers.daemon import WAIT, Client, Daemon, run_daemon
 from tests.helpers.gateway_rig import GatedAnthropic
-from tests.reliability.platforms import OWNER_CHAT, telegram_env
-from tests.test_daemon_e2e import WAIT, Client, Daemon, run_daemon
+from tests.helpers.platform_daemons import OWNER_CHAT, telegram_env
 
 SLACK_OWNER = "U0OWNER"
 OWNERS = f'["telegram:{OWNER_CHAT}", "slack:{TEAM}:{SLACK_OWNER}"]'

@@ -9,9 +9,9 @@ import asyncio
 from pathlib import Path
 
 from tests.fakes.telegram import HANG, bad_gateway, slow, too_many
+from tests.helpers.daemon import WAIT, Daemon
 from tests.helpers.gateway_rig import GatedAnthropic
-from tests.reliability.platforms import OWNER_CHAT, serving
-from tests.test_daemon_e2e import WAIT, Daemon
+from tests.helpers.platform_daemons import OWNER_CHAT, serving
 
 
 async def test_telegram_polling_5xx_storm_heals_while_the_others_answer(

@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 from tests.fakes.telegram import FakeTelegram
+from tests.helpers.daemon import Client, Daemon, run_daemon, stored_texts
 from tests.helpers.gateway_rig import GatedAnthropic
-from tests.reliability.conftest import integrity_problems
-from tests.reliability.platforms import OWNER_CHAT, telegram_env
-from tests.test_daemon_e2e import Client, Daemon, run_daemon, stored_texts
+from tests.helpers.integrity import integrity_problems
+from tests.helpers.platform_daemons import OWNER_CHAT, telegram_env
 
 WORDS = [f"gate{letter}" for letter in "abcdef"]
 

@@ -6,40 +6,27 @@ aiko is `telegram:1`, ben is `discord:2`. Every secret word of aiko's is listed 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from memory.people import person_dir
-from memory.records import Conversation, NewMessage
+from memory.access.people import person_dir
+from memory.store.records import Conversation, NewMessage
 from tests.helpers.gateway_rig import GatewayRig, gateway_rig
 from tests.helpers.recording_adapter import RecordingAdapter
-
-AIKO = "telegram:1"
-BEN = "discord:2"
-AIKO_NOTE = "Aiko's bank PIN is PERSIMMON4242"
-AIKO_HISTORY = "my locker combination is QUINCE7781"
-AIKO_SKILL = "aiko-secret-recipe"
-AIKO_SKILL_BODY = "Mix MANGOSTEEN9913 with tea."
-AIKO_SKILL_DESCRIPTION = "Aiko's private recipe"
-# Words ben never says: finding one in what he or his model sees is a leak.
-AIKO_SECRETS = ("PERSIMMON4242", "QUINCE7781", "MANGOSTEEN9913", AIKO_SKILL_DESCRIPTION)
-BEN_NOTE = "Ben likes hiking"
-BEN_SKILL = "ben-walks"
-
-
-def write_skill(root: Path, name: str, description: str, body: str) -> None:
-    folder = root / name
-    folder.mkdir(parents=True)
-    text = f"---\nname: {name}\ndescription: {description}\n---\n\n{body}\n"
-    (folder / "SKILL.md").write_text(text, encoding="utf-8")
-
-
-def leaks(texts: Iterable[str], secrets: Iterable[str] = AIKO_SECRETS) -> list[str]:
-    """The secret words found in any of `texts` (an empty list proves isolation)."""
-    joined = "\n".join(texts)
-    return [secret for secret in secrets if secret.lower() in joined.lower()]
+from tests.helpers.two_people import (
+    AIKO,
+    AIKO_HISTORY,
+    AIKO_NOTE,
+    AIKO_SKILL,
+    AIKO_SKILL_BODY,
+    AIKO_SKILL_DESCRIPTION,
+    BEN,
+    BEN_NOTE,
+    BEN_SKILL,
+    write_skill,
+)
 
 
 @pytest.fixture

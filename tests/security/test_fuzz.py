@@ -20,11 +20,11 @@ from adapters.telegram_inbound import to_inbound
 from config.settings import NotesSettings
 from gateway.commands import parse
 from gateway.identity import link_argument
-from memory.notes import PersonNotes
-from memory.search import Scope, search
-from memory.skills_format import SkillError, check_file_path, check_name, parse_skill
-from memory.store import Store
-from memory.transfer import _jsonl_row
+from memory.importers.jsonl import _jsonl_row
+from memory.notes.person_notes import PersonNotes
+from memory.search.ranking import Scope, search
+from memory.skills.format import SkillError, check_file_path, check_name, parse_skill
+from memory.store.database import Store
 from tests.helpers.gateway_rig import GatewayRig, gateway_rig
 
 FUZZ = settings(

@@ -16,8 +16,8 @@ from config.load import load_settings
 from config.paths import ensure_home
 from gateway.gateway import Gateway
 from gateway.identity import Identities
-from memory import access
-from memory.store import Store
+from memory.access import codes as access
+from memory.store.database import Store
 from tests.helpers.recording_adapter import RecordingAdapter
 
 AIKO = "telegram:1"

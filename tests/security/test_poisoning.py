@@ -12,12 +12,11 @@ from typing import Any
 
 import pytest
 
-from memory.people import person_dir
-from memory.transfer import check_conflicts, parse_jsonl, store_parsed
+from memory.access.people import person_dir
+from memory.importers.jsonl import check_conflicts, parse_jsonl, store_parsed
 from tests.helpers.gateway_rig import GatewayRig
-from tests.security.conftest import BEN_NOTE, BEN_SKILL
-from tests.security.test_isolation import ben_says, obey
-from tests.test_transfer import make_hermes_home, write_jsonl
+from tests.helpers.history_files import make_hermes_home, write_jsonl
+from tests.helpers.two_people import BEN_NOTE, BEN_SKILL, ben_says, obey
 
 Kioku = Callable[..., subprocess.CompletedProcess[str]]
 

@@ -17,8 +17,8 @@ import structlog
 
 from config.load import load_settings
 from config.logs import configure_from
-from tests.conftest import KIOKU
 from tests.helpers.gateway_rig import gateway_rig
+from tests.helpers.paths import KIOKU
 
 Kioku = Callable[..., subprocess.CompletedProcess[str]]
 

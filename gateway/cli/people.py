@@ -1,0 +1,260 @@
+"""`kioku pairing` and `kioku people`: who may talk to kioku, and who is who.
+
+Both work on state.db directly (WAL lets them run beside the daemon), and the daemon
+reads identities from it on every message, so each change applies to the next
+message. Exit codes: 0 done, 1 refused (the reason on stderr), 2 usage error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import aiosqlite
+import structlog
+import typer
+
+from config.logs import configure_from
+from config.paths import ensure_home
+from config.settings import Settings
+from gateway.cli.common import fail, settings_or_exit
+from gateway.identity import InvalidIdentity, validate_identity
+from memory.access import codes as access
+from memory.access import identities
+from memory.access.forget import CannotForget, ForgetReport, forget_person, survey
+from memory.access.people import OWNER, InvalidPersonId, validate_person_id
+from memory.store.database import Store
+
+T = TypeVar("T")
+log = structlog.get_logger("kioku.identity")
+
+pairing = typer.Typer(
+    help="Strangers asking to talk to kioku: list, approve or deny their pairing codes.",
+    no_args_is_help=True,
+)
+people = typer.Typer(
+    help="Persons and their identities: list, link, unlink, forget.", no_args_is_help=True
+)
+
+
+class Refused(Exception):
+    """The change would take an identity the owner must keep; `str()` says why."""
+
+
+def _person(value: str) -> str:
+    try:
+        return validate_person_id(value)
+    except InvalidPersonId as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def _maybe_person(value: str | None) -> str | None:
+    return None if value is None else _person(value)
+
+
+def _identity(value: str) -> str:
+    try:
+        return validate_identity(value)
+    except InvalidIdentity as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def _with_store(settings: Settings, work: Callable[[Store], Awaitable[T]]) -> T:
+    async def run() -> T:
+        async with await Store.open(ensure_home(settings.home) / "state.db") as store:
+            return await work(store)
+
+    return asyncio.run(run())
+
+
+def _settings() -> Settings:
+    settings = settings_or_exit()
+    configure_from(settings)
+    return settings
+
+
+def _protected(settings: Settings, identity: str, holder: str | None) -> str | None:
+    """Why the owner's `identity` must stay theirs, if it must."""
+    if holder != OWNER:
+        return None
+    if identity == f"cli:{os.getuid()}":
+        return f"{identity} is the owner's own CLI account (the one running kioku); it stays theirs"
+    if identity in settings.owner.identities:
+        return (
+            f"{identity} is listed in owner.identities; remove it from the configuration "
+            "first (the daemon gives it back to the owner otherwise)"
+        )
+    return None
+
+
+# -- pairing -----------------------------------------------------------------------------
+
+
+@pairing.command("list")
+def pairing_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Show the pairing requests waiting for approval (they expire after one hour)."""
+    settings = _settings()
+
+    async def work(store: Store) -> list[access.PairingRequest]:
+        async with store.reading() as db:
+            return await access.pending_pairings(db, time.time())
+
+    requests = _with_store(settings, work)
+    if as_json:
+        typer.echo(json.dumps([r.to_json() for r in requests], ensure_ascii=False, indent=2))
+        return
+    if not requests:
+        typer.echo("No pairing requests are waiting.")
+        return
+    for r in requests:
+        name = f" ({r.display_name})" if r.display_name else ""
+        typer.echo(f"{r.code}  {r.identity}{name}  expires {access.iso(r.expires_at)}")
+
+
+@pairing.command("approve")
+def pairing_approve(
+    code: str = typer.Argument(..., help="The code the stranger received (any case)."),
+    as_person: str | None = typer.Option(
+        None, "--as", callback=_maybe_person, help="Make them this person (created if new)."
+    ),
+) -> None:
+    """Let a stranger in: as a new person, or with --as as that person."""
+    settings = _settings()
+    try:
+        approval = _with_store(
+            settings,
+            lambda store: store.write(
+                lambda db: access.approve_pairing(db, code, as_person, time.time())
+            ),
+        )
+    except access.CodeRefused as exc:
+        fail(str(exc))
+    log.info("pairing_approved", identity=approval.identity, person=approval.person)
+    state = "a new person" if approval.created else "an existing person"
+    typer.echo(f"Approved: {approval.identity} is now {approval.person} ({state}).")
+
+
+@pairing.command("deny")
+def pairing_deny(code: str = typer.Argument(..., help="The code to refuse (any case).")) -> None:
+    """Refuse a pairing request; that stranger gets no new code for a day."""
+    settings = _settings()
+    try:
+        request = _with_store(
+            settings,
+            lambda store: store.write(lambda db: access.deny_pairing(db, code, time.time())),
+        )
+    except access.CodeRefused as exc:
+        fail(str(exc))
+    log.info("pairing_denied", identity=request.identity)
+    typer.echo(f"Denied: {request.identity} gets no answer (and no new code for 24 hours).")
+
+
+# -- people ------------------------------------------------------------------------------
+
+
+@people.command("list")
+def people_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Show every person and the identities that are theirs."""
+    settings = _settings()
+
+    async def work(store: Store) -> list[identities.PersonEntry]:
+        async with store.reading() as db:
+            return await identities.people(db)
+
+    entries = _with_store(settings, work)
+    if as_json:
+        typer.echo(json.dumps([e.to_json() for e in entries], ensure_ascii=False, indent=2))
+        return
+    for e in entries:
+        name = f" ({e.display_name})" if e.display_name else ""
+        typer.echo(f"{e.person}{name}: {', '.join(e.identities) or 'no identities'}")
+
+
+@people.command("link")
+def people_link(
+    identity: str = typer.Argument(..., callback=_identity, help="e.g. telegram:123456789"),
+    to: str = typer.Option(..., "--to", callback=_person, help="The person (created if new)."),
+) -> None:
+    """Make IDENTITY belong to a person, moving it from whoever had it."""
+    settings = _settings()
+
+    async def work(store: Store) -> tuple[str | None, bool]:
+        async def op(db: aiosqlite.Connection) -> tuple[str | None, bool]:
+            holder = await identities.person_of(db, identity)
+            reason = None if holder == to else _protected(settings, identity, holder)
+            if reason is not None:
+                raise Refused(reason)
+            return await identities.link_to(db, identity, to, time.time())
+
+        return await store.write(op)
+
+    try:
+        previous, created = _with_store(settings, work)
+    except Refused as exc:
+        fail(f"refused: {exc}")
+    log.info("identity_linked", identity=identity, person=to, previous=previous, by="cli")
+    lines = [f"Linked {identity} to {to}" + (" (a new person)." if created else ".")]
+    if previous and previous != to:
+        lines.append(
+            f"It belonged to {previous}, who keeps their notes and history "
+            f"(`kioku people forget {previous}` removes them)."
+        )
+    typer.echo("\n".join(lines))
+
+
+@people.command("unlink")
+def people_unlink(
+    identity: str = typer.Argument(..., callback=_identity, help="e.g. telegram:123456789"),
+) -> None:
+    """Detach IDENTITY from its person; it is a stranger again (the person keeps everything)."""
+    settings = _settings()
+
+    async def work(store: Store) -> str | None:
+        async def op(db: aiosqlite.Connection) -> str | None:
+            holder = await identities.person_of(db, identity)
+            reason = _protected(settings, identity, holder)
+            if reason is not None:
+                raise Refused(reason)
+            return await identities.unlink(db, identity)
+
+        return await store.write(op)
+
+    try:
+        holder = _with_store(settings, work)
+    except Refused as exc:
+        fail(f"refused: {exc}")
+    if holder is None:
+        fail(f"{identity} is not linked to anyone; `kioku people list` shows the identities")
+    log.info("identity_unlinked", identity=identity, person=holder)
+    typer.echo(f"Unlinked {identity} from {holder}.")
+
+
+@people.command("forget")
+def people_forget(
+    person: str = typer.Argument(..., callback=_person, help="The person to forget."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+) -> None:
+    """Remove a person: notes, skills, DM sessions, their words in groups, identities."""
+    settings = _settings()
+    home = settings.home
+
+    def show(report: ForgetReport) -> None:
+        typer.echo("\n".join(f"  {line}" for line in report.describe()))
+
+    try:
+        if not yes:
+            report = _with_store(settings, lambda store: survey(store, home, person))
+            typer.echo(f"Forgetting {person} removes, for good:")
+            show(report)
+            if not typer.confirm("Go ahead?", default=False):
+                fail("Nothing was removed.")
+        report = _with_store(settings, lambda store: forget_person(store, home, person))
+    except CannotForget as exc:
+        fail(f"refused: {exc}")
+    log.info("person_forgotten", person=person)
+    typer.echo(f"Forgot {person}. Removed:")
+    show(report)

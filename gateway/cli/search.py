@@ -1,0 +1,307 @@
+"""`kioku search`, `kioku import`, `kioku export`: the history store from the shell.
+
+They open state.db directly (WAL lets them run beside the daemon). Exit codes:
+0 done, 1 refused (the reason on stderr), 2 usage error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Callable
+from contextlib import nullcontext
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import Progress
+
+from config.paths import ensure_home
+from config.settings import Settings
+from gateway.cli.common import EXIT_USAGE, fail, settings_or_exit
+from gateway.cli.skills import import_hermes_skills
+from memory.access.people import OWNER, InvalidPersonId, validate_person_id
+from memory.importers.hermes import HermesError, read_hermes_notes, read_hermes_sessions
+from memory.importers.jsonl import Parsed, check_conflicts, export_jsonl, parse_jsonl, store_parsed
+from memory.notes.format import TARGETS
+from memory.notes.ops import NoteOp
+from memory.notes.person_notes import PersonNotes
+from memory.search.ranking import Scope, search
+from memory.store.database import Store
+from memory.store.records import ImportCounts, SessionResult
+
+MAX_PROBLEMS_SHOWN = 50
+PROGRESS_FROM = 5000
+
+
+class Format(StrEnum):
+    jsonl = "jsonl"
+    hermes = "hermes"
+
+
+def register(app: typer.Typer) -> None:
+    """Add the three commands to the main `kioku` app."""
+    app.command("search")(search_command)
+    app.command("import")(import_command)
+    app.command("export")(export_command)
+
+
+def _person(value: str | None) -> str | None:
+    try:
+        return None if value is None else validate_person_id(value)
+    except InvalidPersonId as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def _open(settings: Settings) -> Any:
+    return Store.open(ensure_home(settings.home) / "state.db")
+
+
+# -- search ------------------------------------------------------------------------------
+
+
+def search_command(
+    query: str | None = typer.Argument(None, help="What to look for, in any words or language."),
+    person: str = typer.Option(OWNER, "--person", "-p", callback=_person, help="Whose history."),
+    limit: int = typer.Option(10, "--limit", "-n", min=1, max=100, help="Sessions to show."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
+    queries: Path | None = typer.Option(
+        None, "--queries", help='Run every line {"person", "query", "limit"} of this file.'
+    ),
+) -> None:
+    """Search a person's past sessions (every platform, never anyone else's DMs)."""
+    if (query is None) == (queries is None):
+        fail("give either a QUERY or --queries FILE (one of the two)", EXIT_USAGE)
+    settings = settings_or_exit()
+    if queries is not None:
+        batch = _read_queries(queries)
+        asyncio.run(_search_many(settings, batch))
+        return
+    assert query is not None and person is not None
+    results = asyncio.run(_search_one(settings, query, person, limit))
+    if as_json:
+        typer.echo(json.dumps([r.to_json() for r in results], ensure_ascii=False, indent=2))
+    else:
+        _render(results, query)
+
+
+def _read_queries(path: Path) -> list[tuple[str, str, int]]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        fail(f"cannot read {path}: {exc.strerror}")
+    batch, problems = [], []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            batch.append(_query_line(line))
+        except ValueError as exc:
+            problems.append(f"{path}: line {number}: {exc}")
+    if problems:
+        fail("\n".join([*problems, 'each line must be {"person": P, "query": Q, "limit": N}']))
+    return batch
+
+
+def _query_line(line: str) -> tuple[str, str, int]:
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON ({exc.msg})") from None
+    if not isinstance(row, dict) or not isinstance(row.get("query"), str):
+        raise ValueError('expected an object with a string "query"')
+    person = row.get("person", OWNER)
+    try:
+        validate_person_id(person)
+    except InvalidPersonId as exc:
+        raise ValueError(str(exc)) from None
+    limit = row.get("limit", 10)
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 100:
+        raise ValueError("limit must be a whole number from 1 to 100")
+    return person, row["query"], limit
+
+
+async def _search_one(
+    settings: Settings, query: str, person: str, limit: int
+) -> list[SessionResult]:
+    async with await _open(settings) as store:
+        await _require_person(store, person)
+        return await search(store, query, Scope.of_person(person), limit=limit)
+
+
+async def _search_many(settings: Settings, batch: list[tuple[str, str, int]]) -> None:
+    async with await _open(settings) as store:
+        for person in {p for p, _, _ in batch}:
+            await _require_person(store, person)
+        for person, query, limit in batch:
+            results = await search(store, query, Scope.of_person(person), limit=limit)
+            sys.stdout.write(json.dumps([r.to_json() for r in results], ensure_ascii=False) + "\n")
+
+
+async def _require_person(store: Store, person: str) -> None:
+    if await store.get_person(person) is None:
+        fail(f"no person {person!r} in {store.path}; persons appear when they first talk or import")
+
+
+def _render(results: list[SessionResult], query: str) -> None:
+    console = Console(highlight=False)
+    if not results:
+        console.print(f"No sessions match {escape(query)!r}.")
+        return
+    for rank, result in enumerate(results, start=1):
+        title = escape(result.title or result.session)
+        when = result.started_at.strftime("%Y-%m-%d %H:%M")
+        console.print(
+            f"[bold]{rank}. {title}[/bold]  [dim]{result.platform} · {when} · "
+            f"{result.score:.2f}[/dim]"
+        )
+        if result.summary:
+            console.print(f"   [italic]{escape(result.summary)}[/italic]")
+        for hit in result.hits:
+            console.print(f"   [cyan]{hit.role}[/cyan] {_bold(hit.snippet)}")
+        console.print()
+
+
+def _bold(snippet: str) -> str:
+    """`**word**` markers from search become rich bold; everything else is escaped."""
+    parts = snippet.split("**")
+    return "".join(
+        escape(p) if i % 2 == 0 else f"[bold yellow]{escape(p)}[/bold yellow]"
+        for i, p in enumerate(parts)
+    )
+
+
+# -- import / export ---------------------------------------------------------------------
+
+
+def import_command(
+    file: Path = typer.Argument(..., help="A jsonl file, or a Hermes home folder."),
+    fmt: Format = typer.Option(Format.jsonl, "--format", "-f", help="jsonl or hermes."),
+    person: str | None = typer.Option(
+        None, "--person", "-p", callback=_person, help="hermes: who the history is (owner)."
+    ),
+    skip_invalid: bool = typer.Option(
+        False, "--skip-invalid", help="Import the valid lines even if some are invalid."
+    ),
+) -> None:
+    """Import history: kioku jsonl (one message a line) or a Hermes Agent home folder."""
+    if fmt is Format.jsonl and person is not None:
+        fail("jsonl lines name their own person; --person is for --format hermes", EXIT_USAGE)
+    if not file.exists():
+        fail(f"{file} does not exist")
+    settings = settings_or_exit()
+    asyncio.run(_import(settings, file, fmt, person or OWNER, skip_invalid))
+
+
+async def _import(
+    settings: Settings, file: Path, fmt: Format, person: str, skip_invalid: bool
+) -> None:
+    parsed = await asyncio.to_thread(_parse, file, fmt, person)
+    async with await _open(settings) as store:
+        await check_conflicts(store, parsed)
+        if parsed.problems:
+            _report_problems(parsed, skip_invalid)
+        with _progress(parsed.messages) as advance:
+            counts = await store_parsed(store, parsed, advance)
+        notes_added = 0
+        if fmt is Format.hermes:
+            notes_added = await _import_notes(settings, file, person)
+    typer.echo(_summary(counts, notes_added, len(parsed.problems)))
+    if fmt is Format.hermes:
+        await import_hermes_skills(settings, file, person)
+
+
+def _parse(file: Path, fmt: Format, person: str) -> Parsed:
+    if fmt is Format.hermes:
+        try:
+            return Parsed(sessions=read_hermes_sessions(file, person), persons={person: None})
+        except HermesError as exc:
+            fail(str(exc))
+    if file.is_dir():
+        fail(f"{file} is a folder; for a Hermes home pass --format hermes")
+    try:
+        return parse_jsonl(file)
+    except (OSError, UnicodeDecodeError) as exc:
+        fail(f"cannot read {file}: {exc}")
+
+
+def _report_problems(parsed: Parsed, skip_invalid: bool) -> None:
+    problems = sorted(parsed.problems, key=lambda p: p.line)
+    shown = [str(p) for p in problems[:MAX_PROBLEMS_SHOWN]]
+    if len(problems) > MAX_PROBLEMS_SHOWN:
+        shown.append(f"... and {len(problems) - MAX_PROBLEMS_SHOWN} more")
+    print("\n".join(shown), file=sys.stderr)
+    if not skip_invalid:
+        fail(
+            f"Nothing imported: {len(problems)} invalid line(s). Fix them, or pass "
+            "--skip-invalid to import the rest."
+        )
+    bad = {p.line for p in problems}
+    parsed.sessions[:] = [
+        s for s in parsed.sessions if parsed.first_line.get(s.external_id) not in bad
+    ]
+
+
+def _progress(total: int) -> Any:
+    """A progress bar on stderr for large imports on a terminal; otherwise nothing."""
+    if total < PROGRESS_FROM or not sys.stderr.isatty():
+        return nullcontext(None)
+    return _ProgressBar(total)
+
+
+class _ProgressBar:
+    def __init__(self, total: int) -> None:
+        self.progress = Progress(console=Console(stderr=True), transient=True)
+        self.task = self.progress.add_task("importing", total=total)
+
+    def __enter__(self) -> Callable[[int], None]:
+        self.progress.start()
+        return lambda done: self.progress.advance(self.task, done)
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+
+async def _import_notes(settings: Settings, home: Path, person: str) -> int:
+    """Add Hermes' MEMORY.md / USER.md entries to the person's notes (duplicates are no-ops)."""
+    found = await asyncio.to_thread(read_hermes_notes, home)
+    ops = [NoteOp("add", target, content=entry) for target in TARGETS for entry in found[target]]
+    if not ops:
+        return 0
+    notes = PersonNotes(settings.home, person, settings.memory.notes)
+    before = {target: len((await notes.read(target)).entries) for target in TARGETS}
+    result = await notes.batch(ops)
+    if not result.ok:
+        fail(f"History imported, but the Hermes notes were not:\n{result.message}")
+    return sum(len(state.entries) - before[target] for target, state in result.states.items())
+
+
+def _summary(counts: ImportCounts, notes_added: int, skipped: int) -> str:
+    text = (
+        f"Imported {counts.sessions_added} session(s) and {counts.messages_added} message(s); "
+        f"{counts.messages_present} already present."
+    )
+    if notes_added:
+        text += f" Added {notes_added} note(s)."
+    if skipped:
+        text += f" Skipped {skipped} invalid line(s)."
+    return text
+
+
+def export_command(
+    person: str = typer.Option(OWNER, "--person", "-p", callback=_person, help="Whose history."),
+) -> None:
+    """Write a person's sessions as jsonl on stdout (the format `kioku import` reads)."""
+    settings = settings_or_exit()
+    asyncio.run(_export(settings, person))
+
+
+async def _export(settings: Settings, person: str) -> None:
+    async with await _open(settings) as store:
+        await _require_person(store, person)
+        async for line in export_jsonl(store, person):
+            sys.stdout.write(line + "\n")

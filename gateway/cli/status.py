@@ -1,0 +1,120 @@
+"""`kioku status`: what the running daemon is doing, asked over its socket.
+
+Exit codes: 0 the daemon answered; 1 it refused (status is only for the account
+running kioku and root) or did not answer; 3 kioku is not running (the database
+size is still shown).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from adapters.cli_socket import socket_path
+from config.paths import kioku_home
+from gateway.cli.common import fail
+from gateway.cli.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
+
+EXIT_NOT_RUNNING = 3
+DATABASE = "state.db"
+STATUS_TIMEOUT = 10.0
+
+
+def database_bytes(home: Path) -> int:
+    """The database with its WAL and shared-memory files, as it takes space on disk."""
+    total = 0
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            total += (home / f"{DATABASE}{suffix}").stat().st_size
+        except FileNotFoundError:
+            continue
+    return total
+
+
+def status_command(
+    as_json: bool = typer.Option(False, "--json", help="Print the status as one JSON object."),
+) -> None:
+    """Show the daemon's adapters, open sessions, queues and database size (exit 3: not running)."""
+    home = kioku_home()
+    path = socket_path(home)
+    try:
+        with SocketClient(path, STATUS_TIMEOUT) as client:
+            status = client.status()
+    except NotRunning as exc:
+        size = database_bytes(home)
+        if as_json:
+            report = {"running": False, "socket": str(path), "database_bytes": size}
+            print(json.dumps(report))
+        else:
+            print(exc)
+            print(f"database: {_size(size)} ({home / DATABASE})")
+        raise typer.Exit(EXIT_NOT_RUNNING) from None
+    except (DaemonError, NoAnswer) as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"could not talk to kioku at {path}: {exc}")
+    status.pop("type", None)
+    if as_json:
+        print(json.dumps({"running": True, **status}, ensure_ascii=False))
+        return
+    _show(Console(), status, home)
+
+
+def _show(console: Console, status: dict[str, Any], home: Path) -> None:
+    console.print(
+        f"kioku is running (pid {status.get('pid')}, since {_when(status.get('started_at'))})"
+    )
+    adapters = Table("adapter", "state", "since", "last error", box=None, pad_edge=False)
+    for name, info in sorted(status.get("adapters", {}).items()):
+        adapters.add_row(
+            escape(name),
+            escape(str(info.get("state"))),
+            _when(info.get("since")),
+            escape(str(info.get("last_error") or "")),
+        )
+    console.print(adapters)
+    console.print(
+        f"sessions: {status.get('open_sessions', 0)} open; "
+        f"turns: {status.get('in_flight', 0)} in flight, {status.get('queued', 0)} queued"
+    )
+    waiting = [c for c in status.get("conversations", []) if c.get("queued") or c.get("busy")]
+    if waiting:
+        queues = Table("conversation", "session", "queued", "busy", box=None, pad_edge=False)
+        for item in waiting:
+            queues.add_row(
+                escape(str(item.get("key"))),
+                str(item.get("session_id")),
+                str(item.get("queued", 0)),
+                "yes" if item.get("busy") else "",
+            )
+        console.print(queues)
+    console.print(
+        f"database: {_size(int(status.get('database_bytes', 0)))} ({escape(str(home / DATABASE))})"
+    )
+
+
+def _when(value: Any) -> str:
+    if not value:
+        return ""
+    if isinstance(value, int | float):
+        return datetime.fromtimestamp(value).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    try:
+        return datetime.fromisoformat(str(value)).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return escape(str(value))
+
+
+def _size(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"

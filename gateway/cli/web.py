@@ -1,0 +1,41 @@
+"""`kioku web login`: a one-time sign-in link to the web page, for the owner.
+
+It writes the token to state.db directly (WAL lets it run beside the daemon), so it
+works whether or not the daemon is running; the link works once the daemon serves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import structlog
+import typer
+
+from config.logs import configure_from
+from config.paths import ensure_home
+from gateway.cli.common import fail, settings_or_exit
+from memory.access import web_tokens as web_auth
+from memory.access.people import OWNER
+from memory.store.database import Store
+from web.links import login_url
+
+log = structlog.get_logger("kioku.web")
+app = typer.Typer(help="The web page where people read and correct what kioku remembers.")
+
+
+@app.command("login")
+def login() -> None:
+    """Print a one-time sign-in link for the owner (valid 10 minutes)."""
+    settings = settings_or_exit()
+    configure_from(settings)
+    if not settings.web.enabled:
+        fail("The web page is off (web.enabled = false); turn it on and restart the daemon.")
+
+    async def issue() -> str:
+        async with await Store.open(ensure_home(settings.home) / "state.db") as store:
+            return await store.write(lambda db: web_auth.issue_token(db, OWNER, time.time()))
+
+    token = asyncio.run(issue())
+    log.info("web_link_issued", person=OWNER, by="cli")
+    typer.echo(f"{login_url(settings.web, token)}\nThis link signs you in once, within 10 minutes.")

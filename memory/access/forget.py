@@ -1,0 +1,140 @@
+"""Forget a person: everything kioku keeps about them, from state.db and from disk.
+
+Removed: their DM sessions with every turn in them (the full-text index follows by
+trigger), every turn they spoke in group sessions (their words, and the tool steps
+run for them, which can quote their private notes), their identities, pending link
+codes and pairing requests, lockout counters, and `people/<person>/` (notes and
+skills). Group sessions themselves stay: they belong to the group, and kioku's own
+replies in them are the group's history.
+
+The database part is one transaction; the folder goes after it, so a failure there
+leaves a state that running `forget` again finishes (a person without a row but with
+a folder is still forgettable).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import aiosqlite
+
+from memory.access.people import OWNER, person_dir
+from memory.store.database import Store
+
+
+class CannotForget(ValueError):
+    """The person is the owner, or kioku knows nothing about them."""
+
+
+@dataclass(frozen=True)
+class ForgetReport:
+    """What forgetting a person removes (or removed)."""
+
+    person: str
+    identities: list[str]
+    dm_sessions: int
+    turns: int
+    group_turns: int
+    folder: Path | None
+
+    def describe(self) -> list[str]:
+        lines = [f"identities: {', '.join(self.identities) or 'none'}"]
+        lines.append(f"direct-message sessions: {self.dm_sessions} ({self.turns} turns)")
+        lines.append(f"turns spoken in group sessions: {self.group_turns}")
+        lines.append(f"notes and skills folder: {self.folder or 'none'}")
+        return lines
+
+
+async def survey(store: Store, home: Path, person: str) -> ForgetReport:
+    """What `forget_person` would remove, without removing anything."""
+    _refuse_owner(person)
+    async with store.reading() as db:
+        report = await _count(db, person)
+    folder = await asyncio.to_thread(_existing, person_dir(home, person))
+    if not await _known(store, person) and folder is None:
+        raise CannotForget(f"kioku knows no person {person!r}; `kioku people list` shows them")
+    return replace(report, folder=folder)
+
+
+async def forget_person(store: Store, home: Path, person: str) -> ForgetReport:
+    """Remove everything about `person` (see the module docstring); returns what went."""
+    _refuse_owner(person)
+    folder = await asyncio.to_thread(_existing, person_dir(home, person))
+
+    async def op(db: aiosqlite.Connection) -> ForgetReport:
+        report = await _count(db, person)
+        known = await _scalar(db, "SELECT count(*) FROM persons WHERE id = ?", person)
+        if not known and folder is None:
+            raise CannotForget(f"kioku knows no person {person!r}; `kioku people list` shows them")
+        dm = "SELECT id FROM sessions WHERE person_id = ?"
+        await db.execute(f"DELETE FROM turns WHERE session_id IN ({dm})", (person,))
+        await db.execute("DELETE FROM turns WHERE speaker_id = ?", (person,))
+        await db.execute("DELETE FROM sessions WHERE person_id = ?", (person,))
+        await db.execute(
+            "DELETE FROM scopes WHERE name = ? "
+            "AND NOT EXISTS(SELECT 1 FROM sessions WHERE scope_id = scopes.id)",
+            (f"person:{person}",),
+        )
+        await db.execute(
+            "DELETE FROM pairing_requests WHERE identity IN "
+            "(SELECT identity FROM identities WHERE person_id = ?)",
+            (person,),
+        )
+        await db.execute(
+            "DELETE FROM code_failures WHERE identity IN "
+            "(SELECT identity FROM identities WHERE person_id = ?)",
+            (person,),
+        )
+        # Identities, link codes and participant rows go with the person (ON DELETE CASCADE).
+        await db.execute("DELETE FROM persons WHERE id = ?", (person,))
+        return report
+
+    report = await store.write(op)
+    if folder is not None:
+        await asyncio.to_thread(shutil.rmtree, folder)
+    return replace(report, folder=folder)
+
+
+def _refuse_owner(person: str) -> None:
+    if person == OWNER:
+        raise CannotForget(
+            "the owner cannot be forgotten; edit or clear their notes with `kioku memory` instead"
+        )
+
+
+async def _known(store: Store, person: str) -> bool:
+    return await store.get_person(person) is not None
+
+
+async def _count(db: aiosqlite.Connection, person: str) -> ForgetReport:
+    async with db.execute(
+        "SELECT identity FROM identities WHERE person_id = ? ORDER BY identity", (person,)
+    ) as cursor:
+        identities = [str(row[0]) for row in await cursor.fetchall()]
+    dm = "SELECT id FROM sessions WHERE person_id = ?"
+    return ForgetReport(
+        person=person,
+        identities=identities,
+        dm_sessions=await _scalar(db, "SELECT count(*) FROM sessions WHERE person_id = ?", person),
+        turns=await _scalar(db, f"SELECT count(*) FROM turns WHERE session_id IN ({dm})", person),
+        group_turns=await _scalar(
+            db,
+            f"SELECT count(*) FROM turns WHERE speaker_id = ? AND session_id NOT IN ({dm})",
+            person,
+            person,
+        ),
+        folder=None,
+    )
+
+
+async def _scalar(db: aiosqlite.Connection, sql: str, *params: str) -> int:
+    async with db.execute(sql, params) as cursor:
+        row = await cursor.fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def _existing(folder: Path) -> Path | None:
+    return folder if folder.exists() else None

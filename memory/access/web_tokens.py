@@ -1,0 +1,118 @@
+"""Sign-in to the web page, as stored in state.db: one-time links and browser sessions.
+
+A link's token and a session's id are random secrets handed to the person; only
+their SHA-256 hashes are stored, so reading state.db (a backup, a stolen disk)
+signs no one in. Redeeming a token is one transaction (`store.write`): the check
+that it is unused and unexpired and the mark that it is used cannot be split by a
+second browser racing the first. Times are unix seconds passed in by the caller.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+
+import aiosqlite
+
+from memory.access.people import validate_person_id
+
+LINK_TTL = 600.0
+SESSION_TTL = 7 * 86_400.0
+# Used and expired tokens are kept a day, so a reused link is told it was used.
+TOKEN_MEMORY = 86_400.0
+
+
+class LinkRefused(LookupError):
+    """A sign-in link that cannot be used; `str()` says why and how to get a new one."""
+
+
+@dataclass(frozen=True)
+class WebSession:
+    """A signed-in browser: whose it is and the CSRF token its forms must carry."""
+
+    person: str
+    csrf: str
+    expires_at: float
+
+
+def digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+async def purge(db: aiosqlite.Connection, now: float) -> None:
+    """Forget sessions that ended and tokens past their day of grace."""
+    await db.execute("DELETE FROM web_sessions WHERE expires_at <= ?", (now,))
+    await db.execute("DELETE FROM web_tokens WHERE expires_at <= ?", (now - TOKEN_MEMORY,))
+
+
+async def issue_token(
+    db: aiosqlite.Connection, person: str, now: float, ttl: float = LINK_TTL
+) -> str:
+    """A fresh one-time sign-in token for `person` (an existing person), valid `ttl` seconds."""
+    validate_person_id(person)
+    await purge(db, now)
+    async with db.execute("SELECT 1 FROM persons WHERE id = ?", (person,)) as cursor:
+        if await cursor.fetchone() is None:
+            raise LookupError(f"no person {person!r}; `kioku people list` shows who exists")
+    token = secrets.token_urlsafe(32)
+    await db.execute(
+        "INSERT INTO web_tokens(token_hash, person_id, expires_at) VALUES (?, ?, ?)",
+        (digest(token), person, now + ttl),
+    )
+    return token
+
+
+async def check_token(db: aiosqlite.Connection, token: str, now: float) -> str:
+    """The person `token` would sign in, without using it; `LinkRefused` if it cannot."""
+    async with db.execute(
+        "SELECT person_id, expires_at, used_at FROM web_tokens WHERE token_hash = ?",
+        (digest(token),),
+    ) as cursor:
+        row = await cursor.fetchone()
+    if row is None:
+        raise LinkRefused(
+            "This sign-in link is not valid. Send /web to kioku in a direct message "
+            "(or run `kioku web login`) for a new one."
+        )
+    if row[2] is not None:
+        raise LinkRefused(
+            "This sign-in link was already used; each link works once. "
+            "Send /web to kioku for a new one."
+        )
+    if row[1] <= now:
+        raise LinkRefused(
+            "This sign-in link has expired (links work for 10 minutes). "
+            "Send /web to kioku for a new one."
+        )
+    return str(row[0])
+
+
+async def redeem_token(
+    db: aiosqlite.Connection, token: str, now: float, ttl: float = SESSION_TTL
+) -> tuple[str, WebSession]:
+    """Use `token` once and open a session: (the session id to put in the cookie, the session)."""
+    person = await check_token(db, token, now)
+    await db.execute("UPDATE web_tokens SET used_at = ? WHERE token_hash = ?", (now, digest(token)))
+    session_id = secrets.token_urlsafe(32)
+    session = WebSession(person, secrets.token_urlsafe(24), now + ttl)
+    await db.execute(
+        "INSERT INTO web_sessions(session_hash, person_id, csrf, expires_at) VALUES (?, ?, ?, ?)",
+        (digest(session_id), person, session.csrf, session.expires_at),
+    )
+    return session_id, session
+
+
+async def session_for(db: aiosqlite.Connection, session_id: str, now: float) -> WebSession | None:
+    """The live session with this id, or None (unknown, expired, or signed out)."""
+    async with db.execute(
+        "SELECT person_id, csrf, expires_at FROM web_sessions "
+        "WHERE session_hash = ? AND expires_at > ?",
+        (digest(session_id), now),
+    ) as cursor:
+        row = await cursor.fetchone()
+    return None if row is None else WebSession(str(row[0]), str(row[1]), float(row[2]))
+
+
+async def end_session(db: aiosqlite.Connection, session_id: str) -> None:
+    await db.execute("DELETE FROM web_sessions WHERE session_hash = ?", (digest(session_id),))

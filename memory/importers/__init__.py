@@ -1,0 +1,1 @@
+"""History and notes brought in from elsewhere: kioku's jsonl and a Hermes Agent home."""

@@ -1,0 +1,167 @@
+"""Blocking file work for notes: read, lock, back up and replace atomically.
+
+Everything here blocks and is meant to run in `asyncio.to_thread`. A write goes to a
+temp file in the same folder, is fsynced, renamed over the old file and the folder is
+fsynced, so a crash at any point leaves either the old file or the new one. The lock is
+an flock on a hidden sibling file, so the daemon, the CLI and any other process
+serialise their read-modify-write cycles on the same notes file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from memory.notes.format import (
+    FILE_NAMES,
+    TARGETS,
+    Target,
+    is_canonical,
+    parse_entries,
+    serialise_entries,
+)
+
+LOCK_TIMEOUT = 30.0
+
+
+class NotesFileError(Exception):
+    """A notes file cannot be read, locked or written; `str()` says which and what to do."""
+
+
+@dataclass(frozen=True)
+class RawNotes:
+    """A notes file as found: its exact bytes (for backups) and the entries read from them."""
+
+    path: Path
+    data: bytes
+    text: str
+    entries: tuple[str, ...]
+
+    @property
+    def canonical(self) -> bool:
+        return is_canonical(self.text)
+
+
+def notes_path(directory: Path, target: Target) -> Path:
+    return directory / FILE_NAMES[target]
+
+
+def ensure_directory(directory: Path) -> None:
+    """Create a person's folder, and `people/` above it, private to the owner (0700)."""
+    try:
+        directory.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700, exist_ok=True)
+    except OSError as exc:
+        raise NotesFileError(f"cannot create {directory}: {exc.strerror}") from None
+
+
+def read_notes(path: Path) -> RawNotes:
+    """Read a notes file; a missing file is an empty one."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return RawNotes(path, b"", "", ())
+    except OSError as exc:
+        raise NotesFileError(f"{path} cannot be read: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise NotesFileError(
+            f"{path} is not UTF-8 text (bad byte at offset {exc.start}); fix it in an editor "
+            f"or restore a {path.name}.bak.* backup, then retry"
+        ) from None
+    return RawNotes(path, data, text, tuple(parse_entries(text)))
+
+
+@contextlib.contextmanager
+def locked(directory: Path, targets: Iterable[Target]) -> Iterator[None]:
+    """Hold the cross-process locks of `targets`, always taken in the same order (no deadlock)."""
+    wanted = set(targets)
+    with contextlib.ExitStack() as stack:
+        for target in TARGETS:
+            if target in wanted:
+                lock_path = directory / f".{FILE_NAMES[target]}.lock"
+                try:
+                    stack.enter_context(FileLock(lock_path, timeout=LOCK_TIMEOUT, mode=0o600))
+                except Timeout:
+                    raise NotesFileError(
+                        f"{notes_path(directory, target)} stayed locked by another process for "
+                        f"{LOCK_TIMEOUT:.0f} s; retry, or look for a stuck kioku process"
+                    ) from None
+                except OSError as exc:
+                    raise NotesFileError(f"cannot lock {lock_path}: {exc.strerror}") from None
+        yield
+
+
+def write_entries(path: Path, entries: tuple[str, ...]) -> None:
+    """Replace the notes file with the canonical text of `entries`, atomically."""
+    try:
+        atomic_write(path, serialise_entries(entries).encode("utf-8"))
+    except OSError as exc:
+        raise NotesFileError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def restore(raw: RawNotes, failure: str) -> None:
+    """Put back the exact bytes read: undo the first write of a batch whose second one failed."""
+    try:
+        atomic_write(raw.path, raw.data)
+    except OSError as exc:
+        raise NotesFileError(
+            f"{failure}; {raw.path} had already been rewritten and could not be put back "
+            f"({exc.strerror}), so it holds the batch's new entries"
+        ) from None
+
+
+def backup(raw: RawNotes) -> Path:
+    """Keep the exact bytes of a hand-edited file as `<name>.bak.<UTC time>` before a rewrite."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    for attempt in range(1, 100):
+        suffix = stamp if attempt == 1 else f"{stamp}-{attempt}"
+        target = raw.path.with_name(f"{raw.path.name}.bak.{suffix}")
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise NotesFileError(f"cannot back up {raw.path}: {exc.strerror}") from None
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(raw.data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            _fsync_directory(target.parent)
+        except OSError as exc:
+            raise NotesFileError(f"cannot back up {raw.path} to {target}: {exc.strerror}") from None
+        return target
+    raise NotesFileError(f"cannot back up {raw.path}: too many backups named {stamp}")
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Temp file in the same folder, fsync, rename over `path`, fsync the folder."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _fsync_directory(path.parent)
+
+
+def _fsync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

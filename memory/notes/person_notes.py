@@ -1,0 +1,254 @@
+"""Memory layer 1: each person's bounded MEMORY.md and USER.md behind one async API.
+
+Every write runs the same cycle off the event loop: lock the touched files (always in
+the same order), re-read them, plan the change (`notes_ops`), back up a hand-edited
+file that would not round-trip, then replace it atomically. Re-reading under the lock
+is what lets the person's editor, the CLI and the daemon write the same file without
+losing each other's changes. Results carry a `message` written for the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import weakref
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from config.settings import NotesSettings
+from memory.access.people import person_dir, validate_person_id
+from memory.notes.files import (
+    NotesFileError,
+    RawNotes,
+    backup,
+    ensure_directory,
+    locked,
+    notes_path,
+    read_notes,
+    restore,
+    write_entries,
+)
+from memory.notes.format import FILE_NAMES, TARGETS, NotesState, Target, parse_entries
+from memory.notes.ops import NoteOp, Plan, Refusal, ops_from_request, plan_ops, plan_rewrite
+from memory.notes.render import refusal_message, render_snapshot, success_message
+
+Planner = Callable[[Mapping[Target, NotesState]], Plan | Refusal]
+
+
+@dataclass(frozen=True)
+class NotesResult:
+    """The outcome of one call. `message` is for the model; `headline` is its first line.
+
+    `ok` is False when the call was refused (nothing was written); `changed` is False for
+    refusals and harmless no-ops such as a duplicate add. `states` holds every file the
+    call touched, after the call; `entries`/`chars`/`limit` are those of `target`.
+    """
+
+    ok: bool
+    changed: bool
+    kind: str
+    message: str
+    target: Target | None = None
+    states: Mapping[Target, NotesState] = field(default_factory=dict)
+    backups: tuple[Path, ...] = ()
+
+    @property
+    def headline(self) -> str:
+        return self.message.split("\n", 1)[0]
+
+    @property
+    def entries(self) -> tuple[str, ...]:
+        return self.states[self.target].entries if self.target in self.states else ()
+
+    @property
+    def chars(self) -> int:
+        return self.states[self.target].chars if self.target in self.states else 0
+
+    @property
+    def limit(self) -> int:
+        return self.states[self.target].limit if self.target in self.states else 0
+
+
+class PersonNotes:
+    """One person's two notes files under `$KIOKU_HOME/people/<person>/`."""
+
+    def __init__(self, home: Path, person: str, settings: NotesSettings) -> None:
+        self.person = validate_person_id(person)
+        self.directory = person_dir(home, person)
+        self.limits: dict[Target, int] = {
+            "memory": settings.memory_limit,
+            "user": settings.user_limit,
+        }
+
+    def path(self, target: Target) -> Path:
+        return notes_path(self.directory, target)
+
+    async def read(self, target: Target) -> NotesState:
+        """The file's entries as they are now (raises `NotesFileError` if it cannot be read)."""
+        raw = await self.read_raw(target)
+        return NotesState(target, raw.entries, self.limits[target])
+
+    async def read_raw(self, target: Target) -> RawNotes:
+        """The file's exact text and entries, e.g. to hand to an editor."""
+        return await asyncio.to_thread(read_notes, self.path(target))
+
+    async def add(self, target: Target, content: str) -> NotesResult:
+        return await self._run_ops([NoteOp("add", target, content=content)])
+
+    async def replace(self, target: Target, old_text: str, content: str) -> NotesResult:
+        return await self._run_ops([NoteOp("replace", target, content=content, old_text=old_text)])
+
+    async def remove(self, target: Target, old_text: str) -> NotesResult:
+        return await self._run_ops([NoteOp("remove", target, old_text=old_text)])
+
+    async def batch(self, operations: Sequence[NoteOp]) -> NotesResult:
+        """Apply all operations (on either file) or none; limits are checked on the end state."""
+        if not operations:
+            return await self.apply({"operations": []})
+        return await self._run_ops(list(operations))
+
+    async def apply(self, request: Mapping[str, Any]) -> NotesResult:
+        """The `memory` tool: `{"action", "target", "content", "old_text"}` or `{"operations"}`."""
+        ops = ops_from_request(request)
+        if isinstance(ops, Refusal):
+            return NotesResult(False, False, ops.kind, refusal_message(ops, {}, batch=False))
+        return await self._run_ops(ops)
+
+    async def rewrite(
+        self, target: Target, text: str, expected: Sequence[str] | None = None
+    ) -> NotesResult:
+        """Replace the whole file with the entries of `text` (an edit made in `$EDITOR`).
+
+        `expected` is the entries the edit started from; if the file has changed since,
+        the rewrite is refused rather than dropping the other change.
+        """
+        entries = parse_entries(text)
+        name = FILE_NAMES[target]
+
+        def planner(states: Mapping[Target, NotesState]) -> Plan | Refusal:
+            return plan_rewrite(states[target], entries, expected)
+
+        def describe(changed: bool) -> tuple[str, str]:
+            return (
+                ("rewritten", f"Saved {name}") if changed else ("unchanged", f"No change to {name}")
+            )
+
+        return await self._commit((target,), target, planner, False, describe)
+
+    async def render_snapshot(self) -> str:
+        """The block to freeze into a session's system prompt (same files, same bytes)."""
+        states: dict[Target, NotesState] = {}
+        problems: dict[Target, str] = {}
+        for target in TARGETS:
+            try:
+                states[target] = await self.read(target)
+            except NotesFileError as exc:
+                problems[target] = str(exc)
+        return render_snapshot(states, problems)
+
+    async def _run_ops(self, ops: list[NoteOp]) -> NotesResult:
+        targets = tuple(t for t in TARGETS if any(op.target == t for op in ops))
+        first, batch = ops[0], len(ops) > 1
+
+        def planner(states: Mapping[Target, NotesState]) -> Plan | Refusal:
+            return plan_ops(states, ops)
+
+        def describe(changed: bool) -> tuple[str, str]:
+            if not changed:
+                return "unchanged", "No change"
+            if batch:
+                return "batch", f"Applied {len(ops)} operations"
+            return _DONE[first.action][0], f"{_DONE[first.action][1]} {FILE_NAMES[first.target]}"
+
+        return await self._commit(targets, first.target, planner, batch, describe)
+
+    async def _commit(
+        self,
+        targets: tuple[Target, ...],
+        primary: Target,
+        planner: Planner,
+        batch: bool,
+        describe: Callable[[bool], tuple[str, str]],
+    ) -> NotesResult:
+        async with _task_locks([self.path(t) for t in targets]):
+            try:
+                commit = await asyncio.to_thread(self._commit_sync, targets, planner)
+            except NotesFileError as exc:
+                message = (
+                    f"Refused: {exc}. Nothing was changed.\n"
+                    "Next: tell the person; retrying will not help until the file is fixed."
+                )
+                return NotesResult(False, False, "file_error", message, primary)
+        if isinstance(commit.outcome, Refusal):
+            message = refusal_message(commit.outcome, commit.before, batch)
+            return NotesResult(False, False, commit.outcome.kind, message, primary, commit.before)
+        changed = commit.after != commit.before
+        kind, headline = describe(changed)
+        no_ops = commit.outcome.no_ops
+        if no_ops and not batch:
+            headline, no_ops = f"{headline}: {no_ops[0][1]}", ()
+        message = success_message(headline, commit.after, changed, no_ops, commit.backups)
+        return NotesResult(True, changed, kind, message, primary, commit.after, commit.backups)
+
+    def _commit_sync(self, targets: tuple[Target, ...], planner: Planner) -> _Commit:
+        """Lock, re-read, plan, back up if needed, write: the whole cycle in one thread."""
+        ensure_directory(self.directory)
+        with locked(self.directory, targets):
+            raws = {target: read_notes(self.path(target)) for target in targets}
+            before = {t: NotesState(t, raws[t].entries, self.limits[t]) for t in targets}
+            outcome = planner(before)
+            if isinstance(outcome, Refusal):
+                return _Commit(before, outcome, before, ())
+            backups: list[Path] = []
+            written: list[Target] = []
+            try:
+                for target in targets:
+                    entries = outcome.after[target]
+                    if entries == raws[target].entries:
+                        continue
+                    if not raws[target].canonical:
+                        backups.append(backup(raws[target]))
+                    write_entries(self.path(target), entries)
+                    written.append(target)
+            except NotesFileError as exc:
+                for target in written:
+                    restore(raws[target], str(exc))
+                raise
+            after = {t: NotesState(t, outcome.after[t], self.limits[t]) for t in targets}
+            return _Commit(before, outcome, after, tuple(backups))
+
+
+_DONE = {
+    "add": ("added", "Added to"),
+    "replace": ("replaced", "Replaced the entry in"),
+    "remove": ("removed", "Removed the entry from"),
+}
+
+
+@dataclass(frozen=True)
+class _Commit:
+    before: dict[Target, NotesState]
+    outcome: Plan | Refusal
+    after: dict[Target, NotesState]
+    backups: tuple[Path, ...]
+
+
+_LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Path, asyncio.Lock]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+@contextlib.asynccontextmanager
+async def _task_locks(paths: list[Path]) -> AsyncIterator[None]:
+    """Serialise tasks of this process on the same files before they queue for the file lock.
+
+    The file lock alone would be correct, but each waiting task would hold a worker
+    thread polling for it; waiting here costs nothing.
+    """
+    locks = _LOCKS.setdefault(asyncio.get_running_loop(), {})
+    async with contextlib.AsyncExitStack() as stack:
+        for path in sorted(paths):
+            await stack.enter_async_context(locks.setdefault(path, asyncio.Lock()))
+        yield

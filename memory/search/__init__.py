@@ -1,0 +1,1 @@
+"""Session search: segmentation, query words and ranking over the history store."""

@@ -1,0 +1,355 @@
+"""Session search: any text in, ranked sessions out, never beyond the searcher's scope.
+
+Finding. The MATCH expression is built from the query's words (see
+memory.search.words), each quoted, so no user text ever reaches FTS5's query syntax.
+Latin words are matched as FTS5 stems them (porter: plans/planned/planning), in
+British and American spelling alike (colour/color); a CJK word is found by all of
+the bigrams the index holds for it (see memory.search.segment), a long one also by any one
+of them; a kana written alone (シ and ツ) is searched as itself. FTS5 returns the best
+CANDIDATES turns by BM25.
+
+Ranking. BM25 over those terms is a poor judge of sessions: a long CJK word is five
+terms where a short one is one, and a session whose turns share out the query's
+words loses to a near miss holding a few of them in one turn. So the candidates are
+ranked again by the query's *words*. A turn holds each word fully, partly (some of a
+long CJK word's bigrams, or only the kanji of a verb) or not, and a word weighs its
+inverse document frequency. A session scores its best turn (words said together)
+plus every word it holds in any turn, saturating as more turns repeat it (BM25's
+term-frequency curve, over turns). Ties go to the better BM25 turn, then the newer.
+
+Scope is part of the same MATCH: every indexed turn carries its session's scope
+token, and a person's search asks for their DM token OR the tokens of the groups
+they spoke in, so FTS5 intersects the scope itself instead of a join after it.
+Turns of any other scope (a text can spell a scope token) and group sessions the
+person did not take part in are then dropped.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import operator
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import aiosqlite
+
+from memory.search.segment import bigrams, normalize
+from memory.search.words import Word, light_stem, match_terms, query_words, spellings, terms
+from memory.store.database import Store
+from memory.store.records import (
+    ContextTurn,
+    Hit,
+    SessionResult,
+    from_epoch,
+    group_scope,
+    person_scope,
+)
+from memory.store.schema import SCOPE_MARK
+
+__all__ = ["Scope", "light_stem", "match_terms", "query_words", "search", "spellings"]
+
+CANDIDATES = 200
+HITS_PER_SESSION = 3
+SNIPPET_CHARS = 200
+# A lone kanji (or a verb's kanji without its kana) says little of the word meant;
+# a long CJK word found only in pieces, somewhat more.
+FRAGMENT_WEIGHT = 0.3
+PARTIAL_WEIGHT = 0.5
+# BM25's k1: how fast repeating a word over more of a session's turns stops adding.
+SATURATION = 1.2
+
+
+@dataclass(frozen=True)
+class Scope:
+    """On whose behalf a search runs: a person (their DMs and groups) or one group chat."""
+
+    person: str | None = None
+    group: tuple[str, str] | None = None
+
+    @classmethod
+    def of_person(cls, person: str) -> Scope:
+        return cls(person=person)
+
+    @classmethod
+    def of_group(cls, platform: str, chat: str) -> Scope:
+        return cls(group=(platform, chat))
+
+
+async def search(
+    store: Store, query: str, scope: Scope, *, limit: int = 10, context: int = 2
+) -> list[SessionResult]:
+    """Sessions matching `query` within `scope`, best first (at most `limit`)."""
+    words = query_words(query)
+    wanted = terms(words)
+    if not wanted or limit <= 0:
+        return []
+    async with store.reading() as db:
+        scopes, allowed_groups = await _scope_ids(db, scope)
+        if not scopes:
+            return []
+        tokens = " OR ".join(f'"{SCOPE_MARK}{s}"' for s in sorted(scopes))
+        expression = f"({tokens}) AND ({' OR '.join(wanted)})"
+        rows = await db.execute_fetchall(
+            "SELECT c.rowid, c.score, m.session_id, m.role, m.ts, m.content, s.kind, "
+            "(SELECT max(id) FROM messages), s.scope_id "
+            "FROM (SELECT rowid, bm25(messages_fts, 1.0, 0.0) AS score FROM messages_fts "
+            "WHERE messages_fts MATCH ? ORDER BY score LIMIT ?) AS c "
+            "JOIN messages AS m ON m.id = c.rowid JOIN sessions AS s ON s.id = m.session_id",
+            (expression, CANDIDATES),
+        )
+        kept = [
+            r
+            for r in rows
+            if r[8] in scopes
+            and (r[6] != "group" or allowed_groups is None or r[2] in allowed_groups)
+        ]
+        ranked = _rank(words, kept, rows[0][7] if rows else 0)[:limit]
+        if not ranked:
+            return []
+        sessions = await _sessions(db, [s.session_id for s in ranked])
+        windows = await _context(db, [s.turns[0] for s in ranked], context)
+    marker = _Highlighter(words)
+    return [
+        SessionResult(
+            session=sessions[s.session_id][0],
+            session_id=s.session_id,
+            platform=sessions[s.session_id][1],
+            title=sessions[s.session_id][2],
+            summary=sessions[s.session_id][3],
+            started_at=from_epoch(sessions[s.session_id][4]),
+            score=round(s.score, 6),
+            hits=[
+                Hit(r[0], r[3], from_epoch(r[4]), marker.snippet(r[5]), r[5])
+                for r in s.turns[:HITS_PER_SESSION]
+            ],
+            context=windows.get(s.session_id, []),
+        )
+        for s in ranked
+    ]
+
+
+@dataclass(slots=True)
+class _Ranked:
+    session_id: int
+    score: float
+    turns: list[Any]
+    newest: float
+
+
+def _rank(words: list[Word], rows: list[Any], total: int) -> list[_Ranked]:
+    """Sessions of the candidate `rows` by the query words they hold, best first.
+
+    `total` is about how many turns are stored: a word in few of the candidates is
+    rare there, but only as rare as the whole history makes it.
+    """
+    matcher = _Matcher(words)
+    held = [matcher.held(normalize(row[5])) for row in rows]
+    total = max(total, len(rows))
+    weights = []
+    for column in zip(*held, strict=True) if held else ():
+        found = len(column) - column.count(0.0)
+        weights.append(math.log(1 + (total - found + 0.5) / (found + 0.5)))
+    scores = [sum(map(operator.mul, weights, h)) for h in held]
+    order = sorted(range(len(rows)), key=lambda i: (-scores[i], rows[i][1], -rows[i][4]))
+    sessions: dict[int, _Ranked] = {}
+    repeats: dict[int, list[float]] = {}
+    for index in order:
+        row = rows[index]
+        found = sessions.get(row[2])
+        if found is None:
+            sessions[row[2]] = _Ranked(row[2], scores[index], [row], row[4])
+            repeats[row[2]] = list(held[index])
+            continue
+        found.turns.append(row)
+        found.newest = max(found.newest, row[4])
+        repeats[row[2]] = list(map(operator.add, repeats[row[2]], held[index]))
+    for session in sessions.values():
+        session.score += sum(
+            w * n * (SATURATION + 1) / (n + SATURATION)
+            for w, n in zip(weights, repeats[session.session_id], strict=True)
+            if n
+        )
+    return sorted(sessions.values(), key=lambda s: (-s.score, s.turns[0][1], -s.newest))
+
+
+class _Matcher:
+    """How fully a normalised turn holds each query word, from 0 to 1."""
+
+    def __init__(self, words: list[Word]) -> None:
+        self.size = len(words)
+        self.stems: dict[str, list[int]] = defaultdict(list)
+        for index, word in enumerate(words):
+            for stem in word.stems:
+                self.stems[stem].append(index)
+        self.prefixes = _prefixes(self.stems)
+        self.cjk = [
+            (i, w.kind, w.text, bigrams(w.text) if w.kind == "cjk" and len(w.text) > 2 else [])
+            for i, w in enumerate(words)
+            if w.kind not in ("latin", "kana")
+        ]
+        self.kana = [
+            (i, re.compile(rf"(?<!\w){re.escape(w.text)}(?!\w)"))
+            for i, w in enumerate(words)
+            if w.kind == "kana"
+        ]
+
+    def held(self, text: str) -> list[float]:
+        held = [0.0] * self.size
+        for word in _words_starting(text, self.prefixes):
+            for index in self.stems.get(_word_stem(word.group()), ()):
+                held[index] = 1.0
+        for index, kind, word, grams in self.cjk:
+            if word in text:
+                held[index] = FRAGMENT_WEIGHT if kind == "kanji" else 1.0
+            elif kind == "okurigana" and word[0] in text:
+                held[index] = FRAGMENT_WEIGHT
+            elif grams:
+                held[index] = _partial(grams, text)
+        for index, pattern in self.kana:
+            held[index] = 1.0 if pattern.search(text) else 0.0
+        return held
+
+
+def _prefixes(stems: Iterable[str]) -> tuple[str, ...]:
+    """A word stems to one of `stems` only if it starts with it (less a final y)."""
+    return tuple({s[:-1] if s.endswith("y") else s for s in stems})
+
+
+def _words_starting(text: str, prefixes: tuple[str, ...]) -> Iterator[re.Match[str]]:
+    """The Latin words of normalised `text` that start with any of `prefixes`."""
+    for prefix in prefixes:
+        start = text.find(prefix)
+        while start >= 0:
+            if start == 0 or not _LATIN_WORD.match(text, start - 1):
+                word = _LATIN_WORD.match(text, start)
+                if word:
+                    yield word
+            start = text.find(prefix, start + 1)
+
+
+def _partial(grams: list[str], text: str) -> float:
+    """The share of a long CJK word's characters that `text` holds in its bigrams."""
+    covered = 0
+    for start, gram in enumerate(grams):
+        if gram in text:
+            covered |= 3 << start
+    return PARTIAL_WEIGHT * covered.bit_count() / (len(grams) + 1)
+
+
+async def _scope_ids(db: aiosqlite.Connection, scope: Scope) -> tuple[set[int], set[int] | None]:
+    """Scope ids to search, and for a person the group sessions they took part in."""
+    if scope.group is not None:
+        rows = await db.execute_fetchall(
+            "SELECT id FROM scopes WHERE name = ?", (group_scope(*scope.group),)
+        )
+        return {r[0] for r in rows}, None
+    if scope.person is None:
+        raise ValueError("a search needs a person or a group scope")
+    rows = await db.execute_fetchall(
+        "SELECT s.scope_id, s.id FROM participants AS p JOIN sessions AS s ON s.id = p.session_id "
+        "WHERE p.person_id = ? AND s.kind = 'group' "
+        "UNION ALL SELECT id, NULL FROM scopes WHERE name = ?",
+        (scope.person, person_scope(scope.person)),
+    )
+    return {r[0] for r in rows}, {r[1] for r in rows if r[1] is not None}
+
+
+async def _sessions(db: aiosqlite.Connection, ids: list[int]) -> dict[int, tuple[Any, ...]]:
+    marks = ",".join("?" * len(ids))
+    rows = await db.execute_fetchall(
+        "SELECT id, external_id, platform, title, summary, started_at FROM sessions "
+        f"WHERE id IN ({marks})",
+        ids,
+    )
+    return {r[0]: tuple(r[1:]) for r in rows}
+
+
+async def _context(
+    db: aiosqlite.Connection, best: list[Any], size: int
+) -> dict[int, list[ContextTurn]]:
+    """The `size` turns before and after each session's best hit, in one query."""
+    if size <= 0:
+        return {}
+    parts, params = [], []
+    for row in best:
+        for op, order in (("<", "DESC"), (">", "ASC")):
+            parts.append(
+                "SELECT * FROM (SELECT id, session_id, role, ts, content FROM messages "
+                f"WHERE session_id = ? AND id {op} ? ORDER BY id {order} LIMIT ?)"
+            )
+            params += [row[2], row[0], size]
+    rows = await db.execute_fetchall(" UNION ALL ".join(parts), params)
+    windows: dict[int, list[ContextTurn]] = defaultdict(list)
+    for r in sorted(rows, key=lambda r: r[0]):
+        windows[r[1]].append(ContextTurn(r[0], r[2], from_epoch(r[3]), r[4]))
+    return windows
+
+
+_LATIN_WORD = re.compile(r"[^\W_\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
+
+
+@functools.lru_cache(maxsize=65536)
+def _word_stem(word: str) -> str:
+    """Words repeat across turns: stemming each distinct one once keeps ranking cheap."""
+    return light_stem(normalize(word))
+
+
+def _marked(word: Word) -> list[str]:
+    if word.kind == "cjk" and len(word.text) > 3:
+        return bigrams(word.text)
+    return [word.text, word.text[0]] if word.kind == "okurigana" else [word.text]
+
+
+class _Highlighter:
+    """Marks the query's words in raw text (`**word**`) and cuts a window around them."""
+
+    def __init__(self, words: list[Word]) -> None:
+        self.stems = {s for w in words for s in w.stems}
+        self.prefixes = _prefixes(self.stems)
+        self.cjk = sorted({m for w in words if w.kind != "latin" for m in _marked(w)})
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where the words are; none when folding the text would move its characters."""
+        folded = normalize(text)
+        if len(folded) != len(text):
+            return []
+        found = [
+            word.span()
+            for word in _words_starting(folded, self.prefixes)
+            if _word_stem(word.group()) in self.stems
+        ]
+        for term in self.cjk:
+            start = folded.find(term)
+            while start >= 0:
+                found.append((start, start + len(term)))
+                start = folded.find(term, start + 1)
+        return _merge(found)
+
+    def snippet(self, text: str) -> str:
+        spans = self.spans(text)
+        start = max(0, spans[0][0] - SNIPPET_CHARS // 3) if spans else 0
+        end = min(len(text), start + SNIPPET_CHARS)
+        out, position = [], start
+        for left, right in spans:
+            if left < position or right > end:
+                continue
+            out += [text[position:left], "**", text[left:right], "**"]
+            position = right
+        out.append(text[position:end])
+        prefix = "…" if start > 0 else ""
+        suffix = "…" if end < len(text) else ""
+        return prefix + "".join(out).replace("\n", " ").strip() + suffix
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for left, right in sorted(spans):
+        if merged and left <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], right))
+        else:
+            merged.append((left, right))
+    return merged

@@ -1,0 +1,1 @@
+"""Memory layer 3: the skills library, its files, format, changes and usage."""

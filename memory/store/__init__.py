@@ -1,0 +1,2 @@
+"""The SQLite engine behind state.db: connection, writer, WAL, schema, migrations, and
+the records it hands back."""

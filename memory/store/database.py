@@ -1,0 +1,309 @@
+"""The history store, `$KIOKU_HOME/state.db`: one writer, group commit, readers that never wait.
+
+Durability: WAL, and each `await store.append(...)` resolves only after the WAL
+holding its transaction has been fsynced, so a returned append survives `kill -9`
+and a power cut. The price is one fsync per transaction, which group commit pays
+once for every append that queued up meanwhile, and which runs beside the next
+transaction's SQLite work instead of before it (see `memory.store.writer`).
+
+Reads run on separate connections (`query_only`): in WAL mode a reader sees the
+last committed state and never waits for the writer.
+
+This module is the machinery (connections, the writer, the reader pool) and the
+`Store` methods the rest of kioku calls; the SQL behind them that concerns sessions
+lives in `memory.store.sessions`, and persons and identities in `memory.access.identities`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import aiosqlite
+
+from memory.access import identities
+from memory.access.people import validate_person_id
+from memory.search.segment import segment
+from memory.store import migrations, schema, sessions
+from memory.store.records import (
+    ROLES,
+    Conversation,
+    IntegrityReport,
+    Message,
+    NewMessage,
+    Person,
+    Session,
+    Usage,
+    from_epoch,
+)
+from memory.store.writer import GroupCommitWriter, Op
+
+T = TypeVar("T")
+
+BUSY_TIMEOUT_MS = 30_000
+
+
+class Store:
+    """Open with `await Store.open(path)`; close with `await store.close()` (or `async with`)."""
+
+    def __init__(
+        self,
+        path: Path,
+        writer: aiosqlite.Connection,
+        checkpointer: aiosqlite.Connection,
+        readers: list[aiosqlite.Connection],
+    ) -> None:
+        self.path = path
+        self._reader_count = len(readers)
+        self._readers: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
+        for reader in readers:
+            self._readers.put_nowait(reader)
+        self._checkpointer = checkpointer
+        self._writer = GroupCommitWriter(writer, path, checkpointer)
+        self._closed = False
+
+    @classmethod
+    async def open(cls, path: Path, *, readers: int = 2) -> Store:
+        """Open (creating and migrating if needed) the database at `path`."""
+        await asyncio.to_thread(_create_private, path)
+        writer = await connect(path)
+        try:
+            before = await migrations.user_version(writer)
+            if await migrations.migrate(writer) > before:
+                await _give_back_free_pages(writer)
+            for pragma in schema.WRITER_PRAGMAS:
+                await writer.execute(pragma)
+        except BaseException:
+            await writer.close()
+            raise
+        checkpointer = await connect(path)
+        pool = []
+        for _ in range(readers):
+            reader = await connect(path)
+            await reader.execute("PRAGMA query_only = 1")
+            pool.append(reader)
+        return cls(path, writer, checkpointer, pool)
+
+    async def close(self) -> None:
+        """Finish every queued write, then close all connections."""
+        if not self._closed:
+            self._closed = True
+            try:
+                await self._writer.close()
+                await self._writer.db.execute("PRAGMA optimize")
+            finally:
+                await self._checkpointer.close()
+                await self._writer.db.close()
+                for _ in range(self._reader_count):
+                    await (await self._readers.get()).close()
+
+    async def __aenter__(self) -> Store:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- writing ---------------------------------------------------------------------------
+
+    async def append(self, session_id: int, message: NewMessage) -> int:
+        """Store one turn; returns its id once the transaction holding it is durable."""
+        return await self._writer.append(session_id, message)
+
+    async def write(self, op: Op[T]) -> T:
+        """Run `op` on the writer connection inside the next group-committed transaction."""
+        return await self._writer.write(op)
+
+    async def ensure_person(self, person: str, display_name: str | None = None) -> Person:
+        """The person `person`, created if missing; a missing display name is filled in."""
+        validate_person_id(person)
+
+        async def op(db: aiosqlite.Connection) -> Person:
+            await db.execute(
+                "INSERT INTO persons(id, display_name, created_at) VALUES (?, ?, ?) "
+                "ON CONFLICT(id) DO UPDATE SET "
+                "display_name = coalesce(persons.display_name, excluded.display_name)",
+                (person, display_name, time.time()),
+            )
+            found = await identities.get_person(db, person)
+            assert found is not None
+            return found
+
+        return await self.write(op)
+
+    async def link_identity(self, identity: str, person: str) -> None:
+        """Make `identity` (`telegram:123`) resolve to `person`, moving it if linked elsewhere."""
+        platform, _, rest = identity.partition(":")
+        if not platform or not rest:
+            raise ValueError(f"identity {identity!r} must look like 'platform:id'")
+        validate_person_id(person)
+
+        async def op(db: aiosqlite.Connection) -> None:
+            if not await identities.person_exists(db, person):
+                raise LookupError(f"no person {person!r}; create it before linking identities")
+            await identities.set_link(db, identity, person, time.time())
+
+        await self.write(op)
+
+    async def open_session(self, conversation: Conversation) -> Session:
+        """The open session of `conversation`, or a new one started now."""
+        return await self.write(lambda db: sessions.open_session(db, conversation))
+
+    async def close_session(
+        self, session_id: int, reason: str, *, title: str | None = None, summary: str | None = None
+    ) -> None:
+        """End a session (idle, /new, shutdown...) and keep the title and summary search shows."""
+        await self.write(lambda db: sessions.close_session(db, session_id, reason, title, summary))
+
+    async def set_summary(self, session_id: int, summary: str) -> None:
+        """Replace the session's summary (compaction keeps it current while the session runs)."""
+        await self.write(lambda db: sessions.set_summary(db, session_id, summary))
+
+    async def add_usage(self, session_id: int, usage: Usage) -> None:
+        """Add one provider call's token counters to the session's totals."""
+        await self.write(lambda db: sessions.add_usage(db, session_id, usage))
+
+    # -- reading ---------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def reading(self) -> AsyncIterator[aiosqlite.Connection]:
+        """Borrow a read-only connection from the pool."""
+        db = await self._readers.get()
+        try:
+            yield db
+        finally:
+            self._readers.put_nowait(db)
+
+    async def get_person(self, person: str) -> Person | None:
+        async with self.reading() as db:
+            return await identities.get_person(db, person)
+
+    async def person_for(self, identity: str) -> str | None:
+        """The person an identity is linked to, if any."""
+        async with self.reading() as db:
+            return await identities.person_of(db, identity)
+
+    async def get_session(self, session_id: int) -> Session | None:
+        async with self.reading() as db:
+            return await sessions.session_where(db, "id = ?", session_id)
+
+    async def session_by_external_id(self, external_id: str) -> Session | None:
+        async with self.reading() as db:
+            return await sessions.session_where(db, "external_id = ?", external_id)
+
+    async def messages(
+        self, session_id: int, *, after: int = 0, limit: int | None = None
+    ) -> list[Message]:
+        """A session's turns in order (after message id `after`), e.g. to rebuild its context."""
+        async with (
+            self.reading() as db,
+            db.execute(
+                f"SELECT {schema.TURN_COLUMNS} FROM turns WHERE session_id = ? AND id > ? "
+                "ORDER BY id LIMIT ?",
+                (session_id, after, -1 if limit is None else limit),
+            ) as cursor,
+        ):
+            return [_message(row) for row in await cursor.fetchall()]
+
+    async def recent_sessions(self, person: str, limit: int = 10) -> list[Session]:
+        """Sessions `person` took part in (DMs and groups, every platform), newest first."""
+        async with self.reading() as db:
+            return await sessions.recent_sessions(db, person, limit)
+
+    async def size_bytes(self) -> int:
+        """Bytes the database occupies (pages in use, WAL content included)."""
+        async with self.reading() as db:
+            page_count = await _scalar(db, "PRAGMA page_count")
+            page_size = await _scalar(db, "PRAGMA page_size")
+        return page_count * page_size
+
+    async def check_integrity(self) -> IntegrityReport:
+        """SQLite's integrity and foreign-key checks plus FTS5's index-vs-content check."""
+        problems: list[str] = []
+        async with self.reading() as db:
+            async with db.execute("PRAGMA integrity_check") as cursor:
+                problems += [str(r[0]) for r in await cursor.fetchall() if r[0] != "ok"]
+            async with db.execute("PRAGMA foreign_key_check") as cursor:
+                problems += [f"foreign key: {tuple(r)}" for r in await cursor.fetchall()]
+            counts = {
+                table: await _scalar(db, f"SELECT count(*) FROM {table}")
+                for table in ("persons", "sessions", "turns")
+            }
+            version = await migrations.user_version(db)
+
+        async def fts_check(db: aiosqlite.Connection) -> str | None:
+            try:
+                await db.execute(
+                    f"INSERT INTO {schema.FTS_TABLE}({schema.FTS_TABLE}, rank) "
+                    "VALUES ('integrity-check', 1)"
+                )
+            except aiosqlite.DatabaseError as exc:
+                return f"full-text index: {exc}"
+            return None
+
+        fts_problem = await self.write(fts_check)
+        problems += [fts_problem] if fts_problem else []
+        return IntegrityReport(
+            ok=not problems,
+            schema_version=version,
+            problems=problems,
+            size_bytes=await self.size_bytes(),
+            persons=counts["persons"],
+            sessions=counts["sessions"],
+            messages=counts["turns"],
+        )
+
+
+async def connect(path: Path) -> aiosqlite.Connection:
+    """A connection to state.db as every kioku connection is set up (the store's own use)."""
+    db = await aiosqlite.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+    try:
+        for pragma in schema.CONNECTION_PRAGMAS:
+            await db.execute(pragma)
+        await db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        await db.create_function(schema.SEGMENT_FUNCTION, 1, segment, deterministic=True)
+    except BaseException:
+        # Its worker thread would otherwise keep the process alive (e.g. state.db is
+        # not a database): the caller must be able to report the error and exit.
+        await db.close()
+        raise
+    return db
+
+
+async def _give_back_free_pages(db: aiosqlite.Connection) -> None:
+    """After a migration that rebuilt a table, shrink the file if a quarter of it is free."""
+    free = await _scalar(db, "PRAGMA freelist_count")
+    if free * 4 > await _scalar(db, "PRAGMA page_count"):
+        await db.execute("VACUUM")
+
+
+def _create_private(path: Path) -> None:
+    """Create the database file readable by its owner only (it holds every conversation)."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+
+
+async def _scalar(db: aiosqlite.Connection, sql: str) -> int:
+    async with db.execute(sql) as cursor:
+        row = await cursor.fetchone()
+    assert row is not None
+    return int(row[0] or 0)
+
+
+def _message(row: Any) -> Message:
+    return Message(
+        id=row[0],
+        session_id=row[1],
+        role=ROLES[row[2]],
+        content=row[3],
+        speaker=row[4],
+        ts=from_epoch(row[5]),
+        tool_name=row[6],
+        tool_arguments=row[7],
+        tool_result=row[8],
+        platform_message_id=row[9],
+    )

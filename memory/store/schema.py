@@ -1,0 +1,74 @@
+"""The state.db layout as the running code uses it: names, connection settings, statements.
+
+Turns are stored compactly in `turns` (the role as a small integer) and read through
+the view `messages`, which gives them back as the rest of kioku knows them.
+
+The full-text index is FTS5 *external content* over the view `messages_indexed`,
+which computes the segmented text with `kioku_segment()` (registered on every
+connection by the store): the text is stored once, in `turns`, while FTS5's
+`integrity-check` and `rebuild` still work. Each indexed row also carries its
+session's scope token (`SCOPE_MARK` + scope id), so a person's search is narrowed
+inside FTS5 instead of by a join after the match. The index holds row ids only
+(`detail=none`, `columnsize=0`).
+
+How an older state.db reaches this layout lives in `memory.store.migrations`, whose steps
+are history and stay as released; this module is what today's connections, writes
+and searches rely on.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from memory.store.records import ROLES
+
+SEGMENT_FUNCTION = "kioku_segment"
+FTS_TABLE = "messages_fts"
+# How `turns.role` stores a role: its position in `records.ROLES`.
+ROLE_CODES = {role: code for code, role in enumerate(ROLES)}
+# Set on every connection to state.db. Debian builds SQLite with secure_delete on:
+# every page FTS5 merges away would be zeroed, costing writes on each commit, and
+# nothing is deleted from state.db anyway.
+CONNECTION_PRAGMAS = (
+    "PRAGMA journal_mode = WAL",
+    "PRAGMA synchronous = FULL",
+    "PRAGMA foreign_keys = ON",
+    "PRAGMA secure_delete = OFF",
+)
+# The writer connections sync the WAL themselves after each commit, off their SQLite
+# thread, and leave checkpoints to a connection of their own (see memory.store.wal). After
+# a burst, the WAL file is cut back to 64 MiB when it starts over.
+WRITER_PRAGMAS = (
+    "PRAGMA synchronous = NORMAL",
+    "PRAGMA wal_autocheckpoint = 0",
+    f"PRAGMA journal_size_limit = {64 * 1024 * 1024}",
+    "PRAGMA cache_size = -65536",
+    "PRAGMA temp_store = MEMORY",
+)
+TURN_COLUMNS = (
+    "id, session_id, role, content, speaker_id, ts, tool_name, tool_arguments, tool_result, "
+    "platform_message_id"
+)
+# Values per row of `insert_turns` and `index_turns`.
+TURN_VALUES = 10
+INDEX_VALUES = 3
+
+
+@functools.lru_cache(maxsize=256)
+def insert_turns(rows: int) -> str:
+    """One INSERT of `rows` turns: a single statement is one SQLite step for the batch."""
+    return f"INSERT INTO turns({TURN_COLUMNS}) VALUES " + ",".join(["(?,?,?,?,?,?,?,?,?,?)"] * rows)
+
+
+# What starts a scope token in the index: a private-use character, which no query word
+# can hold (a query keeps letters, digits and marks), so typed text never names a scope.
+SCOPE_MARK = "\ue000"
+# The same token computed in SQL from a `sessions.scope_id` (57344 is `SCOPE_MARK`).
+SCOPE_TOKEN = "char(57344) || scope_id"
+
+
+@functools.lru_cache(maxsize=1024)
+def index_turns(rows: int) -> str:
+    """The FTS rows of `rows` turns: (id, segmented text, session id), scope looked up."""
+    row = f"(?, ?, (SELECT {SCOPE_TOKEN} FROM sessions WHERE id = ?))"
+    return f"INSERT INTO {FTS_TABLE}(rowid, body, scope) VALUES " + ",".join([row] * rows)

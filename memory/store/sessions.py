@@ -1,0 +1,159 @@
+"""The sessions table: starting, finding, ending and totting up a conversation's sessions.
+
+A session is one stretch of a conversation, from its first turn to idle, `/new` or
+shutdown; its row carries the title, summary and token totals search and `/usage`
+show. Every function takes the connection it works on: those that change a session
+run inside `store.write(op)`, the lookups on a reader from `store.reading()`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import aiosqlite
+
+from memory.access.identities import person_exists
+from memory.store.records import Conversation, Session, Usage, from_epoch
+from memory.store.writer import UnknownSession
+
+COLUMNS = (
+    "id, external_id, conversation, platform, chat, thread, kind, person_id, title, summary, "
+    "started_at, ended_at, end_reason, input_tokens, output_tokens, cache_read_tokens, "
+    "cache_write_tokens"
+)
+
+
+async def open_session(db: aiosqlite.Connection, conversation: Conversation) -> Session:
+    """The open session of `conversation`, or a new one started now."""
+    async with db.execute(
+        f"SELECT {COLUMNS} FROM sessions WHERE conversation = ? AND ended_at IS NULL",
+        (conversation.key,),
+    ) as cursor:
+        row = await cursor.fetchone()
+    if row is not None:
+        return session_from_row(row)
+    if conversation.person and not await person_exists(db, conversation.person):
+        raise LookupError(f"no person {conversation.person!r}; create it first")
+    started = time.time()
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(started))
+    external_id = f"{stamp}-{os.urandom(4).hex()}"
+    return await insert_session(db, external_id, conversation, started, None, None)
+
+
+async def insert_session(
+    db: aiosqlite.Connection,
+    external_id: str,
+    conversation: Conversation,
+    started: float,
+    ended: float | None,
+    end_reason: str | None,
+) -> Session:
+    """Add a session row (its scope created if new); imports pass a past one's times."""
+    await db.execute("INSERT OR IGNORE INTO scopes(name) VALUES (?)", (conversation.scope,))
+    async with db.execute("SELECT id FROM scopes WHERE name = ?", (conversation.scope,)) as cursor:
+        scope = await cursor.fetchone()
+    assert scope is not None
+    scope_id = int(scope[0])
+    async with db.execute(
+        "INSERT INTO sessions(external_id, conversation, platform, chat, thread, kind, person_id, "
+        "scope_id, started_at, ended_at, end_reason) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
+        f"RETURNING {COLUMNS}",
+        (
+            external_id,
+            conversation.key,
+            conversation.platform,
+            conversation.chat,
+            conversation.thread,
+            conversation.kind,
+            conversation.person,
+            scope_id,
+            started,
+            ended,
+            end_reason,
+        ),
+    ) as cursor:
+        row = await cursor.fetchone()
+    assert row is not None
+    return session_from_row(row)
+
+
+async def close_session(
+    db: aiosqlite.Connection,
+    session_id: int,
+    reason: str,
+    title: str | None,
+    summary: str | None,
+) -> None:
+    """End the session now, keeping a first end and filling in the title and summary given."""
+    cursor = await db.execute(
+        "UPDATE sessions SET ended_at = coalesce(ended_at, ?), "
+        "end_reason = coalesce(end_reason, ?), title = coalesce(?, title), "
+        "summary = coalesce(?, summary) WHERE id = ?",
+        (time.time(), reason, title, summary, session_id),
+    )
+    if cursor.rowcount == 0:
+        raise UnknownSession(f"no session {session_id}")
+
+
+async def set_summary(db: aiosqlite.Connection, session_id: int, summary: str) -> None:
+    cursor = await db.execute("UPDATE sessions SET summary = ? WHERE id = ?", (summary, session_id))
+    if cursor.rowcount == 0:
+        raise UnknownSession(f"no session {session_id}")
+
+
+async def add_usage(db: aiosqlite.Connection, session_id: int, usage: Usage) -> None:
+    cursor = await db.execute(
+        "UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = "
+        "output_tokens + ?, cache_read_tokens = cache_read_tokens + ?, "
+        "cache_write_tokens = cache_write_tokens + ? WHERE id = ?",
+        (
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cache_read_tokens,
+            usage.cache_write_tokens,
+            session_id,
+        ),
+    )
+    if cursor.rowcount == 0:
+        raise UnknownSession(f"no session {session_id}")
+
+
+async def session_where(db: aiosqlite.Connection, where: str, value: object) -> Session | None:
+    """The one session matching `where` (a unique column, e.g. `id = ?`), if any."""
+    async with db.execute(f"SELECT {COLUMNS} FROM sessions WHERE {where}", (value,)) as cursor:
+        row = await cursor.fetchone()
+    return None if row is None else session_from_row(row)
+
+
+async def recent_sessions(db: aiosqlite.Connection, person: str, limit: int) -> list[Session]:
+    """Sessions `person` took part in (DMs and groups, every platform), newest first."""
+    async with db.execute(
+        f"SELECT {COLUMNS} FROM sessions WHERE id IN ("
+        "SELECT id FROM sessions WHERE person_id = ? UNION "
+        "SELECT session_id FROM participants WHERE person_id = ?) "
+        "ORDER BY started_at DESC, id DESC LIMIT ?",
+        (person, person, limit),
+    ) as cursor:
+        return [session_from_row(row) for row in await cursor.fetchall()]
+
+
+def session_from_row(row: Any) -> Session:
+    """A `Session` from a row selected as `COLUMNS`."""
+    return Session(
+        id=row[0],
+        external_id=row[1],
+        conversation=row[2],
+        platform=row[3],
+        chat=row[4],
+        thread=row[5],
+        kind=row[6],
+        person=row[7],
+        title=row[8],
+        summary=row[9],
+        started_at=from_epoch(row[10]),
+        ended_at=None if row[11] is None else from_epoch(row[11]),
+        end_reason=row[12],
+        usage=Usage(row[13], row[14], row[15], row[16]),
+    )

@@ -1,0 +1,318 @@
+"""The single writer of state.db: every write queues here, commits in groups, returns once durable.
+
+Group commit: one task drains the queue into transactions (many appends, one
+COMMIT, one WAL sync; see `memory.store.wal` for how the sync overlaps the next
+transaction). Ids are chosen here (max + 1, ...) inside the IMMEDIATE transaction,
+which is safe even with a second process writing, since that transaction holds the
+write lock.
+
+Appends take the short road: a plain sqlite3 connection in a thread of its own
+runs a whole transaction (BEGIN, the turns, their index rows, COMMIT) in one call,
+with each table's rows in one multi-row INSERT. On two cores that matters: every
+round trip to a connection thread, and every row `executemany` binds, hands the GIL
+back and forth with the event loop, which is busy with the next group's turns.
+Other writes (`write(op)`) get the aiosqlite connection, in transactions of their own.
+
+The writer takes at most half of what is queued (at least `SPLIT`): with many
+conversations waiting at once, one group's SQLite work then overlaps the next
+group's Python work on the event loop, instead of the two taking turns. And while
+one group of appends commits, the next is already handed to the append thread, so
+that thread goes from one transaction to the next without waiting for the event loop
+to notice the first is done (that wait was a sixth of the writer's time under load).
+Other writes wait until the appends before them have committed, so writes still
+take effect in the order they were queued.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import os
+import sqlite3
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import aiosqlite
+
+from memory.search.segment import segment
+from memory.store import schema
+from memory.store.records import NewMessage, to_epoch
+from memory.store.wal import Checkpointer, Done, WalSyncer
+
+T = TypeVar("T")
+# (session id, turn, its segmented text if already computed)
+Append = tuple[int, NewMessage, str | None]
+Op = Callable[[aiosqlite.Connection], Awaitable[T]]
+
+MAX_BATCH = 5000
+SPLIT = 128
+CHUNK = 64  # turns per INSERT statement
+# Index rows per INSERT statement: FTS5 writes out a segment at the end of each
+# multi-row statement, so a transaction's index rows go in as one statement.
+INDEX_CHUNK = 1000
+BUSY_TIMEOUT_S = 30.0
+
+
+class UnknownSession(LookupError):
+    """An append or update named a session id that is not in state.db."""
+
+
+class StoreFull(OSError):
+    """state.db could not grow because its disk is full: nothing of the failed write was
+    kept, everything before it is intact, and writes work again once there is room."""
+
+
+@dataclass(slots=True)
+class _Job:
+    future: asyncio.Future[Any]
+    append: Append | None = None
+    op: Op[Any] | None = None
+
+
+class GroupCommitWriter:
+    """Owns the write connections; `append` and `write` are the only ways to change the db."""
+
+    def __init__(
+        self,
+        db: aiosqlite.Connection,
+        path: Path,
+        checkpointer: aiosqlite.Connection,
+        *,
+        sync: Callable[[int], None] = os.fsync,
+    ) -> None:
+        self.db = db
+        self._loop = asyncio.get_running_loop()
+        self._appender = _AppendConnection(path)
+        self._queue: list[_Job] = []
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self._checkpointer = Checkpointer(checkpointer)
+        self._syncer = WalSyncer(path.with_name(path.name + "-wal"), self._checkpointer, sync)
+        self._task = asyncio.create_task(self._run(), name="kioku-store-writer")
+
+    async def append(self, session_id: int, message: NewMessage) -> int:
+        """Queue one turn; returns its id once the transaction holding it is durable.
+
+        The text is segmented here, on the event loop, so that on two cores it
+        overlaps with the writer thread's SQLite work instead of adding to it.
+        """
+        future: asyncio.Future[int] = self._loop.create_future()
+        self._queue.append(_Job(future, append=(session_id, message, segment(message.content))))
+        self._wake.set()
+        return await future
+
+    async def write(self, op: Op[T]) -> T:
+        """Run `op` inside the next group-committed transaction; return what it returns."""
+        future: asyncio.Future[T] = self._loop.create_future()
+        self._queue.append(_Job(future, op=op))
+        self._wake.set()
+        return await future
+
+    async def close(self) -> None:
+        """Commit and sync everything already queued, then stop."""
+        self._stopping = True
+        self._wake.set()
+        await self._task
+
+    async def _run(self) -> None:
+        running: deque[asyncio.Task[Done]] = deque()
+        try:
+            while self._queue or running or not self._stopping:
+                if not self._queue:
+                    if running:
+                        self._syncer.committed(await running.popleft())
+                        continue
+                    self._wake.clear()
+                    await self._wake.wait()
+                    continue
+                take = batch_size(len(self._queue))
+                batch = self._queue[:take]
+                del self._queue[:take]
+                if self._syncer.failure is not None:
+                    for job in batch:
+                        _fail(job, self._syncer.failure)
+                    continue
+                appends = all(job.append is not None for job in batch)
+                if not appends or self._checkpointer.restart_wanted:
+                    while running:
+                        self._syncer.committed(await running.popleft())
+                if self._checkpointer.restart_wanted:
+                    await self._checkpointer.catch_up(self.db)
+                if not appends:
+                    self._syncer.committed(await self._commit(batch))
+                    continue
+                running.append(asyncio.create_task(self._commit_appends(batch)))
+                if len(running) > 1:
+                    self._syncer.committed(await running.popleft())
+        finally:
+            while running:
+                self._syncer.committed(await running.popleft())
+            await self._syncer.close()
+            await self._checkpointer.close()
+            await self._appender.close()
+
+    async def _commit(self, batch: list[_Job]) -> Done:
+        """Commit runs of appends and runs of ops, in order, each run in one transaction."""
+        done: Done = []
+        start = 0
+        while start < len(batch):
+            is_op = batch[start].op is not None
+            end = start
+            while end < len(batch) and (batch[end].op is not None) == is_op:
+                end += 1
+            run = batch[start:end]
+            done += await (self._commit_ops(run) if is_op else self._commit_appends(run))
+            start = end
+        return done
+
+    async def _commit_appends(self, jobs: list[_Job]) -> Done:
+        """One transaction for `jobs`; on failure retry each alone to isolate the bad one."""
+        try:
+            ids = await self._appender.commit([job.append for job in jobs if job.append])
+        except Exception as exc:
+            return await self._isolate(jobs, exc, self._commit_appends)
+        return [(job.future, id_) for job, id_ in zip(jobs, ids, strict=True)]
+
+    async def _commit_ops(self, jobs: list[_Job]) -> Done:
+        try:
+            await self.db.execute("BEGIN IMMEDIATE")
+            results = [await job.op(self.db) for job in jobs if job.op]
+            await self.db.execute("COMMIT")
+        except Exception as exc:
+            if self.db.in_transaction:
+                await self.db.execute("ROLLBACK")
+            return await self._isolate(jobs, exc, self._commit_ops)
+        return [(job.future, result) for job, result in zip(jobs, results, strict=True)]
+
+    async def _isolate(
+        self,
+        jobs: list[_Job],
+        exc: Exception,
+        commit: Callable[[list[_Job]], Awaitable[Done]],
+    ) -> Done:
+        """A failed job gets its exception at once (it has nothing to wait for)."""
+        if len(jobs) == 1:
+            _fail(jobs[0], _explain(exc, jobs[0], self._appender.path))
+            return []
+        done: Done = []
+        for job in jobs:
+            done += await commit([job])
+        return done
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """SQLite's "database or disk is full", or the OS's ENOSPC, from any connection."""
+    if isinstance(exc, sqlite3.Error):
+        return getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_FULL
+    return isinstance(exc, OSError) and exc.errno == errno.ENOSPC
+
+
+def batch_size(queued: int) -> int:
+    """How many queued jobs the next transaction takes."""
+    return min(queued, max(SPLIT, queued // 2), MAX_BATCH)
+
+
+class _AppendConnection:
+    """A plain sqlite3 connection, alone in its thread: one hop per append transaction."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._executor = ThreadPoolExecutor(1, thread_name_prefix="kioku-store-append")
+        self._db: sqlite3.Connection | None = None
+
+    async def commit(self, appends: list[Append]) -> list[int]:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._commit, appends)
+
+    async def close(self) -> None:
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._executor, self._close)
+        self._executor.shutdown()
+
+    def _commit(self, appends: list[Append]) -> list[int]:
+        db = self._db or self._open()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            (last,) = db.execute("SELECT coalesce(max(id), 0) FROM turns").fetchone()
+            for sql, params in insert_statements(last + 1, appends):
+                db.execute(sql, params)
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        return list(range(last + 1, last + 1 + len(appends)))
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(
+            self.path, isolation_level=None, timeout=BUSY_TIMEOUT_S, cached_statements=256
+        )
+        for pragma in (*schema.CONNECTION_PRAGMAS, *schema.WRITER_PRAGMAS):
+            db.execute(pragma)
+        db.create_function(schema.SEGMENT_FUNCTION, 1, segment, deterministic=True)
+        self._db = db
+        return db
+
+    def _close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+def insert_statements(first: int, appends: list[Append]) -> Iterator[tuple[str, list[Any]]]:
+    """The INSERTs storing and indexing `appends` as ids `first`, `first + 1`, ..."""
+    now = time.time()
+    codes = schema.ROLE_CODES
+    turns: list[Any] = []
+    index: list[Any] = []
+    for offset, (session_id, msg, body) in enumerate(appends):
+        id_ = first + offset
+        ts = now if msg.ts is None else to_epoch(msg.ts)
+        turns += (id_, session_id, codes[msg.role], msg.content, msg.speaker, ts, msg.tool_name)
+        turns += (msg.tool_arguments, msg.tool_result, msg.platform_message_id)
+        index += (id_, segment(msg.content) if body is None else body, session_id)
+    for start in range(0, len(appends), CHUNK):
+        rows = min(CHUNK, len(appends) - start)
+        span = slice(start * schema.TURN_VALUES, (start + rows) * schema.TURN_VALUES)
+        yield schema.insert_turns(rows), turns[span]
+    for start in range(0, len(appends), INDEX_CHUNK):
+        rows = min(INDEX_CHUNK, len(appends) - start)
+        span = slice(start * schema.INDEX_VALUES, (start + rows) * schema.INDEX_VALUES)
+        yield schema.index_turns(rows), index[span]
+
+
+async def insert_messages(db: aiosqlite.Connection, appends: list[Append]) -> list[int]:
+    """Store and index turns from inside a `write(op)` transaction (imports use this)."""
+    (row,) = await db.execute_fetchall("SELECT coalesce(max(id), 0) FROM turns")
+    first = int(row[0]) + 1
+    for sql, params in insert_statements(first, appends):
+        await db.execute(sql, params)
+    return list(range(first, first + len(appends)))
+
+
+def _fail(job: _Job, exc: BaseException) -> None:
+    if not job.future.done():
+        job.future.set_exception(exc)
+
+
+def _explain(exc: Exception, job: _Job, path: Path) -> Exception:
+    """Turn a full disk, or a foreign-key failure of an append, into an error saying what
+    happened and what to do."""
+    if is_disk_full(exc):
+        return StoreFull(
+            f"the disk holding {path} is full, so kioku cannot store anything; free some "
+            "space there and kioku carries on by itself"
+        )
+    if job.append is not None and isinstance(exc, sqlite3.IntegrityError):
+        session_id, message, _ = job.append
+        if "FOREIGN KEY" in str(exc):
+            speaker = f" or no person {message.speaker!r}" if message.speaker else ""
+            return UnknownSession(
+                f"cannot append to session {session_id}: no such session{speaker}"
+            )
+    return exc

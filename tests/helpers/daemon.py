@@ -1,0 +1,120 @@
+"""A kioku daemon in a subprocess with its own KIOKU_HOME, and a CLI-socket client to talk to it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from tests.helpers.gateway_rig import GatedAnthropic
+from tests.helpers.paths import KIOKU
+
+WAIT = 30.0
+
+
+class Daemon:
+    """One `kioku serve`, with a notify socket standing in for systemd to say READY."""
+
+    def __init__(self, home: Path, api: GatedAnthropic, tmp_path: Path, number: int) -> None:
+        self.home = home
+        self.api = api
+        self.log = tmp_path / f"daemon-{number}.log"
+        self.notify_path = tmp_path / f"notify-{number}.sock"
+        self.process: asyncio.subprocess.Process | None = None
+        self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.command = [str(KIOKU), "serve"]
+
+    async def start(self, **env: str) -> Daemon:
+        self.notify.bind(str(self.notify_path))
+        self.notify.setblocking(False)
+        with self.log.open("wb") as log:
+            self.process = await asyncio.create_subprocess_exec(
+                *self.command,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                env={
+                    **os.environ,
+                    "KIOKU_LOG__FORMAT": "json",
+                    "NOTIFY_SOCKET": str(self.notify_path),
+                    "KIOKU_LLM__BASE_URL": self.api.base_url,
+                    "KIOKU_LLM__API_KEY": "sk-test",
+                    "KIOKU_LLM__MAX_RETRIES": "0",
+                    "KIOKU_AGENT__REFLECTION__ENABLED": "false",
+                    **env,
+                },
+            )
+        self.ready = await self.until(b"READY=1")
+        return self
+
+    async def until(self, line: bytes) -> bytes:
+        """Wait for the notification holding `line` (what the daemon tells systemd)."""
+        loop = asyncio.get_running_loop()
+        while line not in (data := await asyncio.wait_for(loop.sock_recv(self.notify, 4096), WAIT)):
+            pass
+        return data
+
+    async def exit_code(self) -> int:
+        assert self.process is not None
+        return await asyncio.wait_for(self.process.wait(), WAIT)
+
+    def signal(self, sig: int) -> None:
+        assert self.process is not None
+        self.process.send_signal(sig)
+
+
+class Client:
+    """A raw CLI-socket connection: frames in, frames out."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+
+    @classmethod
+    async def connect(cls, home: Path) -> Client:
+        return cls(*await asyncio.open_unix_connection(str(home / "gateway.sock")))
+
+    async def send(self, message_id: str, text: str, conversation: str = "default") -> None:
+        frame = {"type": "message", "id": message_id, "text": text, "conversation": conversation}
+        self.writer.write(json.dumps(frame).encode() + b"\n")
+        await self.writer.drain()
+
+    async def reply(self, message_id: str) -> str:
+        while True:
+            frame = await self.frame()
+            if frame.get("id") == message_id and frame["type"] == "reply":
+                return str(frame["text"])
+
+    async def frame(self) -> dict[str, Any]:
+        line = await asyncio.wait_for(self.reader.readline(), WAIT)
+        if not line:
+            raise ConnectionError("the daemon closed the connection")
+        return json.loads(line)
+
+    async def ask(self, message_id: str, text: str) -> str:
+        await self.send(message_id, text)
+        return await self.reply(message_id)
+
+    async def close(self) -> None:
+        self.writer.close()
+        await self.writer.wait_closed()
+
+
+async def run_daemon(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp: Path, **env: str
+) -> Daemon:
+    daemon = Daemon(home, api, tmp, len(daemons))
+    daemons.append(daemon)
+    return await daemon.start(**env)
+
+
+def stored_texts(home: Path) -> list[tuple[str, str]]:
+    db = sqlite3.connect(home / "state.db")
+    try:
+        return db.execute("SELECT role, content FROM messages ORDER BY id").fetchall()
+    finally:
+        db.close()

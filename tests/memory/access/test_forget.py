@@ -1,0 +1,108 @@
+"""Forgetting a person removes their DMs, their words in groups, identities and files."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from memory.access import codes as access
+from memory.access.forget import CannotForget, forget_person, survey
+from memory.search.ranking import Scope, search
+from memory.store.database import Store
+from memory.store.records import Conversation, NewMessage
+
+
+@pytest.fixture
+async def store(home: Path) -> AsyncIterator[Store]:
+    async with await Store.open(home / "state.db") as opened:
+        yield opened
+
+
+async def say(store: Store, conversation: Conversation, speaker: str | None, text: str) -> None:
+    session = await store.open_session(conversation)
+    role = "user" if speaker else "assistant"
+    await store.append(session.id, NewMessage(role=role, content=text, speaker=speaker))
+
+
+async def alice_with_history(store: Store, home: Path) -> Conversation:
+    await store.ensure_person("alice")
+    await store.link_identity("telegram:7", "alice")
+    await store.link_identity("discord:8", "alice")
+    await say(store, Conversation("telegram", "7", "dm", "alice"), "alice", "my pelican secret")
+    group = Conversation("telegram", "g", "group")
+    await say(store, group, "alice", "pelican in the group")
+    await say(store, group, "owner", "owner talks about pelican")
+    await say(store, group, None, "kioku answers pelican")
+    folder = home / "people" / "alice" / "skills" / "s"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: s\ndescription: d\n---\n", encoding="utf-8")
+    (home / "people" / "alice" / "USER.md").write_text("likes pelicans", encoding="utf-8")
+    await store.write(lambda db: access.issue_link_code(db, "alice", 0.0))
+    return group
+
+
+async def count(store: Store, sql: str) -> int:
+    async with store.reading() as db, db.execute(sql) as cursor:
+        return int((await cursor.fetchone())[0])
+
+
+async def test_forget_removes_dm_sessions_identities_links_and_folder(
+    store: Store, home: Path
+) -> None:
+    await alice_with_history(store, home)
+    report = await forget_person(store, home, "alice")
+    assert report.identities == ["discord:8", "telegram:7"]
+    assert (report.dm_sessions, report.turns, report.group_turns) == (1, 1, 1)
+    assert report.folder == home / "people" / "alice"
+    assert not report.folder.exists()
+    assert await store.get_person("alice") is None
+    assert await store.person_for("telegram:7") is None
+    assert await count(store, "SELECT count(*) FROM sessions WHERE kind = 'dm'") == 0
+    assert await count(store, "SELECT count(*) FROM link_codes") == 0
+    assert await count(store, "SELECT count(*) FROM participants WHERE person_id='alice'") == 0
+
+
+async def test_forget_keeps_group_sessions_without_the_persons_words(
+    store: Store, home: Path
+) -> None:
+    group = await alice_with_history(store, home)
+    await forget_person(store, home, "alice")
+    session = await store.open_session(group)
+    texts = [m.content for m in await store.messages(session.id)]
+    assert texts == ["owner talks about pelican", "kioku answers pelican"]
+
+
+async def test_forgotten_words_leave_the_search_index(store: Store, home: Path) -> None:
+    await alice_with_history(store, home)
+    in_group = Scope.of_group("telegram", "g")
+    assert "pelican in the group" in str(await search(store, "pelican", in_group))
+    await forget_person(store, home, "alice")
+    report = await store.check_integrity()
+    assert report.ok, report.problems
+    after = str(await search(store, "pelican", in_group))
+    assert "kioku answers pelican" in after and "pelican in the group" not in after
+
+
+async def test_survey_counts_without_removing(store: Store, home: Path) -> None:
+    await alice_with_history(store, home)
+    report = await survey(store, home, "alice")
+    assert (report.dm_sessions, report.group_turns, len(report.identities)) == (1, 1, 2)
+    assert await store.get_person("alice") is not None
+
+
+async def test_the_owner_cannot_be_forgotten(store: Store, home: Path) -> None:
+    with pytest.raises(CannotForget, match="owner cannot be forgotten"):
+        await forget_person(store, home, "owner")
+
+
+async def test_unknown_person_is_refused(store: Store, home: Path) -> None:
+    with pytest.raises(CannotForget, match="knows no person 'nobody'"):
+        await forget_person(store, home, "nobody")
+
+
+async def test_a_left_over_folder_is_still_removed(store: Store, home: Path) -> None:
+    (home / "people" / "ghost").mkdir(parents=True)
+    report = await forget_person(store, home, "ghost")
+    assert report.folder is not None and not report.folder.exists()

@@ -78,6 +78,10 @@ class GatewayStats:
 
 
 class Gateway:
+    """Owns the way in for every message: admission (who, and may they), duplicate drops,
+    slash commands, the per-conversation queues and the live sessions; it hands turns to
+    the agent and replies to the adapter that brought the message."""
+
     def __init__(
         self,
         store: Store,

@@ -60,6 +60,9 @@ class Slots:
 
 
 class ConversationQueues:
+    """Owns one FIFO line (and its worker task) per conversation with work waiting, and
+    the slots that bound how many conversations are served at once."""
+
     def __init__(self, max_parallel: int, max_queued: int) -> None:
         self.max_queued = max_queued
         self.slots = Slots(max_parallel)

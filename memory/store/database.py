@@ -49,7 +49,9 @@ BUSY_TIMEOUT_MS = 30_000
 
 
 class Store:
-    """Open with `await Store.open(path)`; close with `await store.close()` (or `async with`)."""
+    """Owns state.db: the single group-commit writer, the checkpointer and a pool of
+    read-only connections. Open with `await Store.open(path)`; close with
+    `await store.close()` (or `async with`)."""
 
     def __init__(
         self,

@@ -8,6 +8,7 @@ import os
 import socket
 import sqlite3
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -118,3 +119,20 @@ def stored_texts(home: Path) -> list[tuple[str, str]]:
         return db.execute("SELECT role, content FROM messages ORDER BY id").fetchall()
     finally:
         db.close()
+
+
+def wait_for_log(proc: subprocess.Popen[str], event: str, timeout: float = 30) -> dict:
+    """Read the daemon's JSON log lines until `event` appears."""
+    deadline = time.monotonic() + timeout
+    assert proc.stderr is not None
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            raise AssertionError(f"daemon exited before logging {event}")
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if record.get("event") == event:
+            return record
+    raise AssertionError(f"no {event} within {timeout}s")

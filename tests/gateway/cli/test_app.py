@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
+from tests.helpers.daemon import wait_for_log
 from tests.helpers.paths import KIOKU
 
 
@@ -30,23 +29,6 @@ def test_serve_with_broken_config_exits_1_with_the_report(kioku, home: Path) -> 
     result = kioku("serve")
     assert result.returncode == 1
     assert "[llm] provider" in result.stderr
-
-
-def wait_for_log(proc: subprocess.Popen[str], event: str, timeout: float = 30) -> dict:
-    """Read the daemon's JSON log lines until `event` appears."""
-    deadline = time.monotonic() + timeout
-    assert proc.stderr is not None
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        if not line:
-            raise AssertionError(f"daemon exited before logging {event}")
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if record.get("event") == event:
-            return record
-    raise AssertionError(f"no {event} within {timeout}s")
 
 
 def test_serve_starts_and_stops_cleanly_on_signals(home: Path) -> None:

@@ -215,7 +215,8 @@ async def test_integrity_check_reports_a_damaged_index(store: Store) -> None:
 
 
 def test_serve_opens_the_store_and_closes_it_on_sigterm(home: Path) -> None:
-    from test_cli import KIOKU, wait_for_log
+    from tests.helpers.daemon import wait_for_log
+    from tests.helpers.paths import KIOKU
 
     proc = subprocess.Popen(
         [str(KIOKU), "serve"],

@@ -56,10 +56,6 @@ def person(request: web.Request) -> str:
     return session(request).person
 
 
-def is_owner(request: web.Request) -> bool:
-    return person(request) == OWNER
-
-
 async def form(request: web.Request) -> dict[str, str]:
     """The posted form's text fields (already read and CSRF-checked by the middleware)."""
     data = await request.post()

@@ -37,8 +37,6 @@ from memory.store.sessions import insert_session
 from memory.store.writer import insert_messages
 
 CHUNK_MESSAGES = 2000
-REQUIRED = ("person", "platform", "chat", "session", "role", "content", "ts")
-OPTIONAL = ("speaker_name", "tool_name", "tool_arguments", "tool_result")
 TS_EXAMPLE = "an ISO 8601 time like 2026-05-01T12:00:00Z"
 Progress = Callable[[int], None]
 

@@ -21,7 +21,8 @@ from typing import Any
 import structlog
 
 from adapters.base import Adapter, InboundHandler
-from adapters.cli_socket import CliSocketAdapter, socket_path
+from adapters.cli_protocol import socket_path
+from adapters.cli_socket import CliSocketAdapter
 from agent.build import build_agent
 from agent.mcp.manager import McpManager
 from agent.providers import Provider

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.markdown import Markdown
 
-from adapters.cli_socket import DEFAULT_CONVERSATION, socket_path
+from adapters.cli_protocol import DEFAULT_CONVERSATION, socket_path
 from config.paths import kioku_home
 from gateway.cli.common import fail
 from gateway.cli.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient

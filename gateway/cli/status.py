@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from adapters.cli_socket import socket_path
+from adapters.cli_protocol import socket_path
 from config.paths import kioku_home
 from gateway.cli.common import fail
 from gateway.cli.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient

@@ -109,3 +109,7 @@ def _exchange(client: SocketClient, console: Console, text: str, conversation: s
 def _write(text: str) -> None:
     sys.stdout.write(text)
     sys.stdout.flush()
+
+
+def register(parent: typer.Typer) -> None:
+    parent.command("chat")(chat_command)

@@ -266,3 +266,7 @@ def _check_linger() -> list[Finding]:
 
 def _mode(mode: int) -> str:
     return f"{stat.S_IMODE(mode):04o}"
+
+
+def register(parent: typer.Typer) -> None:
+    parent.command("doctor")(doctor)

@@ -106,3 +106,7 @@ async def _probe(server: McpServerSettings, name: str) -> dict[str, Any]:
     from agent.mcp.connection import probe
 
     return {**described, **await probe(server, name)}
+
+
+def register(parent: typer.Typer) -> None:
+    parent.add_typer(app, name="mcp")

@@ -188,3 +188,7 @@ def _editor() -> list[str]:
         if value:
             return shlex.split(value)
     return ["vi"]
+
+
+def register(parent: typer.Typer) -> None:
+    parent.add_typer(app, name="memory")

@@ -258,3 +258,8 @@ def people_forget(
     log.info("person_forgotten", person=person)
     typer.echo(f"Forgot {person}. Removed:")
     show(report)
+
+
+def register(parent: typer.Typer) -> None:
+    parent.add_typer(pairing, name="pairing")
+    parent.add_typer(people, name="people")

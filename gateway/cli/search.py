@@ -43,11 +43,10 @@ class Format(StrEnum):
     hermes = "hermes"
 
 
-def register(app: typer.Typer) -> None:
-    """Add the three commands to the main `kioku` app."""
-    app.command("search")(search_command)
-    app.command("import")(import_command)
-    app.command("export")(export_command)
+def register(parent: typer.Typer) -> None:
+    parent.command("search")(search_command)
+    parent.command("import")(import_command)
+    parent.command("export")(export_command)
 
 
 def _person(value: str | None) -> str | None:

@@ -231,3 +231,7 @@ def _write(path: Path, text: str) -> None:
     partial.write_text(text)
     partial.chmod(0o644)
     partial.replace(path)
+
+
+def register(parent: typer.Typer) -> None:
+    parent.add_typer(app, name="service")

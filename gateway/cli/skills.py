@@ -302,3 +302,7 @@ def _import_text(report: ImportReport, root: Path) -> str:
 def _print_skipped(report: ImportReport) -> None:
     for folder, reason in report.skipped:
         print(f"Skipped {folder}: {reason}", file=sys.stderr)
+
+
+def register(parent: typer.Typer) -> None:
+    parent.add_typer(app, name="skills")

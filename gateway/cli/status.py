@@ -118,3 +118,7 @@ def _size(size: int) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{size} B"
+
+
+def register(parent: typer.Typer) -> None:
+    parent.command("status")(status_command)

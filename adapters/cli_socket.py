@@ -2,16 +2,8 @@
 
 A Unix socket `$KIOKU_HOME/gateway.sock`, mode 0600, so only the account running
 kioku (and root) can connect; the kernel tells us who the peer is (SO_PEERCRED), so
-the identity `cli:<uid>` needs no password. One JSON object per line each way:
-
-    client -> daemon  {"type": "message", "id": str, "text": str, "conversation": str}
-                      {"type": "status"}
-    daemon -> client  {"type": "delta", "id", "text"}   a piece of the reply being written
-                      {"type": "reply", "id", "text"}   the complete reply (the last frame for id)
-                      {"type": "status", ...}          the daemon's state (owner and root only)
-                      {"type": "error", "id"?, "message"}
-
-A bad frame gets an error frame and the connection stays usable.
+the identity `cli:<uid>` needs no password. The frames are those of
+`adapters/cli_protocol.py`; a bad frame gets an error frame and the connection stays usable.
 """
 
 from __future__ import annotations
@@ -20,7 +12,6 @@ import asyncio
 import contextlib
 import errno
 import itertools
-import json
 import os
 import pwd
 import socket
@@ -29,19 +20,28 @@ import struct
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import structlog
 
 from adapters.base import Adapter, Delta, Inbound, InboundHandler, Outbound
+from adapters.cli_protocol import (
+    MAX_FRAME,
+    BadFrame,
+    Frame,
+    Framer,
+    FrameTooLong,
+    Message,
+    encode,
+    error_frame,
+    parse_frame,
+    status_frame,
+    text_frame,
+    too_long,
+)
 
 log = structlog.get_logger("kioku.cli_socket")
 
-SOCKET_NAME = "gateway.sock"
-MAX_FRAME = 256 * 1024
-MAX_ID = 200
-MAX_CONVERSATION = 100
-DEFAULT_CONVERSATION = "default"
 WRITE_TIMEOUT = 10.0
 READ_CHUNK = 64 * 1024
 # sockaddr_un.sun_path holds 108 bytes including the terminating NUL.
@@ -50,109 +50,8 @@ MAX_SOCKET_PATH = 107
 StatusSource = Callable[[], Awaitable[dict[str, Any]]]
 
 
-def socket_path(home: Path) -> Path:
-    """Where the daemon of `home` listens."""
-    return home / SOCKET_NAME
-
-
 class SocketInUse(RuntimeError):
     """Another process answers on the socket path (a second daemon on the same home)."""
-
-
-class FrameTooLong:
-    """Marker yielded by `Framer` for a line longer than its limit."""
-
-
-TOO_LONG = FrameTooLong()
-
-
-class Framer:
-    """Splits a byte stream into lines of at most `limit` bytes.
-
-    A longer line is reported once (as `TOO_LONG`) as soon as it passes the limit,
-    and its bytes are dropped up to the newline, so the buffer never grows past the
-    limit and the next line is read normally.
-    """
-
-    def __init__(self, limit: int = MAX_FRAME) -> None:
-        self.limit = limit
-        self._buffer = bytearray()
-        self._skipping = False
-
-    def feed(self, data: bytes) -> list[bytes | FrameTooLong]:
-        self._buffer += data
-        out: list[bytes | FrameTooLong] = []
-        while True:
-            end = self._buffer.find(b"\n")
-            if end < 0:
-                if len(self._buffer) > self.limit:
-                    if not self._skipping:
-                        out.append(TOO_LONG)
-                        self._skipping = True
-                    self._buffer.clear()
-                return out
-            line = bytes(self._buffer[:end])
-            del self._buffer[: end + 1]
-            if self._skipping:
-                self._skipping = False
-            elif len(line) > self.limit:
-                out.append(TOO_LONG)
-            else:
-                out.append(line)
-
-    def rest(self) -> bytes | None:
-        """What is left at end of stream (a last line without its newline), if anything."""
-        if self._skipping or not self._buffer:
-            return None
-        return bytes(self._buffer)
-
-
-class BadFrame(ValueError):
-    """A frame the client must fix; `id` is echoed back when the frame carried one."""
-
-    def __init__(self, message: str, frame_id: str | None = None) -> None:
-        super().__init__(message)
-        self.frame_id = frame_id
-
-
-@dataclass
-class Message:
-    id: str
-    text: str
-    conversation: str
-
-
-def parse_frame(line: bytes) -> Message | str:
-    """A `Message`, or the type name of a frame without content (`"status"`)."""
-    try:
-        frame = json.loads(line)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise BadFrame(f"not a JSON object on one line: {exc}") from None
-    if not isinstance(frame, dict):
-        raise BadFrame("a frame must be a JSON object with a 'type'")
-    kind = frame.get("type")
-    raw_id = frame.get("id")
-    frame_id = raw_id if isinstance(raw_id, str) else None
-    if kind == "status":
-        return "status"
-    if kind != "message":
-        raise BadFrame(f"unknown frame type {kind!r}: send 'message' or 'status'", frame_id)
-    if frame_id is None or not 0 < len(frame_id) <= MAX_ID:
-        raise BadFrame(f"a message needs an 'id': a string of 1 to {MAX_ID} characters")
-    text = frame.get("text")
-    if not isinstance(text, str) or not text.strip():
-        raise BadFrame("a message needs a non-empty 'text' string", frame_id)
-    conversation = frame.get("conversation", DEFAULT_CONVERSATION)
-    if (
-        not isinstance(conversation, str)
-        or not 0 < len(conversation) <= MAX_CONVERSATION
-        or not conversation.isprintable()
-    ):
-        raise BadFrame(
-            f"'conversation' must be a printable name of 1 to {MAX_CONVERSATION} characters",
-            frame_id,
-        )
-    return Message(frame_id, text, conversation)
 
 
 def peer_credentials(sock: socket.socket) -> tuple[int, int, int]:
@@ -178,9 +77,9 @@ class _Connection:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     waiting: set[str] = field(default_factory=set)  # message ids whose reply goes here
 
-    async def send(self, frame: dict[str, Any]) -> bool:
+    async def send(self, frame: Frame) -> bool:
         """Write one frame; False (and the connection closed) if the client is gone or stuck."""
-        data = json.dumps(frame, ensure_ascii=False).encode() + b"\n"
+        data = encode(frame)
         async with self.lock:
             if self.writer.is_closing():
                 return False
@@ -255,20 +154,22 @@ class CliSocketAdapter(Adapter):
         self._remove_own_socket()
 
     async def send(self, message: Outbound) -> None:
-        await self._route(message.address.reply_to, "reply", message.text, final=True)
+        await self._route(message.address.reply_to, "reply", message.text)
 
     async def stream(self, delta: Delta) -> None:
-        await self._route(delta.address.reply_to, "delta", delta.text, final=False)
+        await self._route(delta.address.reply_to, "delta", delta.text)
 
-    async def _route(self, reply_to: str | None, kind: str, text: str, *, final: bool) -> None:
+    async def _route(
+        self, reply_to: str | None, kind: Literal["delta", "reply"], text: str
+    ) -> None:
         connection = self._routes.get(reply_to) if reply_to is not None else None
         if connection is None:
             log.info("cli_reply_unrouted", reply_to=reply_to, kind=kind)
             return
         client_id = reply_to.split("-", 1)[1] if reply_to else ""
-        if final:
+        if kind == "reply":
             self._forget_route(reply_to, connection)
-        await connection.send({"type": kind, "id": client_id, "text": text})
+        await connection.send(text_frame(kind, client_id, text))
 
     def _forget_route(self, key: str | None, connection: _Connection) -> None:
         if key is not None and self._routes.get(key) is connection:
@@ -340,19 +241,14 @@ class CliSocketAdapter(Adapter):
 
     async def _handle(self, line: bytes | FrameTooLong, connection: _Connection) -> None:
         if isinstance(line, FrameTooLong):
-            await connection.send(
-                {"type": "error", "message": f"frame longer than {self._max_frame} bytes: dropped"}
-            )
+            await connection.send(error_frame(too_long(self._max_frame)))
             return
         if not line.strip():
             return
         try:
             frame = parse_frame(line)
         except BadFrame as exc:
-            error: dict[str, Any] = {"type": "error", "message": str(exc)}
-            if exc.frame_id is not None:
-                error["id"] = exc.frame_id
-            await connection.send(error)
+            await connection.send(error_frame(str(exc), exc.frame_id))
             return
         if isinstance(frame, Message):
             await self._deliver(frame, connection)
@@ -378,24 +274,20 @@ class CliSocketAdapter(Adapter):
         except Exception as exc:
             log.exception("cli_deliver_failed", connection=connection.number)
             self._forget_route(key, connection)
-            await connection.send(
-                {"type": "error", "id": message.id, "message": f"kioku could not take it: {exc}"}
-            )
+            await connection.send(error_frame(f"kioku could not take it: {exc}", message.id))
 
     async def _answer_status(self, connection: _Connection) -> None:
         if connection.uid not in (self._owner_uid, 0):
             await connection.send(
-                {
-                    "type": "error",
-                    "message": "status is only for the account running kioku "
-                    f"(uid {self._owner_uid}) and root",
-                }
+                error_frame(
+                    f"status is only for the account running kioku (uid {self._owner_uid}) and root"
+                )
             )
             return
         try:
             status = await self._status()
         except Exception as exc:
             log.exception("cli_status_failed")
-            await connection.send({"type": "error", "message": f"status failed: {exc}"})
+            await connection.send(error_frame(f"status failed: {exc}"))
             return
-        await connection.send({**status, "type": "status"})
+        await connection.send(status_frame(status))

@@ -21,7 +21,8 @@ from typing import Any
 import structlog
 
 from adapters.base import Adapter, InboundHandler
-from adapters.cli_socket import CliSocketAdapter, socket_path
+from adapters.cli_protocol import socket_path
+from adapters.cli_socket import CliSocketAdapter
 from agent.build import build_agent
 from agent.mcp.manager import McpManager
 from agent.providers import Provider
@@ -30,7 +31,6 @@ from config.logs import LEVELS
 from config.paths import ensure_home
 from config.settings import Settings
 from gateway import instance
-from gateway.cli.common import fail
 from gateway.commands import command_menu
 from gateway.gateway import Gateway
 from gateway.identity import Identities
@@ -97,30 +97,29 @@ RELOADABLE_PLATFORM_KEYS = ("dm_policy", "allow")
 PLATFORMS = ("cli", "telegram", "discord", "slack")
 
 
+class StartupError(RuntimeError):
+    """The daemon cannot start (a second daemon on the home, an unusable home or state.db);
+    the message says why and what to do. `kioku serve` prints it and exits 1."""
+
+
 async def serve(settings: Settings) -> None:
-    """Run until SIGTERM or SIGINT, then shut down cleanly; a second daemon exits 1."""
+    """Run until SIGTERM or SIGINT, then shut down cleanly; `StartupError` if it cannot start."""
     try:
         home = ensure_home(settings.home)
         lock = instance.acquire(home)
     except instance.AlreadyRunning as exc:
-        fail(str(exc))
+        raise StartupError(str(exc)) from exc
     except OSError as exc:
-        fail(
+        raise StartupError(
             f"cannot use {settings.home}: {exc.strerror}; make it writable for this user "
             "(or set KIOKU_HOME to a folder that is), then start kioku again"
-        )
+        ) from exc
     notifier = Notifier.from_environ()
     try:
         await Daemon(settings, notifier).run()
-    except StoreUnavailable as exc:
-        fail(str(exc))
     finally:
         notifier.close()
         lock.release()
-
-
-class StoreUnavailable(RuntimeError):
-    """state.db cannot be opened; the daemon refuses to start rather than guess."""
 
 
 async def why_unopenable(path: Path, exc: Exception) -> str:
@@ -179,7 +178,7 @@ class Daemon:
         try:
             store = await Store.open(path)
         except (sqlite3.DatabaseError, SchemaTooNew, OSError) as exc:
-            raise StoreUnavailable(await why_unopenable(path, exc)) from exc
+            raise StartupError(await why_unopenable(path, exc)) from exc
         try:
             await self.mcp.start()
             agent = build_agent(self.settings, store, self.provider, mcp=self.mcp)

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.markdown import Markdown
 
-from adapters.cli_socket import DEFAULT_CONVERSATION, socket_path
+from adapters.cli_protocol import DEFAULT_CONVERSATION, socket_path
 from config.paths import kioku_home
 from gateway.cli.common import fail
 from gateway.cli.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
@@ -109,3 +109,7 @@ def _exchange(client: SocketClient, console: Console, text: str, conversation: s
 def _write(text: str) -> None:
     sys.stdout.write(text)
     sys.stdout.flush()
+
+
+def register(parent: typer.Typer) -> None:
+    parent.command("chat")(chat_command)

@@ -75,3 +75,7 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_toml_value(item) for item in value) + "]"
     return json.dumps(str(value), ensure_ascii=False)
+
+
+def register(parent: typer.Typer) -> None:
+    parent.add_typer(app, name="config")

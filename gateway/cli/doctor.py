@@ -24,7 +24,7 @@ from config.load import ConfigError, load_settings
 from config.paths import kioku_home
 from config.settings import Settings
 from gateway import instance
-from gateway.cli.service import user_unit_path
+from gateway.service_units import user_unit_path
 
 PLATFORMS = ("telegram", "discord", "slack")
 PRIVATE_FILES = ("state.db", ".env", "config.toml", "gateway.sock", instance.LOCK_NAME)
@@ -266,3 +266,7 @@ def _check_linger() -> list[Finding]:
 
 def _mode(mode: int) -> str:
     return f"{stat.S_IMODE(mode):04o}"
+
+
+def register(parent: typer.Typer) -> None:
+    parent.command("doctor")(doctor)

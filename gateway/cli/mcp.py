@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from adapters.cli_socket import socket_path
+from adapters.cli_protocol import socket_path
 from agent.mcp.manager import describe_server
 from config.settings import McpServerSettings, Settings
 from gateway.cli.common import EXIT_USAGE, fail, settings_or_exit
@@ -106,3 +106,7 @@ async def _probe(server: McpServerSettings, name: str) -> dict[str, Any]:
     from agent.mcp.connection import probe
 
     return {**described, **await probe(server, name)}
+
+
+def register(parent: typer.Typer) -> None:
+    parent.add_typer(app, name="mcp")

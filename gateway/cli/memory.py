@@ -19,8 +19,8 @@ from pathlib import Path
 import typer
 
 from config.paths import ensure_home
-from gateway.cli.common import fail, settings_or_exit
-from memory.access.people import OWNER, InvalidPersonId, validate_person_id
+from gateway.cli.common import fail, person_id, settings_or_exit
+from memory.access.people import OWNER
 from memory.notes.files import NotesFileError, ensure_directory
 from memory.notes.format import FILE_NAMES, ROLES, TARGETS, NotesState, parse_entries
 from memory.notes.person_notes import NotesResult, PersonNotes
@@ -37,14 +37,7 @@ class Target(StrEnum):
     user = "user"
 
 
-def _person(value: str) -> str:
-    try:
-        return validate_person_id(value)
-    except InvalidPersonId as exc:
-        raise typer.BadParameter(str(exc)) from None
-
-
-PERSON = typer.Option(OWNER, "--person", "-p", callback=_person, help="Whose notes.")
+PERSON = typer.Option(OWNER, "--person", "-p", callback=person_id, help="Whose notes.")
 TARGET = typer.Option(..., "--target", "-t", help="memory (MEMORY.md) or user (USER.md).")
 
 
@@ -188,3 +181,7 @@ def _editor() -> list[str]:
         if value:
             return shlex.split(value)
     return ["vi"]
+
+
+def register(parent: typer.Typer) -> None:
+    parent.add_typer(app, name="memory")

@@ -21,12 +21,12 @@ import typer
 from config.logs import configure_from
 from config.paths import ensure_home
 from config.settings import Settings
-from gateway.cli.common import fail, settings_or_exit
+from gateway.cli.common import fail, person_id, settings_or_exit
 from gateway.identity import InvalidIdentity, validate_identity
 from memory.access import codes as access
 from memory.access import identities
 from memory.access.forget import CannotForget, ForgetReport, forget_person, survey
-from memory.access.people import OWNER, InvalidPersonId, validate_person_id
+from memory.access.people import OWNER
 from memory.store.database import Store
 
 T = TypeVar("T")
@@ -43,17 +43,6 @@ people = typer.Typer(
 
 class Refused(Exception):
     """The change would take an identity the owner must keep; `str()` says why."""
-
-
-def _person(value: str) -> str:
-    try:
-        return validate_person_id(value)
-    except InvalidPersonId as exc:
-        raise typer.BadParameter(str(exc)) from None
-
-
-def _maybe_person(value: str | None) -> str | None:
-    return None if value is None else _person(value)
 
 
 def _identity(value: str) -> str:
@@ -119,7 +108,7 @@ def pairing_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.
 def pairing_approve(
     code: str = typer.Argument(..., help="The code the stranger received (any case)."),
     as_person: str | None = typer.Option(
-        None, "--as", callback=_maybe_person, help="Make them this person (created if new)."
+        None, "--as", callback=person_id, help="Make them this person (created if new)."
     ),
 ) -> None:
     """Let a stranger in: as a new person, or with --as as that person."""
@@ -177,7 +166,7 @@ def people_list(as_json: bool = typer.Option(False, "--json", help="Print JSON."
 @people.command("link")
 def people_link(
     identity: str = typer.Argument(..., callback=_identity, help="e.g. telegram:123456789"),
-    to: str = typer.Option(..., "--to", callback=_person, help="The person (created if new)."),
+    to: str = typer.Option(..., "--to", callback=person_id, help="The person (created if new)."),
 ) -> None:
     """Make IDENTITY belong to a person, moving it from whoever had it."""
     settings = _settings()
@@ -235,7 +224,7 @@ def people_unlink(
 
 @people.command("forget")
 def people_forget(
-    person: str = typer.Argument(..., callback=_person, help="The person to forget."),
+    person: str = typer.Argument(..., callback=person_id, help="The person to forget."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
 ) -> None:
     """Remove a person: notes, skills, DM sessions, their words in groups, identities."""
@@ -258,3 +247,8 @@ def people_forget(
     log.info("person_forgotten", person=person)
     typer.echo(f"Forgot {person}. Removed:")
     show(report)
+
+
+def register(parent: typer.Typer) -> None:
+    parent.add_typer(pairing, name="pairing")
+    parent.add_typer(people, name="people")

@@ -22,15 +22,14 @@ from rich.progress import Progress
 
 from config.paths import ensure_home
 from config.settings import Settings
-from gateway.cli.common import EXIT_USAGE, fail, settings_or_exit
-from gateway.cli.skills import import_hermes_skills
+from gateway.cli.common import EXIT_USAGE, fail, person_id, print_skill_import, settings_or_exit
 from memory.access.people import OWNER, InvalidPersonId, validate_person_id
-from memory.importers.hermes import HermesError, read_hermes_notes, read_hermes_sessions
+from memory.importers.hermes import HermesError
+from memory.importers.hermes_home import HermesImport, import_hermes_home, read_hermes_history
 from memory.importers.jsonl import Parsed, check_conflicts, export_jsonl, parse_jsonl, store_parsed
-from memory.notes.format import TARGETS
-from memory.notes.ops import NoteOp
 from memory.notes.person_notes import PersonNotes
 from memory.search.ranking import Scope, search
+from memory.skills.library import SkillsLibrary
 from memory.store.database import Store
 from memory.store.records import ImportCounts, SessionResult
 
@@ -43,18 +42,10 @@ class Format(StrEnum):
     hermes = "hermes"
 
 
-def register(app: typer.Typer) -> None:
-    """Add the three commands to the main `kioku` app."""
-    app.command("search")(search_command)
-    app.command("import")(import_command)
-    app.command("export")(export_command)
-
-
-def _person(value: str | None) -> str | None:
-    try:
-        return None if value is None else validate_person_id(value)
-    except InvalidPersonId as exc:
-        raise typer.BadParameter(str(exc)) from None
+def register(parent: typer.Typer) -> None:
+    parent.command("search")(search_command)
+    parent.command("import")(import_command)
+    parent.command("export")(export_command)
 
 
 def _open(settings: Settings) -> Any:
@@ -66,7 +57,7 @@ def _open(settings: Settings) -> Any:
 
 def search_command(
     query: str | None = typer.Argument(None, help="What to look for, in any words or language."),
-    person: str = typer.Option(OWNER, "--person", "-p", callback=_person, help="Whose history."),
+    person: str = typer.Option(OWNER, "--person", "-p", callback=person_id, help="Whose history."),
     limit: int = typer.Option(10, "--limit", "-n", min=1, max=100, help="Sessions to show."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
     queries: Path | None = typer.Option(
@@ -182,7 +173,7 @@ def import_command(
     file: Path = typer.Argument(..., help="A jsonl file, or a Hermes home folder."),
     fmt: Format = typer.Option(Format.jsonl, "--format", "-f", help="jsonl or hermes."),
     person: str | None = typer.Option(
-        None, "--person", "-p", callback=_person, help="hermes: who the history is (owner)."
+        None, "--person", "-p", callback=person_id, help="hermes: who the history is (owner)."
     ),
     skip_invalid: bool = typer.Option(
         False, "--skip-invalid", help="Import the valid lines even if some are invalid."
@@ -206,19 +197,30 @@ async def _import(
         if parsed.problems:
             _report_problems(parsed, skip_invalid)
         with _progress(parsed.messages) as advance:
-            counts = await store_parsed(store, parsed, advance)
-        notes_added = 0
-        if fmt is Format.hermes:
-            notes_added = await _import_notes(settings, file, person)
-    typer.echo(_summary(counts, notes_added, len(parsed.problems)))
-    if fmt is Format.hermes:
-        await import_hermes_skills(settings, file, person)
+            if fmt is Format.jsonl:
+                counts = await store_parsed(store, parsed, advance)
+                typer.echo(_summary(counts, 0, len(parsed.problems)))
+                return
+            notes = PersonNotes(settings.home, person, settings.memory.notes)
+            skills = SkillsLibrary(settings.home, settings.skills)
+            report = await import_hermes_home(store, parsed, file, notes, skills, advance)
+    _print_hermes(report, len(parsed.problems))
+
+
+def _print_hermes(report: HermesImport, skipped: int) -> None:
+    if report.notes_error is not None:
+        fail(f"History imported, but the Hermes notes were not:\n{report.notes_error}")
+    typer.echo(_summary(report.history, report.notes_added, skipped))
+    if report.skills_error is not None:
+        print(f"Skills not imported: {report.skills_error}", file=sys.stderr)
+    elif report.skills is not None:
+        print_skill_import(report.skills)
 
 
 def _parse(file: Path, fmt: Format, person: str) -> Parsed:
     if fmt is Format.hermes:
         try:
-            return Parsed(sessions=read_hermes_sessions(file, person), persons={person: None})
+            return read_hermes_history(file, person)
         except HermesError as exc:
             fail(str(exc))
     if file.is_dir():
@@ -240,10 +242,7 @@ def _report_problems(parsed: Parsed, skip_invalid: bool) -> None:
             f"Nothing imported: {len(problems)} invalid line(s). Fix them, or pass "
             "--skip-invalid to import the rest."
         )
-    bad = {p.line for p in problems}
-    parsed.sessions[:] = [
-        s for s in parsed.sessions if parsed.first_line.get(s.external_id) not in bad
-    ]
+    parsed.drop_refused()
 
 
 def _progress(total: int) -> Any:
@@ -266,20 +265,6 @@ class _ProgressBar:
         self.progress.stop()
 
 
-async def _import_notes(settings: Settings, home: Path, person: str) -> int:
-    """Add Hermes' MEMORY.md / USER.md entries to the person's notes (duplicates are no-ops)."""
-    found = await asyncio.to_thread(read_hermes_notes, home)
-    ops = [NoteOp("add", target, content=entry) for target in TARGETS for entry in found[target]]
-    if not ops:
-        return 0
-    notes = PersonNotes(settings.home, person, settings.memory.notes)
-    before = {target: len((await notes.read(target)).entries) for target in TARGETS}
-    result = await notes.batch(ops)
-    if not result.ok:
-        fail(f"History imported, but the Hermes notes were not:\n{result.message}")
-    return sum(len(state.entries) - before[target] for target, state in result.states.items())
-
-
 def _summary(counts: ImportCounts, notes_added: int, skipped: int) -> str:
     text = (
         f"Imported {counts.sessions_added} session(s) and {counts.messages_added} message(s); "
@@ -293,7 +278,7 @@ def _summary(counts: ImportCounts, notes_added: int, skipped: int) -> str:
 
 
 def export_command(
-    person: str = typer.Option(OWNER, "--person", "-p", callback=_person, help="Whose history."),
+    person: str = typer.Option(OWNER, "--person", "-p", callback=person_id, help="Whose history."),
 ) -> None:
     """Write a person's sessions as jsonl on stdout (the format `kioku import` reads)."""
     settings = settings_or_exit()

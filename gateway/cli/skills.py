@@ -1,10 +1,11 @@
-"""`kioku skills`: see and manage skills — a person's own (`--person P`) or the shared ones.
+"""`kioku skills`: see and manage skills — the owner's, another person's, or the shared ones.
 
-Without `--person` a command works on the shared skills in `$KIOKU_HOME/skills/`, which
-only the owner manages; with it, on that person's `people/<P>/skills/` (and `list`/`show`
-show what that person sees: their own skills, then the shared ones they do not shadow).
-The commands work on the files directly under the same locks as the daemon. Exit codes:
-0 done, 1 refused (the reason on stderr), 2 usage error.
+Like every kioku command, a command works for the owner unless `--person P` names
+someone else: on their own skills in `people/<P>/skills/`, and `list`/`show` show what
+they can use (their own skills, then the shared ones they do not shadow, each marked).
+`--shared` works on the shared skills in `$KIOKU_HOME/skills/` alone, which only the
+owner manages. The commands work on the files directly under the same locks as the
+daemon. Exit codes: 0 done, 1 refused (the reason on stderr), 2 usage error.
 """
 
 from __future__ import annotations
@@ -20,17 +21,15 @@ import typer
 
 from config.logs import configure_from
 from config.paths import ensure_home
-from config.settings import Settings
-from gateway.cli.common import fail, settings_or_exit
-from memory.access.people import InvalidPersonId, validate_person_id
+from gateway.cli.common import EXIT_USAGE, fail, person_id, print_skill_import, settings_or_exit
+from memory.access.people import OWNER
 from memory.skills.files import SkillProblem
 from memory.skills.format import SkillError
-from memory.skills.imports import ImportReport
 from memory.skills.library import ListedSkill, SkillListing, SkillsLibrary
 from memory.skills.proposals import Proposal
 
 app = typer.Typer(
-    help="See and manage skills: each person's own and the shared ones you manage.",
+    help="See and manage skills: the owner's, another person's (--person), the shared (--shared).",
     no_args_is_help=True,
 )
 
@@ -38,24 +37,30 @@ OWNER_BY = "owner"
 APPROVED_BY = "agent, approved by the owner"
 
 
-def _person(value: str | None) -> str | None:
-    if value is None:
-        return None
-    try:
-        return validate_person_id(value)
-    except InvalidPersonId as exc:
-        raise typer.BadParameter(str(exc)) from None
-
-
 PERSON = typer.Option(
-    None, "--person", "-p", callback=_person, help="This person's skills (default: the shared)."
+    None, "--person", "-p", callback=person_id, help="Whose skills (default: the owner's)."
 )
+SEEN_BY = typer.Option(
+    None,
+    "--person",
+    "-p",
+    callback=person_id,
+    help="Whose view: their own skills and the shared ones (default: the owner's).",
+)
+SHARED_ONLY = typer.Option(False, "--shared", help="The shared skills only.")
+SHARED = typer.Option(False, "--shared", help="The shared skills instead of a person's.")
 JSON = typer.Option(False, "--json", help="Print JSON.")
 
 
 @app.command("list")
-def list_command(person: str | None = PERSON, as_json: bool = JSON) -> None:
-    """List skills with their use counts; unusable skill folders are reported, not listed."""
+def list_command(
+    person: str | None = SEEN_BY, shared: bool = SHARED_ONLY, as_json: bool = JSON
+) -> None:
+    """List the owner's (or P's) own skills and the shared ones, marked, with use counts.
+
+    Unusable skill folders are reported as warnings, not listed.
+    """
+    person = _place(person, shared)
     library = _library()
     listing = _run(library.listing(person))
     if as_json:
@@ -73,10 +78,15 @@ def list_command(person: str | None = PERSON, as_json: bool = JSON) -> None:
 @app.command("show")
 def show(
     name: str = typer.Argument(..., help="The skill's name."),
-    person: str | None = PERSON,
+    person: str | None = SEEN_BY,
+    shared: bool = SHARED_ONLY,
     as_json: bool = JSON,
 ) -> None:
-    """Print a skill: where it is, its files and use counts, then its SKILL.md."""
+    """Print a skill: whose it is, where, its files and use counts, then its SKILL.md.
+
+    The owner's (or P's) own skill of that name comes first, else the shared one.
+    """
+    person = _place(person, shared)
     library = _library()
     view = _run(library.view(person, name, count_use=False))
     listed = _run(library.entry(view.skill))
@@ -106,11 +116,12 @@ def show(
 
 @app.command("promote")
 def promote(
-    name: str = typer.Argument(..., help="The person's skill to share."),
-    person: str = typer.Option(..., "--person", "-p", callback=_person, help="Whose skill."),
+    name: str = typer.Argument(..., help="The own skill to share."),
+    person: str | None = PERSON,
     replace: bool = typer.Option(False, "--replace", help="Overwrite a shared skill of that name."),
 ) -> None:
-    """Copy a person's own skill into the shared skills, for everyone."""
+    """Copy the owner's (or P's) own skill into the shared skills, for everyone."""
+    person = person or OWNER
     skill = _run(_library().promote(person, name, OWNER_BY, replace))
     typer.echo(
         f"Promoted {name}: it is now a shared skill ({skill.folder}). {person}'s own copy stays "
@@ -123,8 +134,10 @@ def promote(
 def delete(
     name: str = typer.Argument(..., help="The skill's name."),
     person: str | None = PERSON,
+    shared: bool = SHARED,
 ) -> None:
-    """Delete a skill folder (a person's with --person, else the shared one)."""
+    """Delete one of the owner's (or P's) own skills, or with --shared a shared one."""
+    person = _place(person, shared)
     _run(_library().delete(person, name))
     where = f"{person}'s skills" if person else "the shared skills"
     typer.echo(f"Deleted {name} from {where}.")
@@ -136,13 +149,16 @@ def import_command(
         ..., exists=True, file_okay=False, help="A folder of skills, flat or in category folders."
     ),
     person: str | None = PERSON,
+    shared: bool = SHARED,
     replace: bool = typer.Option(False, "--replace", help="Overwrite skills of the same name."),
 ) -> None:
-    """Import a folder of Agent Skills (e.g. ~/.hermes/skills), for a person or shared."""
-    library = _library()
-    report = _run(library.import_folder(folder, person, f"import from {folder}", replace))
-    typer.echo(_import_text(report, library.root(person)))
-    _print_skipped(report)
+    """Import a folder of Agent Skills (e.g. ~/.hermes/skills) for the owner, P, or shared.
+
+    Flat (DIR/<name>/SKILL.md) or in category folders; each skill is checked and copied whole.
+    """
+    person = _place(person, shared)
+    report = _run(_library().import_folder(folder, person, f"import from {folder}", replace))
+    print_skill_import(report)
     if report.skipped:
         fail(f"{len(report.skipped)} skill(s) were not imported; the reasons are above.")
 
@@ -165,7 +181,7 @@ def pending(as_json: bool = JSON) -> None:
 def approve(
     proposal_id: str = typer.Argument(..., help="The id shown by `kioku skills pending`."),
 ) -> None:
-    """Apply a waiting skill change (checked again against the skills as they are now)."""
+    """Apply a waiting skill change to its person's own skills (checked again first)."""
     proposal, message = _run(_library().approve(proposal_id, APPROVED_BY))
     typer.echo(f"Approved {proposal.id} ({proposal.person}: {proposal.summary}). {message}")
 
@@ -179,22 +195,14 @@ def reject(
     typer.echo(f"Rejected {proposal.id} ({proposal.person}: {proposal.summary}).")
 
 
-async def import_hermes_skills(settings: Settings, hermes_home: Path, person: str) -> None:
-    """Part of `kioku import --format hermes`: bring `<hermes home>/skills` to the person."""
-    source = hermes_home / "skills"
-    if not source.is_dir():
-        return
-    library = SkillsLibrary(settings.home, settings.skills)
-    try:
-        report = await library.import_folder(source, person, f"import from {source}")
-    except SkillError as exc:
-        print(f"Skills not imported: {exc}", file=sys.stderr)
-        return
-    typer.echo(_import_text(report, library.root(person)))
-    _print_skipped(report)
-
-
 # -- helpers -----------------------------------------------------------------------------------
+
+
+def _place(person: str | None, shared: bool) -> str | None:
+    """The person a command works for (the owner by default), or None for the shared skills."""
+    if shared and person is not None:
+        fail("Give either --person or --shared, not both.", EXIT_USAGE)
+    return None if shared else person or OWNER
 
 
 def _library() -> SkillsLibrary:
@@ -284,21 +292,5 @@ def _short(text: str | None) -> str:
     return repr(flat if len(flat) <= 40 else flat[:39] + "…")
 
 
-def _import_text(report: ImportReport, root: Path) -> str:
-    lines = []
-    if report.imported:
-        lines.append(
-            f"Imported {len(report.imported)} skill(s) into {root}: " + ", ".join(report.imported)
-        )
-    if report.replaced:
-        lines.append(f"Replaced {len(report.replaced)}: " + ", ".join(report.replaced))
-    if report.unchanged:
-        lines.append(f"Already there, unchanged: {', '.join(report.unchanged)}")
-    if not (report.imported or report.replaced or report.unchanged):
-        lines.append("No skills imported.")
-    return "\n".join(lines)
-
-
-def _print_skipped(report: ImportReport) -> None:
-    for folder, reason in report.skipped:
-        print(f"Skipped {folder}: {reason}", file=sys.stderr)
+def register(parent: typer.Typer) -> None:
+    parent.add_typer(app, name="skills")

@@ -6,7 +6,6 @@ what lets Ctrl-C end them at once.
 
 from __future__ import annotations
 
-import json
 import socket
 import time
 import uuid
@@ -14,7 +13,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from adapters.cli_socket import DEFAULT_CONVERSATION
+from adapters.cli_protocol import (
+    DEFAULT_CONVERSATION,
+    MAX_FRAME,
+    BadFrame,
+    Frame,
+    decode,
+    encode,
+    message_frame,
+    status_request,
+    too_long,
+)
 
 
 class NotRunning(ConnectionError):
@@ -62,7 +71,7 @@ class SocketClient:
         self.close()
 
     def status(self) -> dict[str, Any]:
-        self._send({"type": "status"})
+        self._send(status_request())
         deadline = time.monotonic() + self.timeout
         while True:
             frame = self._receive(deadline)
@@ -79,9 +88,7 @@ class SocketClient:
     ) -> str:
         """Send `text` and wait for its reply, passing each streamed piece to `on_delta`."""
         message_id = uuid.uuid4().hex
-        self._send(
-            {"type": "message", "id": message_id, "text": text, "conversation": conversation}
-        )
+        self._send(message_frame(message_id, text, conversation))
         deadline = time.monotonic() + self.timeout
         while True:
             frame = self._receive(deadline)
@@ -95,11 +102,15 @@ class SocketClient:
             elif kind == "reply":
                 return str(frame.get("text", ""))
 
-    def _send(self, frame: dict[str, Any]) -> None:
-        self._file.write(json.dumps(frame, ensure_ascii=False).encode() + b"\n")
+    def _send(self, frame: Frame) -> None:
+        """Write one frame; one the daemon would drop as too long is refused here."""
+        data = encode(frame)
+        if len(data) - 1 > MAX_FRAME:
+            raise DaemonError(too_long(MAX_FRAME))
+        self._file.write(data)
         self._file.flush()
 
-    def _receive(self, deadline: float) -> dict[str, Any]:
+    def _receive(self, deadline: float) -> Frame:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise NoAnswer(f"no answer from kioku within {self.timeout:g} s")
@@ -110,7 +121,7 @@ class SocketClient:
             raise NoAnswer(f"no answer from kioku within {self.timeout:g} s") from None
         if not line:
             raise DaemonError("kioku closed the connection (is it shutting down?)")
-        frame = json.loads(line)
-        if not isinstance(frame, dict):
-            raise DaemonError(f"unexpected frame from kioku: {line[:200]!r}")
-        return frame
+        try:
+            return decode(line)
+        except BadFrame:
+            raise DaemonError(f"unexpected frame from kioku: {line[:200]!r}") from None

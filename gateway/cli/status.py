@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from adapters.cli_socket import socket_path
+from adapters.cli_protocol import socket_path
 from config.paths import kioku_home
 from gateway.cli.common import fail
 from gateway.cli.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
@@ -118,3 +118,7 @@ def _size(size: int) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{size} B"
+
+
+def register(parent: typer.Typer) -> None:
+    parent.command("status")(status_command)

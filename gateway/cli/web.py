@@ -39,3 +39,7 @@ def login() -> None:
     token = asyncio.run(issue())
     log.info("web_link_issued", person=OWNER, by="cli")
     typer.echo(f"{login_url(settings.web, token)}\nThis link signs you in once, within 10 minutes.")
+
+
+def register(parent: typer.Typer) -> None:
+    parent.add_typer(app, name="web")

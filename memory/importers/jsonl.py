@@ -43,8 +43,12 @@ Progress = Callable[[int], None]
 
 @dataclass(frozen=True)
 class Problem:
+    """A refused line (0 when the session came from no file line), and the `session` it
+    refused when it refused one."""
+
     line: int
     reason: str
+    session: str | None = None
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.reason}"
@@ -62,6 +66,12 @@ class Parsed:
     @property
     def messages(self) -> int:
         return sum(len(s.messages) for s in self.sessions)
+
+    def drop_refused(self) -> None:
+        """Leave out the sessions a problem refused (`--skip-invalid`); invalid lines never
+        made it into a session."""
+        refused = {problem.session for problem in self.problems}
+        self.sessions[:] = [s for s in self.sessions if s.external_id not in refused]
 
 
 def parse_jsonl(path: Path) -> Parsed:
@@ -185,7 +195,11 @@ async def check_conflicts(store: Store, parsed: Parsed) -> None:
         if not owned:
             line = parsed.first_line.get(past.external_id, 0)
             parsed.problems.append(
-                Problem(line, f"session {past.external_id!r} already exists for another person")
+                Problem(
+                    line,
+                    f"session {past.external_id!r} already exists for another person",
+                    past.external_id,
+                )
             )
 
 

@@ -31,6 +31,9 @@ MAX_DEPTH = 4
 
 @dataclass
 class ImportReport:
+    """What an import did to the skills folder `root`, skill by skill."""
+
+    root: Path
     imported: list[str] = field(default_factory=list)
     replaced: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
@@ -65,7 +68,7 @@ def import_skills(
     """Copy every valid skill under `source` into the skills folder `root` (blocking)."""
     if not source.is_dir():
         raise SkillError(f"{source} is not a folder of skills.")
-    report = ImportReport()
+    report = ImportReport(root)
     seen: dict[str, Path] = {}
     with root_lock(root):
         for folder, category in find_skill_folders(source):

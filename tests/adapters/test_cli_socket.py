@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from adapters.base import Outbound
-from adapters.cli_socket import CliSocketAdapter, Framer, SocketInUse
+from adapters.cli_socket import CliSocketAdapter, SocketInUse
 from tests.helpers.echo_socket import EchoGateway
 
 TIMEOUT = 5
@@ -234,14 +234,6 @@ async def test_stop_closes_connections_and_removes_the_socket(
     assert not await asyncio.to_thread(os.path.exists, sock_path)
     assert await asyncio.wait_for(client.reader.read(), TIMEOUT) == b""
     await gateway.adapter.stop()  # twice is fine
-
-
-def test_framer_splits_lines_and_reports_a_long_one_once() -> None:
-    framer = Framer(limit=4)
-    assert framer.feed(b"ab\ncd") == [b"ab"]
-    out = framer.feed(b"efgh")
-    assert len(out) == 1 and out[0] is not None and not isinstance(out[0], bytes)
-    assert framer.feed(b"ijk\nok\n") == [b"ok"]
 
 
 @settings(

@@ -1,100 +1,12 @@
-"""The systemd units: rendered for this install, accepted by systemd, written where it looks."""
+"""`kioku service install`: the unit for this install, printed or written, and what to run next."""
 
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-import pytest
-
-from gateway.cli.service import DEPLOYED, DOCUMENTED_EXECUTABLE, UnitSpec, render
-from tests.helpers.paths import DEPLOY, KIOKU
-
-ANALYZE = shutil.which("systemd-analyze")
-needs_analyze = pytest.mark.skipif(ANALYZE is None, reason="systemd-analyze is not installed")
-
-
-def keys(unit: str) -> dict[str, str]:
-    pairs = (line.split("=", 1) for line in unit.splitlines() if "=" in line and line[0] != "#")
-    return {key: value for key, value in pairs}
-
-
-def verify(unit: str, tmp_path: Path, *, user: bool) -> subprocess.CompletedProcess[str]:
-    """`systemd-analyze verify` on `unit`, the executable swapped for this install's."""
-    runtime = tmp_path / "runtime"
-    runtime.mkdir(mode=0o700)
-    path = runtime / "kioku.service"
-    path.write_text(unit)
-    command = [str(ANALYZE), *(["--user"] if user else []), "verify", str(path)]
-    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
-
-
-@pytest.mark.parametrize("name", sorted(DEPLOYED))
-def test_deploy_units_are_the_rendered_defaults(name: str) -> None:
-    assert (DEPLOY / name).read_text() == render(DEPLOYED[name])
-
-
-@needs_analyze
-@pytest.mark.parametrize("name", sorted(DEPLOYED))
-def test_systemd_analyze_accepts_the_deploy_unit(name: str, tmp_path: Path) -> None:
-    text = (DEPLOY / name).read_text()
-    text = text.replace(str(DOCUMENTED_EXECUTABLE), str(KIOKU))
-    text = text.replace("%h/kioku/.venv/bin/kioku", str(KIOKU))
-    result = verify(text, tmp_path, user=name == "kioku-user.service")
-    assert result.returncode == 0, result.stderr
-    assert result.stderr == ""
-
-
-@needs_analyze
-@pytest.mark.parametrize("system", [True, False])
-def test_systemd_analyze_accepts_the_unit_rendered_for_this_install(
-    system: bool, tmp_path: Path
-) -> None:
-    unit = render(UnitSpec(KIOKU, str(tmp_path / "home"), 20.0, system))
-    result = verify(unit, tmp_path, user=not system)
-    assert result.returncode == 0, result.stderr
-    assert result.stderr == ""
-
-
-def test_system_unit_is_notify_with_watchdog_dedicated_user_and_hardening() -> None:
-    unit = keys(render(DEPLOYED["kioku.service"]))
-    assert unit["Type"] == "notify"
-    assert unit["NotifyAccess"] == "main"
-    assert unit["WatchdogSec"] == "60"
-    assert unit["User"] == "kioku"
-    assert unit["StateDirectory"] == "kioku"
-    assert unit["Environment"] == "KIOKU_HOME=/var/lib/kioku"
-    assert unit["EnvironmentFile"] == "-/etc/kioku/env"
-    assert unit["ExecReload"] == "/bin/kill -HUP $MAINPID"
-    assert unit["Restart"] == "on-failure"
-    for key in ("NoNewPrivileges", "PrivateTmp", "PrivateDevices", "LockPersonality"):
-        assert unit[key] == "yes"
-    assert unit["ProtectSystem"] == "strict"
-    assert unit["ProtectHome"] == "yes"
-    assert unit["UMask"] == "0077"
-
-
-def test_stop_timeout_outlasts_the_grace_period() -> None:
-    unit = keys(render(UnitSpec(KIOKU, "/var/lib/kioku", 120.0, True)))
-    assert int(unit["TimeoutStopSec"]) >= 150
-
-
-def test_user_unit_has_no_user_and_no_namespace_sandboxing() -> None:
-    unit = keys(render(DEPLOYED["kioku-user.service"]))
-    assert "User" not in unit
-    assert "ProtectSystem" not in unit
-    assert unit["Environment"] == "KIOKU_HOME=%h/.kioku"
-    assert unit["WantedBy"] == "default.target"
-
-
-def test_executable_under_a_home_folder_keeps_home_readable() -> None:
-    unit = keys(render(UnitSpec(Path("/home/ann/kioku/.venv/bin/kioku"), "/srv/k", 20, True)))
-    assert unit["ProtectHome"] == "read-only"
-    assert unit["ReadWritePaths"] == "/srv/k"
+from tests.helpers.paths import KIOKU
+from tests.helpers.unit_files import keys
 
 
 def test_dry_run_prints_the_user_unit_for_this_install_and_writes_nothing(
@@ -136,31 +48,3 @@ def test_user_and_system_together_is_a_usage_error(kioku) -> None:
     result = kioku("service", "install", "--user", "--system", "--dry-run")
     assert result.returncode == 2
     assert "one of --user and --system" in result.stderr
-
-
-def test_daemon_libraries_work_under_memory_deny_write_execute() -> None:
-    """MemoryDenyWriteExecute=yes, emulated with the kernel's PR_SET_MDWE (Linux >= 6.3)."""
-    script = (
-        "import ctypes, mmap, asyncio, pathlib, tempfile\n"
-        "if ctypes.CDLL(None).prctl(65, 1, 0, 0, 0) != 0:\n"
-        "    raise SystemExit(77)\n"
-        "try:\n"
-        "    mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)\n"
-        "    raise SystemExit('W+X memory was allowed: the emulation is not active')\n"
-        "except PermissionError:\n"
-        "    pass\n"
-        "import telegram, discord, slack_bolt, anthropic, openai, aiohttp, ssl\n"
-        "from memory.store.database import Store\n"
-        "async def main():\n"
-        "    store = await Store.open(pathlib.Path(tempfile.mkdtemp()) / 'state.db')\n"
-        "    assert (await store.check_integrity()).ok\n"
-        "    await store.close()\n"
-        "asyncio.run(main())\n"
-        "assert ctypes.CFUNCTYPE(ctypes.c_int)(lambda: 7)() == 7\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
-    )
-    if result.returncode == 77:
-        pytest.skip("this kernel has no PR_SET_MDWE (Linux >= 6.3)")
-    assert result.returncode == 0, result.stderr

@@ -114,6 +114,17 @@ async def test_a_session_id_of_another_person_is_refused(store: Store, tmp_path:
     assert [str(p) for p in parsed.problems] == [
         "line 1: session 's1' already exists for another person"
     ]
+    parsed.drop_refused()
+    assert parsed.sessions == []
+
+
+async def test_skipping_invalid_lines_keeps_every_valid_session(
+    store: Store, tmp_path: Path
+) -> None:
+    parsed = parse_jsonl(write_jsonl(tmp_path / "h.jsonl", [LINES[0], "{not json", LINES[2]]))
+    await check_conflicts(store, parsed)
+    parsed.drop_refused()
+    assert [s.external_id for s in parsed.sessions] == ["s1", "s2"]
 
 
 def test_hermes_sessions_become_the_persons_dm_sessions(tmp_path: Path) -> None:

@@ -1,0 +1,176 @@
+"""The CLI socket's protocol, defined once for the daemon's end and the client's.
+
+The daemon (`adapters/cli_socket.py`) listens on `$KIOKU_HOME/gateway.sock`; `kioku chat`,
+`kioku status` and `kioku mcp list` connect to it (`gateway/cli/socket_client.py`).
+One JSON object per line each way, at most `MAX_FRAME` bytes:
+
+    client -> daemon  {"type": "message", "id": str, "text": str, "conversation": str}
+                      {"type": "status"}
+    daemon -> client  {"type": "delta", "id", "text"}   a piece of the reply being written
+                      {"type": "reply", "id", "text"}   the complete reply (the last frame for id)
+                      {"type": "status", ...}          the daemon's state (owner and root only)
+                      {"type": "error", "id"?, "message"}
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+SOCKET_NAME = "gateway.sock"
+MAX_FRAME = 256 * 1024
+MAX_ID = 200
+MAX_CONVERSATION = 100
+DEFAULT_CONVERSATION = "default"
+
+Frame = dict[str, Any]
+
+
+def socket_path(home: Path) -> Path:
+    """Where the daemon of `home` listens."""
+    return home / SOCKET_NAME
+
+
+# -- building frames -------------------------------------------------------------------------
+
+
+def encode(frame: Frame) -> bytes:
+    """One frame as the line that goes over the socket."""
+    return json.dumps(frame, ensure_ascii=False).encode() + b"\n"
+
+
+def message_frame(frame_id: str, text: str, conversation: str = DEFAULT_CONVERSATION) -> Frame:
+    return {"type": "message", "id": frame_id, "text": text, "conversation": conversation}
+
+
+def status_request() -> Frame:
+    return {"type": "status"}
+
+
+def text_frame(kind: Literal["delta", "reply"], frame_id: str, text: str) -> Frame:
+    """A piece of a reply (`delta`) or the whole of it (`reply`)."""
+    return {"type": kind, "id": frame_id, "text": text}
+
+
+def status_frame(status: dict[str, Any]) -> Frame:
+    return {**status, "type": "status"}
+
+
+def error_frame(message: str, frame_id: str | None = None) -> Frame:
+    """An error, about the frame `frame_id` when it is known."""
+    frame: Frame = {"type": "error", "message": message}
+    if frame_id is not None:
+        frame["id"] = frame_id
+    return frame
+
+
+def too_long(limit: int) -> str:
+    """What the daemon says about a line over its limit (and the client before sending one)."""
+    return f"frame longer than {limit} bytes: dropped"
+
+
+# -- reading frames --------------------------------------------------------------------------
+
+
+class BadFrame(ValueError):
+    """A frame the other end must fix; `frame_id` is echoed back when the frame carried one."""
+
+    def __init__(self, message: str, frame_id: str | None = None) -> None:
+        super().__init__(message)
+        self.frame_id = frame_id
+
+
+def decode(line: bytes) -> Frame:
+    """One line as a frame: a JSON object, else `BadFrame`."""
+    try:
+        frame = json.loads(line)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise BadFrame(f"not a JSON object on one line: {exc}") from None
+    if not isinstance(frame, dict):
+        raise BadFrame("a frame must be a JSON object with a 'type'")
+    return frame
+
+
+@dataclass
+class Message:
+    id: str
+    text: str
+    conversation: str
+
+
+def parse_frame(line: bytes) -> Message | str:
+    """A client's frame: a `Message`, or the type name of a frame without content (`"status"`)."""
+    frame = decode(line)
+    kind = frame.get("type")
+    raw_id = frame.get("id")
+    frame_id = raw_id if isinstance(raw_id, str) else None
+    if kind == "status":
+        return "status"
+    if kind != "message":
+        raise BadFrame(f"unknown frame type {kind!r}: send 'message' or 'status'", frame_id)
+    if frame_id is None or not 0 < len(frame_id) <= MAX_ID:
+        raise BadFrame(f"a message needs an 'id': a string of 1 to {MAX_ID} characters")
+    text = frame.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise BadFrame("a message needs a non-empty 'text' string", frame_id)
+    conversation = frame.get("conversation", DEFAULT_CONVERSATION)
+    if (
+        not isinstance(conversation, str)
+        or not 0 < len(conversation) <= MAX_CONVERSATION
+        or not conversation.isprintable()
+    ):
+        raise BadFrame(
+            f"'conversation' must be a printable name of 1 to {MAX_CONVERSATION} characters",
+            frame_id,
+        )
+    return Message(frame_id, text, conversation)
+
+
+class FrameTooLong:
+    """Marker yielded by `Framer` for a line longer than its limit."""
+
+
+TOO_LONG = FrameTooLong()
+
+
+class Framer:
+    """Splits a byte stream into lines of at most `limit` bytes.
+
+    A longer line is reported once (as `TOO_LONG`) as soon as it passes the limit,
+    and its bytes are dropped up to the newline, so the buffer never grows past the
+    limit and the next line is read normally.
+    """
+
+    def __init__(self, limit: int = MAX_FRAME) -> None:
+        self.limit = limit
+        self._buffer = bytearray()
+        self._skipping = False
+
+    def feed(self, data: bytes) -> list[bytes | FrameTooLong]:
+        self._buffer += data
+        out: list[bytes | FrameTooLong] = []
+        while True:
+            end = self._buffer.find(b"\n")
+            if end < 0:
+                if len(self._buffer) > self.limit:
+                    if not self._skipping:
+                        out.append(TOO_LONG)
+                        self._skipping = True
+                    self._buffer.clear()
+                return out
+            line = bytes(self._buffer[:end])
+            del self._buffer[: end + 1]
+            if self._skipping:
+                self._skipping = False
+            elif len(line) > self.limit:
+                out.append(TOO_LONG)
+            else:
+                out.append(line)
+
+    def rest(self) -> bytes | None:
+        """What is left at end of stream (a last line without its newline), if anything."""
+        if self._skipping or not self._buffer:
+            return None
+        return bytes(self._buffer)

@@ -19,6 +19,7 @@ import typer
 
 from config.paths import DEFAULT_HOME
 from gateway.cli.common import EXIT_USAGE, fail, settings_or_exit
+from memory.files import atomic_write
 
 app = typer.Typer(help="Run kioku as a systemd service.", no_args_is_help=True)
 
@@ -227,7 +228,4 @@ def install(
 def _write(path: Path, text: str) -> None:
     """Replace the unit atomically, readable by systemd (0644)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text)
-    partial.chmod(0o644)
-    partial.replace(path)
+    atomic_write(path, text.encode(), mode=0o644)

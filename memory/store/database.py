@@ -117,7 +117,10 @@ class Store:
         return await self._writer.append(session_id, message)
 
     async def write(self, op: Op[T]) -> T:
-        """Run `op` on the writer connection inside the next group-committed transaction."""
+        """Run `op` on the writer connection inside the next group-committed transaction.
+
+        For `memory` modules only: the layers above call their named functions instead.
+        """
         return await self._writer.write(op)
 
     async def ensure_person(self, person: str, display_name: str | None = None) -> Person:
@@ -173,7 +176,7 @@ class Store:
 
     @asynccontextmanager
     async def reading(self) -> AsyncIterator[aiosqlite.Connection]:
-        """Borrow a read-only connection from the pool."""
+        """Borrow a read-only connection from the pool (for `memory` modules only, as `write`)."""
         db = await self._readers.get()
         try:
             yield db

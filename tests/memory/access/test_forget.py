@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -12,12 +11,6 @@ from memory.access.forget import CannotForget, forget_person, survey
 from memory.search.ranking import Scope, search
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
-
-
-@pytest.fixture
-async def store(home: Path) -> AsyncIterator[Store]:
-    async with await Store.open(home / "state.db") as opened:
-        yield opened
 
 
 async def say(store: Store, conversation: Conversation, speaker: str | None, text: str) -> None:

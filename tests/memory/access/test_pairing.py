@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -25,12 +22,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-@pytest.fixture
-async def store(home: Path) -> AsyncIterator[Store]:
-    async with await Store.open(home / "state.db") as opened:
-        yield opened
 
 
 @pytest.fixture

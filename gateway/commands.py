@@ -18,8 +18,8 @@ import structlog
 from adapters.base import Inbound
 from agent.agent import Agent
 from gateway.queues import LineState
-from gateway.sessions import OpenSession, activity
-from memory.access.web_tokens import issue_token
+from gateway.sessions import OpenSession
+from memory.access.web_tokens import issue_web_token
 from memory.notes.files import NotesFileError
 from memory.notes.format import FILE_NAMES, TARGETS, NotesState
 from memory.notes.person_notes import PersonNotes
@@ -146,7 +146,7 @@ class Commands:
         if entry is None:
             lines = ["Session: none open; your next message starts one."]
         else:
-            done = await activity(self.store, entry.session.id)
+            done = await self.store.session_activity(entry.session.id)
             started = entry.session.started_at.astimezone().strftime("%Y-%m-%d %H:%M")
             lines = [
                 f"Session: started {started}, {_count(done.user_turns, 'message')} so far "
@@ -268,7 +268,7 @@ class Commands:
         if not settings.enabled:
             return "The web page is off on this kioku (web.enabled = false)."
         person = request.person
-        token = await self.store.write(lambda db: issue_token(db, person, time.time()))
+        token = await issue_web_token(self.store, person, time.time())
         log.info("web_link_issued", person=person, by="chat")
         return (
             f"Your sign-in link (it works once, within 10 minutes):\n{login_url(settings, token)}"

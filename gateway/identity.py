@@ -31,8 +31,7 @@ import structlog
 from adapters.base import Inbound
 from config.load import ConfigError
 from config.settings import PlatformSettings, Settings
-from memory.access import codes as access
-from memory.access import identities
+from memory.access import codes, identities
 from memory.access.people import OWNER, person_dir
 from memory.store.database import Store
 
@@ -100,8 +99,7 @@ class Identities:
             await self._claim_for_owner(identity)
 
     async def identities_of(self, person: str) -> list[str]:
-        async with self.store.reading() as db:
-            return await identities.identities_of(db, person)
+        return await identities.identities_of(self.store, person)
 
     async def admit(self, inbound: Inbound) -> Admission:
         sender = inbound.sender
@@ -141,10 +139,9 @@ class Identities:
                 "I don't know you here yet. Send /link in a chat where I know you, then send "
                 "/link CODE here."
             )
-        now = self._clock()
-        code = await self.store.write(lambda db: access.issue_link_code(db, person, now))
+        code = await codes.issue_link_code(self.store, person, self._clock())
         log.info("link_code_issued", person=person, platform=inbound.platform)
-        minutes = int(access.LINK_TTL // 60)
+        minutes = int(codes.LINK_TTL // 60)
         return (
             f"Your link code: {code}\n"
             f"Within {minutes} minutes, send /link {code} to me from your other account "
@@ -155,10 +152,7 @@ class Identities:
     async def _redeem(self, inbound: Inbound, person: str | None, code: str) -> str:
         sender = inbound.sender
         movable = person is None or await self._empty(person, sender)
-        now = self._clock()
-        attempt = await self.store.write(
-            lambda db: access.redeem_link_code(db, sender, code, movable, now)
-        )
+        attempt = await codes.redeem_link_code(self.store, sender, code, movable, self._clock())
         match attempt.status:
             case "linked":
                 log.info("identity_linked", identity=sender, person=attempt.person, by="link")
@@ -197,24 +191,19 @@ class Identities:
         folder = person_dir(self._settings.home, person)
         if await asyncio.to_thread(folder.exists):
             return False
-        async with self.store.reading() as db:
-            return not await identities.has_anything(db, person, identity)
+        return not await identities.has_more_than(self.store, person, identity)
 
     async def _admit_stranger(self, inbound: Inbound) -> str:
-        now = self._clock()
-        person, created = await self.store.write(
-            lambda db: identities.admit_stranger(db, inbound.sender, inbound.sender_name, now)
+        person, created = await identities.admit_stranger(
+            self.store, inbound.sender, inbound.sender_name, self._clock()
         )
         if created:
             log.info("person_created", person=person, identity=inbound.sender)
         return person
 
     async def _pairing(self, inbound: Inbound) -> Admission:
-        now = self._clock()
-        outcome = await self.store.write(
-            lambda db: access.request_pairing(
-                db, inbound.platform, inbound.sender, inbound.sender_name, now
-            )
+        outcome = await codes.request_pairing(
+            self.store, inbound.platform, inbound.sender, inbound.sender_name, self._clock()
         )
         if outcome.code is None:
             event = "pairing_refused" if outcome.status == "full" else "pairing_quiet"

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from config.paths import DEFAULT_HOME
 from config.settings import Settings
+from memory.files import atomic_write
 
 SYSTEM_USER = "kioku"
 SYSTEM_HOME = Path("/var/lib/kioku")
@@ -198,7 +199,4 @@ def _user_exists(name: str) -> bool:
 def write_unit(path: Path, text: str) -> None:
     """Replace the unit atomically, readable by systemd (0644)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text)
-    partial.chmod(0o644)
-    partial.replace(path)
+    atomic_write(path, text.encode(), mode=0o644)

@@ -40,12 +40,6 @@ class OpenSession:
     timer: asyncio.TimerHandle | None = None
 
 
-@dataclass(frozen=True)
-class Activity:
-    user_turns: int
-    last_at: datetime | None
-
-
 def conversation_for(inbound: Inbound, person: str | None, dm_scope: str) -> Conversation:
     """The conversation (and so the session key) an admitted message belongs to."""
     if not inbound.is_direct:
@@ -65,18 +59,6 @@ def next_reset(now: datetime, hour: int) -> datetime:
 def last_reset(now: datetime, hour: int) -> datetime:
     """The latest local `hour`:00 at or before `now`."""
     return next_reset(now, hour) - timedelta(days=1)
-
-
-async def activity(store: Store, session_id: int) -> Activity:
-    """How many messages the person sent in the session, and when the last turn was."""
-    async with store.reading() as db:
-        rows = await db.execute_fetchall(
-            "SELECT count(*) FILTER (WHERE role = 'user'), max(ts) FROM messages "
-            "WHERE session_id = ?",
-            (session_id,),
-        )
-    count, last = next(iter(rows))
-    return Activity(count, None if last is None else datetime.fromtimestamp(last).astimezone())
 
 
 class Sessions:
@@ -208,7 +190,7 @@ class Sessions:
             await self._changed.wait_for(predicate)
 
     async def _stale(self, session: Session) -> str | None:
-        last = (await activity(self.store, session.id)).last_at or session.started_at
+        last = (await self.store.session_activity(session.id)).last_at or session.started_at
         now = datetime.now().astimezone()
         if (now - last).total_seconds() >= self.settings.idle_timeout:
             return "idle"

@@ -16,8 +16,14 @@ from collections.abc import Awaitable, Callable
 import structlog
 from aiohttp import web
 
-from memory.access import web_tokens as web_auth
 from memory.access.people import OWNER
+from memory.access.web_tokens import (
+    LinkRefused,
+    check_web_token,
+    end_web_session,
+    redeem_web_token,
+    web_session,
+)
 from web.context import SESSION, context, refusal, render
 
 log = structlog.get_logger("kioku.web")
@@ -58,10 +64,7 @@ async def _guarded(request: web.Request, handler: Handler) -> web.StreamResponse
         return await handler(request)
     ctx = context(request)
     cookie = request.cookies.get(COOKIE)
-    signed_in = None
-    if cookie:
-        async with ctx.store.reading() as db:
-            signed_in = await web_auth.session_for(db, cookie, ctx.clock())
+    signed_in = await web_session(ctx.store, cookie, ctx.clock()) if cookie else None
     if signed_in is None:
         return refusal(request, 401, SIGN_IN_HINT)
     request[SESSION] = signed_in
@@ -80,11 +83,10 @@ async def login_page(request: web.Request) -> web.Response:
     """The link's landing page: a button, so only a person's click spends the token."""
     ctx = context(request)
     token = request.match_info["token"]
-    async with ctx.store.reading() as db:
-        try:
-            who = await web_auth.check_token(db, token, ctx.clock())
-        except web_auth.LinkRefused as exc:
-            return refusal(request, 403, str(exc))
+    try:
+        who = await check_web_token(ctx.store, token, ctx.clock())
+    except LinkRefused as exc:
+        return refusal(request, 403, str(exc))
     return render(request, "login.html", who=who)
 
 
@@ -93,10 +95,8 @@ async def login(request: web.Request) -> web.StreamResponse:
     token = request.match_info["token"]
     now = ctx.clock()
     try:
-        session_id, signed_in = await ctx.store.write(
-            lambda db: web_auth.redeem_token(db, token, now)
-        )
-    except web_auth.LinkRefused as exc:
+        session_id, signed_in = await redeem_web_token(ctx.store, token, now)
+    except LinkRefused as exc:
         log.warning("web_link_refused", reason=str(exc).split(";")[0])
         return refusal(request, 403, str(exc))
     log.info("web_signed_in", person=signed_in.person)
@@ -116,7 +116,7 @@ async def login(request: web.Request) -> web.StreamResponse:
 async def logout(request: web.Request) -> web.StreamResponse:
     ctx = context(request)
     cookie = request.cookies.get(COOKIE, "")
-    await ctx.store.write(lambda db: web_auth.end_session(db, cookie))
+    await end_web_session(ctx.store, cookie)
     log.info("web_signed_out", person=request.pop(SESSION).person)
     response = refusal(request, 200, "You are signed out.")
     response.del_cookie(COOKIE, path="/")

@@ -1,7 +1,7 @@
 """The owner's pages: pairing requests, people and identities, adapters, errors, database.
 
-Pairing decisions run `memory.access.codes.approve_pairing` / `deny_pairing` in one store
-transaction, exactly as `kioku pairing approve|deny` does, and log the same events.
+Pairing decisions call `memory.access.codes.approve_pairing` / `deny_pairing` (one store
+transaction each), exactly as `kioku pairing approve|deny` does, and log the same events.
 The auth middleware has already refused anyone but the owner.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import structlog
 from aiohttp import web
 
-from memory.access import codes as access
-from memory.access import identities
+from memory.access.codes import CodeRefused, approve_pairing, deny_pairing, pending_pairings
+from memory.access.identities import list_people
 from memory.access.people import InvalidPersonId, validate_person_id
 from memory.skills.format import SkillError
 from web.context import context, form, render
@@ -24,9 +24,8 @@ async def admin(
     request: web.Request, error: str | None = None, notice: str | None = None
 ) -> web.Response:
     ctx = context(request)
-    async with ctx.store.reading() as db:
-        pairings = await access.pending_pairings(db, ctx.clock())
-        people = await identities.people(db)
+    pairings = await pending_pairings(ctx.store, ctx.clock())
+    people = await list_people(ctx.store)
     status = await ctx.status() if ctx.status else None
     proposals, problems = await ctx.skills().pending()
     return render(
@@ -55,12 +54,9 @@ async def approve(request: web.Request) -> web.Response:
             validate_person_id(as_person)
         except InvalidPersonId as exc:
             return await admin(request, error=str(exc))
-    now = ctx.clock()
     try:
-        approval = await ctx.store.write(
-            lambda db: access.approve_pairing(db, code, as_person, now)
-        )
-    except access.CodeRefused as exc:
+        approval = await approve_pairing(ctx.store, code, as_person, ctx.clock())
+    except CodeRefused as exc:
         return await admin(request, error=str(exc))
     log.info("pairing_approved", identity=approval.identity, person=approval.person, by="web")
     state = "a new person" if approval.created else "an existing person"
@@ -72,10 +68,9 @@ async def approve(request: web.Request) -> web.Response:
 async def deny(request: web.Request) -> web.Response:
     ctx = context(request)
     code = (await form(request)).get("code", "")
-    now = ctx.clock()
     try:
-        denied = await ctx.store.write(lambda db: access.deny_pairing(db, code, now))
-    except access.CodeRefused as exc:
+        denied = await deny_pairing(ctx.store, code, ctx.clock())
+    except CodeRefused as exc:
         return await admin(request, error=str(exc))
     log.info("pairing_denied", identity=denied.identity, by="web")
     return await admin(

@@ -12,13 +12,11 @@ async def home(request: web.Request) -> web.Response:
     who = person(request)
     store = context(request).store
     found = await store.get_person(who)
-    async with store.reading() as db:
-        identities = await identities_of(db, who)
     return render(
         request,
         "home.html",
         display_name=found.display_name if found else None,
-        identities=identities,
+        identities=await identities_of(store, who),
     )
 
 

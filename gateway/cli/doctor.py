@@ -12,7 +12,6 @@ import shutil
 import sqlite3
 import stat
 import subprocess
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -176,11 +175,11 @@ def _set(value: object) -> bool:
 async def _check_database(path: Path) -> Finding:
     if not await asyncio.to_thread(path.exists):
         return Finding("note", "database", f"{path} does not exist yet (created on first start)")
-    from memory.store.database import Store
+    from memory.store.database import Store, unreadable
 
-    unreadable = await asyncio.to_thread(_unreadable, path)
-    if unreadable is not None:
-        return _corrupt(path, unreadable)
+    reason = await asyncio.to_thread(unreadable, path)
+    if reason is not None:
+        return _corrupt(path, reason)
     try:
         store = await Store.open(path)
     except sqlite3.DatabaseError as exc:
@@ -200,16 +199,6 @@ async def _check_database(path: Path) -> Finding:
         f"{report.persons}, sessions: {report.sessions}, messages: {report.messages}; "
         f"{report.size_bytes / 1e6:.1f} MB)",
     )
-
-
-def _unreadable(path: Path) -> str | None:
-    """Catch a file that is no database before the store opens it with its worker threads."""
-    try:
-        with closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as db:
-            db.execute("PRAGMA schema_version").fetchone()
-    except sqlite3.DatabaseError as exc:
-        return str(exc)
-    return None
 
 
 def _corrupt(path: Path, detail: str) -> Finding:

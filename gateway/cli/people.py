@@ -14,7 +14,6 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-import aiosqlite
 import structlog
 import typer
 
@@ -23,10 +22,8 @@ from config.paths import ensure_home
 from config.settings import Settings
 from gateway.cli.common import fail, person_id, settings_or_exit
 from gateway.identity import InvalidIdentity, validate_identity
-from memory.access import codes as access
-from memory.access import identities
+from memory.access import codes, identities
 from memory.access.forget import CannotForget, ForgetReport, forget_person, survey
-from memory.access.people import OWNER
 from memory.store.database import Store
 
 T = TypeVar("T")
@@ -39,10 +36,6 @@ pairing = typer.Typer(
 people = typer.Typer(
     help="Persons and their identities: list, link, unlink, forget.", no_args_is_help=True
 )
-
-
-class Refused(Exception):
-    """The change would take an identity the owner must keep; `str()` says why."""
 
 
 def _identity(value: str) -> str:
@@ -66,18 +59,19 @@ def _settings() -> Settings:
     return settings
 
 
-def _protected(settings: Settings, identity: str, holder: str | None) -> str | None:
-    """Why the owner's `identity` must stay theirs, if it must."""
-    if holder != OWNER:
-        return None
+def _owner_keeps(settings: Settings) -> set[str]:
+    """The identities that stay the owner's: their own CLI account and `owner.identities`."""
+    return {f"cli:{os.getuid()}", *settings.owner.identities}
+
+
+def _kept(identity: str) -> str:
+    """Why the owner's `identity` must stay theirs."""
     if identity == f"cli:{os.getuid()}":
         return f"{identity} is the owner's own CLI account (the one running kioku); it stays theirs"
-    if identity in settings.owner.identities:
-        return (
-            f"{identity} is listed in owner.identities; remove it from the configuration "
-            "first (the daemon gives it back to the owner otherwise)"
-        )
-    return None
+    return (
+        f"{identity} is listed in owner.identities; remove it from the configuration "
+        "first (the daemon gives it back to the owner otherwise)"
+    )
 
 
 # -- pairing -----------------------------------------------------------------------------
@@ -87,12 +81,7 @@ def _protected(settings: Settings, identity: str, holder: str | None) -> str | N
 def pairing_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Show the pairing requests waiting for approval (they expire after one hour)."""
     settings = _settings()
-
-    async def work(store: Store) -> list[access.PairingRequest]:
-        async with store.reading() as db:
-            return await access.pending_pairings(db, time.time())
-
-    requests = _with_store(settings, work)
+    requests = _with_store(settings, lambda store: codes.pending_pairings(store, time.time()))
     if as_json:
         typer.echo(json.dumps([r.to_json() for r in requests], ensure_ascii=False, indent=2))
         return
@@ -101,7 +90,7 @@ def pairing_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.
         return
     for r in requests:
         name = f" ({r.display_name})" if r.display_name else ""
-        typer.echo(f"{r.code}  {r.identity}{name}  expires {access.iso(r.expires_at)}")
+        typer.echo(f"{r.code}  {r.identity}{name}  expires {codes.iso(r.expires_at)}")
 
 
 @pairing.command("approve")
@@ -115,12 +104,9 @@ def pairing_approve(
     settings = _settings()
     try:
         approval = _with_store(
-            settings,
-            lambda store: store.write(
-                lambda db: access.approve_pairing(db, code, as_person, time.time())
-            ),
+            settings, lambda store: codes.approve_pairing(store, code, as_person, time.time())
         )
-    except access.CodeRefused as exc:
+    except codes.CodeRefused as exc:
         fail(str(exc))
     log.info("pairing_approved", identity=approval.identity, person=approval.person)
     state = "a new person" if approval.created else "an existing person"
@@ -132,11 +118,8 @@ def pairing_deny(code: str = typer.Argument(..., help="The code to refuse (any c
     """Refuse a pairing request; that stranger gets no new code for a day."""
     settings = _settings()
     try:
-        request = _with_store(
-            settings,
-            lambda store: store.write(lambda db: access.deny_pairing(db, code, time.time())),
-        )
-    except access.CodeRefused as exc:
+        request = _with_store(settings, lambda store: codes.deny_pairing(store, code, time.time()))
+    except codes.CodeRefused as exc:
         fail(str(exc))
     log.info("pairing_denied", identity=request.identity)
     typer.echo(f"Denied: {request.identity} gets no answer (and no new code for 24 hours).")
@@ -149,12 +132,7 @@ def pairing_deny(code: str = typer.Argument(..., help="The code to refuse (any c
 def people_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Show every person and the identities that are theirs."""
     settings = _settings()
-
-    async def work(store: Store) -> list[identities.PersonEntry]:
-        async with store.reading() as db:
-            return await identities.people(db)
-
-    entries = _with_store(settings, work)
+    entries = _with_store(settings, identities.list_people)
     if as_json:
         typer.echo(json.dumps([e.to_json() for e in entries], ensure_ascii=False, indent=2))
         return
@@ -170,21 +148,14 @@ def people_link(
 ) -> None:
     """Make IDENTITY belong to a person, moving it from whoever had it."""
     settings = _settings()
-
-    async def work(store: Store) -> tuple[str | None, bool]:
-        async def op(db: aiosqlite.Connection) -> tuple[str | None, bool]:
-            holder = await identities.person_of(db, identity)
-            reason = None if holder == to else _protected(settings, identity, holder)
-            if reason is not None:
-                raise Refused(reason)
-            return await identities.link_to(db, identity, to, time.time())
-
-        return await store.write(op)
-
+    keeps = _owner_keeps(settings)
     try:
-        previous, created = _with_store(settings, work)
-    except Refused as exc:
-        fail(f"refused: {exc}")
+        previous, created = _with_store(
+            settings,
+            lambda store: identities.move_identity(store, identity, to, time.time(), keeps),
+        )
+    except identities.KeptByOwner:
+        fail(f"refused: {_kept(identity)}")
     log.info("identity_linked", identity=identity, person=to, previous=previous, by="cli")
     lines = [f"Linked {identity} to {to}" + (" (a new person)." if created else ".")]
     if previous and previous != to:
@@ -201,21 +172,13 @@ def people_unlink(
 ) -> None:
     """Detach IDENTITY from its person; it is a stranger again (the person keeps everything)."""
     settings = _settings()
-
-    async def work(store: Store) -> str | None:
-        async def op(db: aiosqlite.Connection) -> str | None:
-            holder = await identities.person_of(db, identity)
-            reason = _protected(settings, identity, holder)
-            if reason is not None:
-                raise Refused(reason)
-            return await identities.unlink(db, identity)
-
-        return await store.write(op)
-
+    keeps = _owner_keeps(settings)
     try:
-        holder = _with_store(settings, work)
-    except Refused as exc:
-        fail(f"refused: {exc}")
+        holder = _with_store(
+            settings, lambda store: identities.unlink_identity(store, identity, keeps)
+        )
+    except identities.KeptByOwner:
+        fail(f"refused: {_kept(identity)}")
     if holder is None:
         fail(f"{identity} is not linked to anyone; `kioku people list` shows the identities")
     log.info("identity_unlinked", identity=identity, person=holder)

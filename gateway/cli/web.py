@@ -15,8 +15,8 @@ import typer
 from config.logs import configure_from
 from config.paths import ensure_home
 from gateway.cli.common import fail, settings_or_exit
-from memory.access import web_tokens as web_auth
 from memory.access.people import OWNER
+from memory.access.web_tokens import issue_web_token
 from memory.store.database import Store
 from web.links import login_url
 
@@ -34,7 +34,7 @@ def login() -> None:
 
     async def issue() -> str:
         async with await Store.open(ensure_home(settings.home) / "state.db") as store:
-            return await store.write(lambda db: web_auth.issue_token(db, OWNER, time.time()))
+            return await issue_web_token(store, OWNER, time.time())
 
     token = asyncio.run(issue())
     log.info("web_link_issued", person=OWNER, by="cli")

@@ -1,12 +1,12 @@
 """The codes that let someone in, as stored in state.db: pairing requests, `/link` codes
 and the lockouts that follow wrong ones.
 
-Every function takes the connection it works on. Those that change something are
-meant to run inside `store.write(op)`, so that a check and the change it guards
-(a code's validity and its use, a failure count and the lockout) are one
-transaction: two messages racing each other cannot both pass a check. The links a
-code creates are made with `memory.access.identities`, inside that same transaction. Times
-are unix seconds passed in by the caller, so tests drive the clock.
+Each public function takes the store, and each one that changes something runs as one
+`store.write` transaction, so a check and the change it guards (a code's validity and
+its use, a failure count and the lockout) cannot be split: two messages racing each
+other cannot both pass a check. The links a code creates are made with
+`memory.access.identities`, inside that same transaction. Times are unix seconds
+passed in by the caller, so tests drive the clock.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from memory.access.identities import (
     unique_person_id,
 )
 from memory.access.people import OWNER, slug
+from memory.store.database import Store
 
 # No 0/O, 1/I/L: a code read aloud or copied by hand cannot be misread.
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
@@ -116,9 +117,15 @@ async def purge_expired(db: aiosqlite.Connection, now: float) -> None:
 
 
 async def request_pairing(
-    db: aiosqlite.Connection, platform: str, identity: str, display_name: str | None, now: float
+    store: Store, platform: str, identity: str, display_name: str | None, now: float
 ) -> PairingOutcome:
     """A stranger wrote: their code (new, or again after `PAIRING_RESEND`), or silence."""
+    return await store.write(lambda db: _request_pairing(db, platform, identity, display_name, now))
+
+
+async def _request_pairing(
+    db: aiosqlite.Connection, platform: str, identity: str, display_name: str | None, now: float
+) -> PairingOutcome:
     await purge_expired(db, now)
     if await _locked_until(db, identity, PAIR, now) is not None:
         return PairingOutcome("denied")
@@ -146,16 +153,18 @@ async def request_pairing(
     return PairingOutcome("new", code)
 
 
-async def pending_pairings(db: aiosqlite.Connection, now: float) -> list[PairingRequest]:
-    rows = await db.execute_fetchall(
-        "SELECT code, platform, identity, display_name, expires_at FROM pairing_requests "
-        "WHERE expires_at > ? ORDER BY created_at",
-        (now,),
-    )
+async def pending_pairings(store: Store, now: float) -> list[PairingRequest]:
+    """The requests waiting for the owner's decision, oldest first (expired ones left out)."""
+    async with store.reading() as db:
+        rows = await db.execute_fetchall(
+            "SELECT code, platform, identity, display_name, expires_at FROM pairing_requests "
+            "WHERE expires_at > ? ORDER BY created_at",
+            (now,),
+        )
     return [PairingRequest(*row) for row in rows]
 
 
-async def take_pairing(db: aiosqlite.Connection, code: str, now: float) -> PairingRequest:
+async def _take_pairing(db: aiosqlite.Connection, code: str, now: float) -> PairingRequest:
     """Remove and return the pending request `code`; `CodeRefused` if unknown or expired."""
     wanted = normalise_code(code)
     row = await fetch_one(
@@ -179,11 +188,18 @@ async def take_pairing(db: aiosqlite.Connection, code: str, now: float) -> Pairi
     return request
 
 
-async def approve_pairing(
+async def approve_pairing(store: Store, code: str, as_person: str | None, now: float) -> Approval:
+    """Let the requester in: as a new person, or as `as_person` (created if new).
+
+    `CodeRefused` if no request has `code` or it expired.
+    """
+    return await store.write(lambda db: _approve_pairing(db, code, as_person, now))
+
+
+async def _approve_pairing(
     db: aiosqlite.Connection, code: str, as_person: str | None, now: float
 ) -> Approval:
-    """Let the requester in: as a new person, or as `as_person` (created if new)."""
-    request = await take_pairing(db, code, now)
+    request = await _take_pairing(db, code, now)
     holder = await person_of(db, request.identity)
     if holder is not None:
         return Approval(holder, request.identity, created=False)
@@ -197,9 +213,16 @@ async def approve_pairing(
     return Approval(person, request.identity, created)
 
 
-async def deny_pairing(db: aiosqlite.Connection, code: str, now: float) -> PairingRequest:
-    """Drop the request; the stranger gets silence for `DENIED_QUIET`, not a fresh code."""
-    request = await take_pairing(db, code, now)
+async def deny_pairing(store: Store, code: str, now: float) -> PairingRequest:
+    """Drop the request; the stranger gets silence for `DENIED_QUIET`, not a fresh code.
+
+    `CodeRefused` if no request has `code` or it expired.
+    """
+    return await store.write(lambda db: _deny_pairing(db, code, now))
+
+
+async def _deny_pairing(db: aiosqlite.Connection, code: str, now: float) -> PairingRequest:
+    request = await _take_pairing(db, code, now)
     await db.execute(
         "INSERT OR REPLACE INTO code_failures(identity, purpose, failures, first_at, "
         "locked_until) VALUES (?, ?, 0, ?, ?)",
@@ -211,8 +234,12 @@ async def deny_pairing(db: aiosqlite.Connection, code: str, now: float) -> Pairi
 # -- link codes --------------------------------------------------------------------------
 
 
-async def issue_link_code(db: aiosqlite.Connection, person: str, now: float) -> str:
+async def issue_link_code(store: Store, person: str, now: float) -> str:
     """A fresh one-time code for `person`; an older unused one stops working."""
+    return await store.write(lambda db: _issue_link_code(db, person, now))
+
+
+async def _issue_link_code(db: aiosqlite.Connection, person: str, now: float) -> str:
     await purge_expired(db, now)
     await db.execute("DELETE FROM link_codes WHERE person_id = ?", (person,))
     code = await _unused_code(db, "link_codes")
@@ -224,7 +251,7 @@ async def issue_link_code(db: aiosqlite.Connection, person: str, now: float) -> 
 
 
 async def redeem_link_code(
-    db: aiosqlite.Connection, identity: str, code: str, movable: bool, now: float
+    store: Store, identity: str, code: str, movable: bool, now: float
 ) -> LinkAttempt:
     """`/link CODE` from `identity`: link it to the code's person, counting wrong codes.
 
@@ -232,6 +259,12 @@ async def redeem_link_code(
     removed: an auto-created person with nothing else. Otherwise the link is refused
     and the code stays valid for the owner's `kioku people link`.
     """
+    return await store.write(lambda db: _redeem_link_code(db, identity, code, movable, now))
+
+
+async def _redeem_link_code(
+    db: aiosqlite.Connection, identity: str, code: str, movable: bool, now: float
+) -> LinkAttempt:
     await purge_expired(db, now)
     locked = await _locked_until(db, identity, LINK, now)
     if locked is not None:

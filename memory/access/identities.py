@@ -1,21 +1,32 @@
 """Persons and the platform identities linked to them, as stored in state.db.
 
 Who `telegram:123` is, which identities a person has, who the people are, and the
-changes to those links. Like `memory.access.codes`, every function takes the connection it
-works on, and those that change something are meant to run inside `store.write(op)`:
-the codes in `memory.access.codes` check and change these links in one transaction. Times
-are unix seconds passed in by the caller.
+changes to those links. The public functions that take the store are what the
+gateway, the CLI and the web page call; each change is one `store.write`
+transaction. The ones that take a connection are the building blocks other
+`memory` modules run inside their own transactions (the codes in
+`memory.access.codes` check and change these links in one). Times are unix seconds
+passed in by the caller.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiosqlite
 
 from memory.access.people import OWNER, slug
 from memory.store.records import Person, from_epoch
+
+if TYPE_CHECKING:
+    # The store's own methods are built on this module, so it is imported for typing only.
+    from memory.store.database import Store
+
+
+class KeptByOwner(PermissionError):
+    """The identity is one the owner must keep (their CLI account, `owner.identities`)."""
 
 
 @dataclass(frozen=True)
@@ -67,10 +78,22 @@ async def has_anything(db: aiosqlite.Connection, person: str, identity: str | No
     return bool(row[0])
 
 
+async def has_more_than(store: Store, person: str, identity: str) -> bool:
+    """Whether `person` has history or identities besides `identity` (so is no empty shell)."""
+    async with store.reading() as db:
+        return await has_anything(db, person, identity)
+
+
 async def admit_stranger(
-    db: aiosqlite.Connection, identity: str, display_name: str | None, now: float
+    store: Store, identity: str, display_name: str | None, now: float
 ) -> tuple[str, bool]:
     """The person of `identity`, created from it if needed (open / allowlist); (person, created)."""
+    return await store.write(lambda db: _admit_stranger(db, identity, display_name, now))
+
+
+async def _admit_stranger(
+    db: aiosqlite.Connection, identity: str, display_name: str | None, now: float
+) -> tuple[str, bool]:
     holder = await person_of(db, identity)
     if holder is not None:
         return holder, False
@@ -80,14 +103,25 @@ async def admit_stranger(
     return person, True
 
 
-async def link_to(
-    db: aiosqlite.Connection, identity: str, person: str, now: float
+async def move_identity(
+    store: Store, identity: str, person: str, now: float, owner_keeps: Collection[str] = ()
 ) -> tuple[str | None, bool]:
-    """`kioku people link`: link `identity` to `person` (created if new); (previous, created)."""
-    previous = await person_of(db, identity)
-    created = await create_person(db, person, None, now)
-    await set_link(db, identity, person, now)
-    return previous, created
+    """`kioku people link`: make `identity` belong to `person` (created if new), moving it
+    from whoever had it; (previous holder, created).
+
+    `KeptByOwner` if the owner holds it and it is in `owner_keeps`: the check and the
+    move are one transaction.
+    """
+
+    async def op(db: aiosqlite.Connection) -> tuple[str | None, bool]:
+        previous = await person_of(db, identity)
+        if previous != person:
+            _refuse_if_kept(identity, previous, owner_keeps)
+        created = await create_person(db, person, None, now)
+        await set_link(db, identity, person, now)
+        return previous, created
+
+    return await store.write(op)
 
 
 async def set_link(db: aiosqlite.Connection, identity: str, person: str, now: float) -> None:
@@ -99,28 +133,46 @@ async def set_link(db: aiosqlite.Connection, identity: str, person: str, now: fl
     )
 
 
-async def unlink(db: aiosqlite.Connection, identity: str) -> str | None:
-    """Remove `identity`'s link; the person it belonged to, or None if it was not linked."""
-    holder = await person_of(db, identity)
-    await db.execute("DELETE FROM identities WHERE identity = ?", (identity,))
-    return holder
+async def unlink_identity(
+    store: Store, identity: str, owner_keeps: Collection[str] = ()
+) -> str | None:
+    """Remove `identity`'s link; the person it belonged to, or None if it was not linked.
+
+    `KeptByOwner` if the owner holds it and it is in `owner_keeps`.
+    """
+
+    async def op(db: aiosqlite.Connection) -> str | None:
+        holder = await person_of(db, identity)
+        _refuse_if_kept(identity, holder, owner_keeps)
+        await db.execute("DELETE FROM identities WHERE identity = ?", (identity,))
+        return holder
+
+    return await store.write(op)
 
 
-async def identities_of(db: aiosqlite.Connection, person: str) -> list[str]:
-    rows = await db.execute_fetchall(
-        "SELECT identity FROM identities WHERE person_id = ? ORDER BY identity", (person,)
-    )
+def _refuse_if_kept(identity: str, holder: str | None, owner_keeps: Collection[str]) -> None:
+    if holder == OWNER and identity in owner_keeps:
+        raise KeptByOwner(identity)
+
+
+async def identities_of(store: Store, person: str) -> list[str]:
+    """The identities linked to `person`, sorted."""
+    async with store.reading() as db:
+        rows = await db.execute_fetchall(
+            "SELECT identity FROM identities WHERE person_id = ? ORDER BY identity", (person,)
+        )
     return [str(row[0]) for row in rows]
 
 
-async def people(db: aiosqlite.Connection) -> list[PersonEntry]:
+async def list_people(store: Store) -> list[PersonEntry]:
     """Every person with their identities, the owner first."""
-    rows = await db.execute_fetchall(
-        "SELECT p.id, p.display_name, i.identity FROM persons AS p "
-        "LEFT JOIN identities AS i ON i.person_id = p.id "
-        "ORDER BY p.id != ?, p.id, i.identity",
-        (OWNER,),
-    )
+    async with store.reading() as db:
+        rows = await db.execute_fetchall(
+            "SELECT p.id, p.display_name, i.identity FROM persons AS p "
+            "LEFT JOIN identities AS i ON i.person_id = p.id "
+            "ORDER BY p.id != ?, p.id, i.identity",
+            (OWNER,),
+        )
     entries: dict[str, PersonEntry] = {}
     for person, display_name, identity in rows:
         entry = entries.setdefault(person, PersonEntry(person, display_name, []))

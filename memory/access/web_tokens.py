@@ -4,7 +4,8 @@ A link's token and a session's id are random secrets handed to the person; only
 their SHA-256 hashes are stored, so reading state.db (a backup, a stolen disk)
 signs no one in. Redeeming a token is one transaction (`store.write`): the check
 that it is unused and unexpired and the mark that it is used cannot be split by a
-second browser racing the first. Times are unix seconds passed in by the caller.
+second browser racing the first. Every public function takes the store; times are
+unix seconds passed in by the caller.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 import aiosqlite
 
 from memory.access.people import validate_person_id
+from memory.store.database import Store
 
 LINK_TTL = 600.0
 SESSION_TTL = 7 * 86_400.0
@@ -46,11 +48,13 @@ async def purge(db: aiosqlite.Connection, now: float) -> None:
     await db.execute("DELETE FROM web_tokens WHERE expires_at <= ?", (now - TOKEN_MEMORY,))
 
 
-async def issue_token(
-    db: aiosqlite.Connection, person: str, now: float, ttl: float = LINK_TTL
-) -> str:
+async def issue_web_token(store: Store, person: str, now: float, ttl: float = LINK_TTL) -> str:
     """A fresh one-time sign-in token for `person` (an existing person), valid `ttl` seconds."""
     validate_person_id(person)
+    return await store.write(lambda db: _issue(db, person, now, ttl))
+
+
+async def _issue(db: aiosqlite.Connection, person: str, now: float, ttl: float) -> str:
     await purge(db, now)
     async with db.execute("SELECT 1 FROM persons WHERE id = ?", (person,)) as cursor:
         if await cursor.fetchone() is None:
@@ -63,8 +67,13 @@ async def issue_token(
     return token
 
 
-async def check_token(db: aiosqlite.Connection, token: str, now: float) -> str:
+async def check_web_token(store: Store, token: str, now: float) -> str:
     """The person `token` would sign in, without using it; `LinkRefused` if it cannot."""
+    async with store.reading() as db:
+        return await _check(db, token, now)
+
+
+async def _check(db: aiosqlite.Connection, token: str, now: float) -> str:
     async with db.execute(
         "SELECT person_id, expires_at, used_at FROM web_tokens WHERE token_hash = ?",
         (digest(token),),
@@ -88,11 +97,20 @@ async def check_token(db: aiosqlite.Connection, token: str, now: float) -> str:
     return str(row[0])
 
 
-async def redeem_token(
-    db: aiosqlite.Connection, token: str, now: float, ttl: float = SESSION_TTL
+async def redeem_web_token(
+    store: Store, token: str, now: float, ttl: float = SESSION_TTL
 ) -> tuple[str, WebSession]:
-    """Use `token` once and open a session: (the session id to put in the cookie, the session)."""
-    person = await check_token(db, token, now)
+    """Use `token` once and open a session: (the session id to put in the cookie, the session).
+
+    `LinkRefused` if the token is unknown, used or expired.
+    """
+    return await store.write(lambda db: _redeem(db, token, now, ttl))
+
+
+async def _redeem(
+    db: aiosqlite.Connection, token: str, now: float, ttl: float
+) -> tuple[str, WebSession]:
+    person = await _check(db, token, now)
     await db.execute("UPDATE web_tokens SET used_at = ? WHERE token_hash = ?", (now, digest(token)))
     session_id = secrets.token_urlsafe(32)
     session = WebSession(person, secrets.token_urlsafe(24), now + ttl)
@@ -103,16 +121,24 @@ async def redeem_token(
     return session_id, session
 
 
-async def session_for(db: aiosqlite.Connection, session_id: str, now: float) -> WebSession | None:
+async def web_session(store: Store, session_id: str, now: float) -> WebSession | None:
     """The live session with this id, or None (unknown, expired, or signed out)."""
-    async with db.execute(
-        "SELECT person_id, csrf, expires_at FROM web_sessions "
-        "WHERE session_hash = ? AND expires_at > ?",
-        (digest(session_id), now),
-    ) as cursor:
+    async with (
+        store.reading() as db,
+        db.execute(
+            "SELECT person_id, csrf, expires_at FROM web_sessions "
+            "WHERE session_hash = ? AND expires_at > ?",
+            (digest(session_id), now),
+        ) as cursor,
+    ):
         row = await cursor.fetchone()
     return None if row is None else WebSession(str(row[0]), str(row[1]), float(row[2]))
 
 
-async def end_session(db: aiosqlite.Connection, session_id: str) -> None:
-    await db.execute("DELETE FROM web_sessions WHERE session_hash = ?", (digest(session_id),))
+async def end_web_session(store: Store, session_id: str) -> None:
+    """Sign the browser holding `session_id` out (nothing happens if it is unknown)."""
+
+    async def op(db: aiosqlite.Connection) -> None:
+        await db.execute("DELETE FROM web_sessions WHERE session_hash = ?", (digest(session_id),))
+
+    await store.write(op)

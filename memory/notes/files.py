@@ -1,8 +1,8 @@
 """Blocking file work for notes: read, lock, back up and replace atomically.
 
-Everything here blocks and is meant to run in `asyncio.to_thread`. A write goes to a
-temp file in the same folder, is fsynced, renamed over the old file and the folder is
-fsynced, so a crash at any point leaves either the old file or the new one. The lock is
+Everything here blocks and is meant to run in `asyncio.to_thread`. A write replaces
+the file atomically (`memory.files.atomic_write`), so a crash at any point leaves
+either the old file or the new one. The lock is
 an flock on a hidden sibling file, so the daemon, the CLI and any other process
 serialise their read-modify-write cycles on the same notes file.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from memory.files import atomic_write, fsync_directory
 from memory.notes.format import (
     FILE_NAMES,
     TARGETS,
@@ -136,32 +136,8 @@ def backup(raw: RawNotes) -> Path:
                 fh.write(raw.data)
                 fh.flush()
                 os.fsync(fh.fileno())
-            _fsync_directory(target.parent)
+            fsync_directory(target.parent)
         except OSError as exc:
             raise NotesFileError(f"cannot back up {raw.path} to {target}: {exc.strerror}") from None
         return target
     raise NotesFileError(f"cannot back up {raw.path}: too many backups named {stamp}")
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Temp file in the same folder, fsync, rename over `path`, fsync the folder."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    _fsync_directory(path.parent)
-
-
-def _fsync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 
 from filelock import FileLock, Timeout
 
-from memory.notes.files import atomic_write
+from memory.files import atomic_write, fsync_directory
 from memory.skills.format import SKILL_FILE, Scope, SkillDoc, SkillError, check_name, parse_skill
 
 LOCK_FILE = ".lock"
@@ -192,7 +192,7 @@ def remove_support(folder: Path, relative: PurePosixPath) -> None:
         if parent == folder or any(parent.iterdir()):
             break
         parent.rmdir()
-    _fsync_directory(folder)
+    fsync_directory(folder)
 
 
 def create_folder(root: Path, name: str, files: Mapping[PurePosixPath, bytes]) -> None:
@@ -206,7 +206,7 @@ def create_folder(root: Path, name: str, files: Mapping[PurePosixPath, bytes]) -
     except OSError:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    _fsync_directory(root)
+    fsync_directory(root)
 
 
 def replace_folder(root: Path, name: str, files: Mapping[PurePosixPath, bytes]) -> None:
@@ -214,7 +214,7 @@ def replace_folder(root: Path, name: str, files: Mapping[PurePosixPath, bytes]) 
     staging = _stage(root, name, files)
     old = _move_aside(root, name, REPLACED)
     os.rename(staging, root / name)
-    _fsync_directory(root)
+    fsync_directory(root)
     if old is not None:
         shutil.rmtree(old)
 
@@ -222,7 +222,7 @@ def replace_folder(root: Path, name: str, files: Mapping[PurePosixPath, bytes]) 
 def remove_folder(root: Path, name: str) -> None:
     """Remove `root/name`; a symlinked folder loses only its link, never the target's files."""
     old = _move_aside(root, name, DELETED)
-    _fsync_directory(root)
+    fsync_directory(root)
     if old is not None:
         shutil.rmtree(old)
 
@@ -324,11 +324,3 @@ def _inside(path: Path, folder: Path) -> bool:
     except (OSError, RuntimeError):
         return False
     return real == base or base in real.parents
-
-
-def _fsync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory.access.people import InvalidPersonId, validate_person_id
-from memory.notes.files import atomic_write
+from memory.files import atomic_write
 from memory.skills.format import SkillError
 from memory.skills.manage import SkillRequest
 from memory.skills.usage import now

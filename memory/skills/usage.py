@@ -16,7 +16,7 @@ from pathlib import Path
 
 import structlog
 
-from memory.notes.files import atomic_write
+from memory.files import atomic_write
 
 USAGE_FILE = ".usage.json"
 

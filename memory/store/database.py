@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 import time
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, closing
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -32,6 +33,7 @@ from memory.search.segment import segment
 from memory.store import migrations, schema, sessions
 from memory.store.records import (
     ROLES,
+    Activity,
     Conversation,
     IntegrityReport,
     Message,
@@ -117,7 +119,10 @@ class Store:
         return await self._writer.append(session_id, message)
 
     async def write(self, op: Op[T]) -> T:
-        """Run `op` on the writer connection inside the next group-committed transaction."""
+        """Run `op` on the writer connection inside the next group-committed transaction.
+
+        For `memory` modules only: the layers above call their named functions instead.
+        """
         return await self._writer.write(op)
 
     async def ensure_person(self, person: str, display_name: str | None = None) -> Person:
@@ -173,7 +178,7 @@ class Store:
 
     @asynccontextmanager
     async def reading(self) -> AsyncIterator[aiosqlite.Connection]:
-        """Borrow a read-only connection from the pool."""
+        """Borrow a read-only connection from the pool (for `memory` modules only, as `write`)."""
         db = await self._readers.get()
         try:
             yield db
@@ -210,6 +215,11 @@ class Store:
             ) as cursor,
         ):
             return [_message(row) for row in await cursor.fetchall()]
+
+    async def session_activity(self, session_id: int) -> Activity:
+        """How many messages the person sent in the session, and when its last turn was."""
+        async with self.reading() as db:
+            return await sessions.activity(db, session_id)
 
     async def recent_sessions(self, person: str, limit: int = 10) -> list[Session]:
         """Sessions `person` took part in (DMs and groups, every platform), newest first."""
@@ -274,6 +284,20 @@ async def connect(path: Path) -> aiosqlite.Connection:
         await db.close()
         raise
     return db
+
+
+def unreadable(path: Path) -> str | None:
+    """Why the file at `path` is no database SQLite can read, or None if it is one.
+
+    A plain read-only connection, no threads: a file that is no database is caught
+    before `Store.open` starts its connections' worker threads on it.
+    """
+    try:
+        with closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as db:
+            db.execute("PRAGMA schema_version").fetchone()
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    return None
 
 
 async def _give_back_free_pages(db: aiosqlite.Connection) -> None:

@@ -111,6 +111,14 @@ class Session:
 
 
 @dataclass(frozen=True)
+class Activity:
+    """How far a session got: the messages the person sent, and when its last turn was."""
+
+    user_turns: int
+    last_at: datetime | None
+
+
+@dataclass(frozen=True)
 class Message:
     id: int
     session_id: int

@@ -15,7 +15,7 @@ from typing import Any
 import aiosqlite
 
 from memory.access.identities import person_exists
-from memory.store.records import Conversation, Session, Usage, from_epoch
+from memory.store.records import Activity, Conversation, Session, Usage, from_epoch
 from memory.store.writer import UnknownSession
 
 COLUMNS = (
@@ -137,6 +137,18 @@ async def recent_sessions(db: aiosqlite.Connection, person: str, limit: int) -> 
         (person, person, limit),
     ) as cursor:
         return [session_from_row(row) for row in await cursor.fetchall()]
+
+
+async def activity(db: aiosqlite.Connection, session_id: int) -> Activity:
+    """How many messages the person sent in the session, and when the last turn was."""
+    async with db.execute(
+        "SELECT count(*) FILTER (WHERE role = 'user'), max(ts) FROM messages WHERE session_id = ?",
+        (session_id,),
+    ) as cursor:
+        row = await cursor.fetchone()
+    assert row is not None
+    count, last = row
+    return Activity(count, None if last is None else from_epoch(last))
 
 
 def session_from_row(row: Any) -> Session:

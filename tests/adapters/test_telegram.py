@@ -20,7 +20,7 @@ from adapters.chunking import utf16_length
 from adapters.telegram import TelegramAdapter
 from config.settings import TelegramSettings
 from gateway.commands import command_menu
-from memory.access import codes as access
+from memory.access.codes import approve_pairing
 from tests.fakes.telegram import (
     BOT,
     DROP,
@@ -127,9 +127,7 @@ async def test_a_stranger_gets_a_pairing_code_then_an_answer_once_approved(
         [pairing] = await tg.wait_for("sendMessage")
         assert "pairing code" in pairing.text
         code = pairing.text.split("Your pairing code: ")[1].split("\n")[0]
-        approval = await rig.store.write(
-            lambda db: access.approve_pairing(db, code, None, time.time())
-        )
+        approval = await approve_pairing(rig.store, code, None, time.time())
         assert approval.identity == f"telegram:{stranger}"
         await tg.dm(stranger, "now?")
         sent = await tg.wait_for("sendMessage", 2)

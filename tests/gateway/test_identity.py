@@ -14,8 +14,8 @@ from adapters.base import Inbound
 from config.load import ConfigError
 from config.settings import Settings
 from gateway.identity import Identities, link_argument, validate_identity
-from memory.access import codes as access
-from memory.access import identities
+from memory.access import codes
+from memory.access.identities import identities_of
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
 
@@ -155,8 +155,7 @@ async def test_pairing_policy_replies_with_a_code_only(store: Store, clock: Cloc
     admission = await ids.admit(dm("telegram:5", name="Eve"))
     assert not admission.admitted and admission.person is None
     assert admission.reply is not None
-    async with store.reading() as db:
-        [request] = await access.pending_pairings(db, clock.now)
+    [request] = await codes.pending_pairings(store, clock.now)
     assert request.code in admission.reply
     assert "owner" in admission.reply and "telegram:" not in admission.reply
 
@@ -186,9 +185,8 @@ async def test_approval_by_another_process_takes_effect_on_the_next_message(
     ids = make(store, clock)
     await ids.admit(dm("telegram:5"))
     async with await Store.open(home / "state.db") as other:
-        async with other.reading() as db:
-            [request] = await access.pending_pairings(db, clock.now)
-        await other.write(lambda db: access.approve_pairing(db, request.code, "eve", clock.now))
+        [request] = await codes.pending_pairings(other, clock.now)
+        await codes.approve_pairing(other, request.code, "eve", clock.now)
     assert (await ids.admit(dm("telegram:5"))).person == "eve"
 
 
@@ -226,7 +224,7 @@ async def test_link_code_expires_after_ten_minutes(store: Store, clock: Clock) -
     ids = make(store, clock)
     await store.ensure_person("alice")
     code = await code_for(ids, "telegram:7", "alice")
-    clock.now += access.LINK_TTL
+    clock.now += codes.LINK_TTL
     reply = (await ids.admit(dm("discord:1", f"/link {code}"))).reply
     assert reply and "wrong or has expired" in reply
 
@@ -240,7 +238,7 @@ async def test_five_wrong_codes_lock_link_for_an_hour(store: Store, clock: Clock
     assert replies[4] and "locked for this account until" in replies[4]
     locked = (await ids.admit(dm("discord:1", f"/link {code}"))).reply
     assert locked and "locked" in locked
-    clock.now += access.LOCKOUT - 1
+    clock.now += codes.LOCKOUT - 1
     code = await code_for(ids, "telegram:7", "alice")
     clock.now += 1
     reply = (await ids.admit(dm("discord:1", f"/link {code}"))).reply
@@ -261,8 +259,7 @@ async def test_link_without_code_in_a_group_is_refused(store: Store, clock: Cloc
     ids = make(store, clock)
     reply = await ids.link_command(group("telegram:7", "/link"), "alice", "")
     assert "direct message" in reply
-    async with store.reading() as db:
-        assert await identities.identities_of(db, "alice") == []
+    assert await identities_of(store, "alice") == []
 
 
 async def test_link_moves_identity_from_an_empty_auto_created_person(
@@ -328,7 +325,7 @@ async def test_any_link_argument_gets_a_reply_and_never_raises(
     store: Store, clock: Clock, text: str
 ) -> None:
     ids = make(store, clock)
-    clock.now += access.LOCKOUT
+    clock.now += codes.LOCKOUT
     reply = await ids.link_command(dm("discord:1"), None, text)
     assert reply
 

@@ -12,8 +12,8 @@ from aiohttp import web
 
 from config.load import load_settings
 from config.paths import ensure_home
-from memory.access import codes as access
-from memory.access import web_tokens as web_auth
+from memory.access.codes import request_pairing
+from memory.access.web_tokens import issue_web_token
 from memory.store.database import Store
 from web.app import create_app
 from web.context import WebContext
@@ -35,16 +35,14 @@ class WebRig:
             await self.store.link_identity(identity, person)
 
     async def token(self, person: str) -> str:
-        now = self.now[0]
-        return await self.store.write(lambda db: web_auth.issue_token(db, person, now))
+        return await issue_web_token(self.store, person, self.now[0])
 
     async def link(self, person: str) -> str:
         return f"{self.url}/login/{await self.token(person)}"
 
     async def pairing(self, identity: str, name: str | None = None) -> str:
-        now = self.now[0]
-        outcome = await self.store.write(
-            lambda db: access.request_pairing(db, identity.split(":")[0], identity, name, now)
+        outcome = await request_pairing(
+            self.store, identity.split(":")[0], identity, name, self.now[0]
         )
         assert outcome.code is not None
         return outcome.code

@@ -16,7 +16,7 @@ from config.load import load_settings
 from config.paths import ensure_home
 from gateway.gateway import Gateway
 from gateway.identity import Identities
-from memory.access import codes as access
+from memory.access import codes
 from memory.store.database import Store
 from tests.helpers.recording_adapter import RecordingAdapter
 
@@ -112,14 +112,14 @@ async def test_five_wrong_link_codes_lock_out_even_the_right_one_for_an_hour(rig
     assert "locked" in (await rig.say(ATTACKER, "/link WRONG005") or "")
     assert "locked" in (await rig.say(ATTACKER, f"/link {code}") or "")
     assert await rig.store.person_for(ATTACKER) is None
-    rig.clock.now += access.LOCKOUT - 1
+    rig.clock.now += codes.LOCKOUT - 1
     assert "locked" in (await rig.say(ATTACKER, f"/link {code}") or "")
 
 
 async def test_the_lockout_ends_after_an_hour(rig: Rig) -> None:
     for attempt in range(5):
         await rig.say(ATTACKER, f"/link WRONG{attempt:03d}")
-    rig.clock.now += access.LOCKOUT + 1
+    rig.clock.now += codes.LOCKOUT + 1
     code = code_of(await rig.say(AIKO, "/link"))
     assert (await rig.say(ATTACKER, f"/link {code}") or "").startswith("Linked")
 
@@ -136,7 +136,7 @@ async def test_a_known_person_guessing_codes_is_locked_out_too(rig: Rig) -> None
 
 async def test_a_link_code_expires_after_ten_minutes(rig: Rig) -> None:
     code = code_of(await rig.say(AIKO, "/link"))
-    rig.clock.now += access.LINK_TTL + 1
+    rig.clock.now += codes.LINK_TTL + 1
     reply = await rig.say(ATTACKER, f"/link {code}")
     assert reply is not None and "wrong or has expired" in reply
     assert await rig.store.person_for(ATTACKER) is None
@@ -161,7 +161,7 @@ async def test_a_stranger_pairing_code_is_short_lived_and_quiet_when_repeated(ri
     assert first is not None and "pairing code" in first
     for _ in range(5):
         assert await rig.say(ATTACKER, "hello?") is None
-    rig.clock.now += access.PAIRING_TTL + 1
+    rig.clock.now += codes.PAIRING_TTL + 1
     assert "pairing code" in (await rig.say(ATTACKER, "hello again") or "")
 
 

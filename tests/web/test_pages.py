@@ -15,7 +15,7 @@ import aiohttp
 import pytest
 
 from config.settings import NotesSettings
-from memory.access import web_tokens as web_auth
+from memory.access.web_tokens import check_web_token
 from memory.notes.person_notes import PersonNotes
 from memory.skills.manage import SkillRequest
 from memory.store.database import Store
@@ -298,8 +298,8 @@ def test_kioku_web_login_prints_a_link_for_the_owner(kioku: Kioku, home: Path) -
     token = link.rsplit("/", 1)[1]
 
     async def check() -> str:
-        async with await Store.open(home / "state.db") as store, store.reading() as db:
-            return await web_auth.check_token(db, token, time.time())
+        async with await Store.open(home / "state.db") as store:
+            return await check_web_token(store, token, time.time())
 
     assert asyncio.run(check()) == "owner"
 
@@ -326,8 +326,7 @@ async def test_slash_web_in_a_dm_gives_a_working_link(
         await chat.person("aiko", "telegram:1")
         reply = await Chat(chat, "telegram:1")("/web")
         token = reply.rsplit("/login/", 1)[1].strip()
-        async with chat.store.reading() as db:
-            assert await web_auth.check_token(db, token, time.time()) == "aiko"
+        assert await check_web_token(chat.store, token, time.time()) == "aiko"
 
 
 async def test_slash_web_in_a_group_points_to_a_dm(home: Path) -> None:

@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from memory.access import codes as access
+from memory.access.codes import issue_link_code
 from memory.access.forget import CannotForget, forget_person, survey
 from memory.search.ranking import Scope, search
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
-
-
-@pytest.fixture
-async def store(home: Path) -> AsyncIterator[Store]:
-    async with await Store.open(home / "state.db") as opened:
-        yield opened
 
 
 async def say(store: Store, conversation: Conversation, speaker: str | None, text: str) -> None:
@@ -39,7 +32,7 @@ async def alice_with_history(store: Store, home: Path) -> Conversation:
     folder.mkdir(parents=True)
     (folder / "SKILL.md").write_text("---\nname: s\ndescription: d\n---\n", encoding="utf-8")
     (home / "people" / "alice" / "USER.md").write_text("likes pelicans", encoding="utf-8")
-    await store.write(lambda db: access.issue_link_code(db, "alice", 0.0))
+    await issue_link_code(store, "alice", 0.0)
     return group
 
 

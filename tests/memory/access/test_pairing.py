@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -12,7 +9,7 @@ from hypothesis import strategies as st
 from adapters.base import Inbound
 from config.settings import Settings
 from gateway.identity import Identities
-from memory.access import codes as access
+from memory.access import codes
 from memory.access.people import PERSON_ID, slug
 from memory.store.database import Store
 
@@ -25,12 +22,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-@pytest.fixture
-async def store(home: Path) -> AsyncIterator[Store]:
-    async with await Store.open(home / "state.db") as opened:
-        yield opened
 
 
 @pytest.fixture
@@ -47,24 +38,19 @@ def dm(sender: str, name: str | None = None) -> Inbound:
     return Inbound(sender.split(":")[0], sender, sender, "hi", is_direct=True, sender_name=name)
 
 
-async def pending(store: Store, now: float) -> list[access.PairingRequest]:
-    async with store.reading() as db:
-        return await access.pending_pairings(db, now)
-
-
 def test_codes_are_eight_unambiguous_characters() -> None:
-    codes = {access.new_code() for _ in range(200)}
-    assert len(codes) == 200
-    for code in codes:
+    made = {codes.new_code() for _ in range(200)}
+    assert len(made) == 200
+    for code in made:
         assert len(code) == 8
         assert not set(code) & set("0O1IL")
-        assert set(code) <= set(access.ALPHABET)
+        assert set(code) <= set(codes.ALPHABET)
 
 
-@given(st.text(alphabet=access.ALPHABET, min_size=8, max_size=8), st.sampled_from([" ", "-", ""]))
+@given(st.text(alphabet=codes.ALPHABET, min_size=8, max_size=8), st.sampled_from([" ", "-", ""]))
 def test_normalise_code_accepts_any_case_and_separators(code: str, separator: str) -> None:
     typed = f" {code[:4].lower()}{separator}{code[4:]} "
-    assert access.normalise_code(typed) == code
+    assert codes.normalise_code(typed) == code
 
 
 @given(st.text())
@@ -77,7 +63,7 @@ async def test_stranger_gets_the_same_code_again_only_after_ten_minutes(
     ids: Identities, clock: Clock
 ) -> None:
     first = await ids.admit(dm("telegram:1"))
-    clock.now += access.PAIRING_RESEND - 1
+    clock.now += codes.PAIRING_RESEND - 1
     quiet = await ids.admit(dm("telegram:1"))
     clock.now += 1
     again = await ids.admit(dm("telegram:1"))
@@ -89,7 +75,7 @@ async def test_a_fourth_stranger_on_a_platform_gets_silence(
 ) -> None:
     replies = [(await ids.admit(dm(f"telegram:{n}"))).reply for n in range(4)]
     assert all(replies[:3]) and replies[3] is None
-    assert len(await pending(store, clock.now)) == 3
+    assert len(await codes.pending_pairings(store, clock.now)) == 3
     assert (await ids.admit(dm("discord:1"))).reply is not None
 
 
@@ -98,8 +84,8 @@ async def test_expired_requests_are_purged_and_make_room(
 ) -> None:
     for n in range(3):
         await ids.admit(dm(f"telegram:{n}"))
-    clock.now += access.PAIRING_TTL
-    assert await pending(store, clock.now) == []
+    clock.now += codes.PAIRING_TTL
+    assert await codes.pending_pairings(store, clock.now) == []
     reply = (await ids.admit(dm("telegram:9"))).reply
     assert reply is not None
     async with store.reading() as db, db.execute("SELECT count(*) FROM pairing_requests") as cur:
@@ -110,23 +96,19 @@ async def test_approve_creates_a_person_named_after_the_display_name(
     ids: Identities, store: Store, clock: Clock
 ) -> None:
     await ids.admit(dm("telegram:5", name="José Díaz"))
-    [request] = await pending(store, clock.now)
-    approval = await store.write(
-        lambda db: access.approve_pairing(db, request.code.lower(), None, clock.now)
-    )
-    assert approval == access.Approval("jose-diaz", "telegram:5", created=True)
+    [request] = await codes.pending_pairings(store, clock.now)
+    approval = await codes.approve_pairing(store, request.code.lower(), None, clock.now)
+    assert approval == codes.Approval("jose-diaz", "telegram:5", created=True)
     assert (await ids.admit(dm("telegram:5"))).person == "jose-diaz"
-    assert await pending(store, clock.now) == []
+    assert await codes.pending_pairings(store, clock.now) == []
 
 
 async def test_approve_without_a_usable_name_uses_the_identity(
     ids: Identities, store: Store, clock: Clock
 ) -> None:
     await ids.admit(dm("telegram:5", name="山田"))
-    [request] = await pending(store, clock.now)
-    approval = await store.write(
-        lambda db: access.approve_pairing(db, request.code, None, clock.now)
-    )
+    [request] = await codes.pending_pairings(store, clock.now)
+    approval = await codes.approve_pairing(store, request.code, None, clock.now)
     assert approval.person == "telegram-5"
 
 
@@ -136,11 +118,9 @@ async def test_approve_as_an_existing_person_links_to_them(
     await store.ensure_person("alice")
     await store.link_identity("discord:1", "alice")
     await ids.admit(dm("telegram:5"))
-    [request] = await pending(store, clock.now)
-    approval = await store.write(
-        lambda db: access.approve_pairing(db, request.code, "alice", clock.now)
-    )
-    assert approval == access.Approval("alice", "telegram:5", created=False)
+    [request] = await codes.pending_pairings(store, clock.now)
+    approval = await codes.approve_pairing(store, request.code, "alice", clock.now)
+    assert approval == codes.Approval("alice", "telegram:5", created=False)
     assert await ids.identities_of("alice") == ["discord:1", "telegram:5"]
 
 
@@ -148,27 +128,27 @@ async def test_approving_an_expired_code_is_refused(
     ids: Identities, store: Store, clock: Clock
 ) -> None:
     await ids.admit(dm("telegram:5"))
-    [request] = await pending(store, clock.now)
-    clock.now += access.PAIRING_TTL
-    with pytest.raises(access.CodeRefused, match="expired"):
-        await store.write(lambda db: access.approve_pairing(db, request.code, None, clock.now))
+    [request] = await codes.pending_pairings(store, clock.now)
+    clock.now += codes.PAIRING_TTL
+    with pytest.raises(codes.CodeRefused, match="expired"):
+        await codes.approve_pairing(store, request.code, None, clock.now)
     assert await store.person_for("telegram:5") is None
 
 
 async def test_approving_an_unknown_code_is_refused(store: Store) -> None:
-    with pytest.raises(access.CodeRefused, match="no pending pairing request"):
-        await store.write(lambda db: access.approve_pairing(db, "ABCDEFGH", None, T0))
+    with pytest.raises(codes.CodeRefused, match="no pending pairing request"):
+        await codes.approve_pairing(store, "ABCDEFGH", None, T0)
 
 
 async def test_denied_stranger_gets_silence_for_a_day(
     ids: Identities, store: Store, clock: Clock
 ) -> None:
     await ids.admit(dm("telegram:5"))
-    [request] = await pending(store, clock.now)
-    await store.write(lambda db: access.deny_pairing(db, request.code, clock.now))
-    clock.now += access.PAIRING_RESEND
+    [request] = await codes.pending_pairings(store, clock.now)
+    await codes.deny_pairing(store, request.code, clock.now)
+    clock.now += codes.PAIRING_RESEND
     assert (await ids.admit(dm("telegram:5"))).reply is None
-    clock.now += access.DENIED_QUIET
+    clock.now += codes.DENIED_QUIET
     assert (await ids.admit(dm("telegram:5"))).reply is not None
 
 

@@ -8,6 +8,7 @@ import signal
 import sqlite3
 import subprocess
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import aiosqlite
@@ -15,8 +16,8 @@ import pytest
 
 from memory.search.segment import segment
 from memory.store import migrations, schema
-from memory.store.database import Store
-from memory.store.records import Conversation, NewMessage, Usage
+from memory.store.database import Store, unreadable
+from memory.store.records import Activity, Conversation, NewMessage, Usage
 from memory.store.writer import UnknownSession
 
 
@@ -212,6 +213,29 @@ async def test_integrity_check_reports_a_damaged_index(store: Store) -> None:
     report = await store.check_integrity()
     assert not report.ok
     assert any("full-text index" in problem for problem in report.problems)
+
+
+async def test_session_activity_counts_the_persons_messages_and_dates_the_last_turn(
+    store: Store,
+) -> None:
+    session = await store.open_session(dm())
+    assert await store.session_activity(session.id) == Activity(0, None)
+    asked, answered = datetime(2026, 1, 2, 3, 4, tzinfo=UTC), datetime(2026, 1, 2, 3, 5, tzinfo=UTC)
+    await store.append(session.id, NewMessage("user", "hi", ts=asked))
+    await store.append(session.id, NewMessage("assistant", "hello", ts=answered))
+    assert await store.session_activity(session.id) == Activity(1, answered)
+
+
+async def test_unreadable_says_why_a_file_is_no_database_and_passes_a_real_one(
+    tmp_path: Path,
+) -> None:
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"this is no database " * 200)
+    assert "not a database" in (unreadable(junk) or "")
+    real = tmp_path / "state.db"
+    async with await Store.open(real):
+        pass
+    assert unreadable(real) is None
 
 
 def test_serve_opens_the_store_and_closes_it_on_sigterm(home: Path) -> None:

@@ -25,10 +25,10 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.message import SessionMessage
 from mcp.types import CONNECTION_CLOSED
 
-from adapters.backoff import Backoff
 from agent.mcp.names import tool_name
 from agent.mcp.results import cap, render
 from agent.mcp.tools import McpTool
+from agent.retry import backoff_delay
 from agent.tools.context import ToolContext
 from agent.tools.registry import Handler, ToolError, ToolRegistry
 from config.settings import McpServerSettings
@@ -36,6 +36,9 @@ from config.settings import McpServerSettings
 log = structlog.get_logger("kioku.mcp")
 
 CONNECT_TIMEOUT = 30.0
+RECONNECT_BASE = 1.0
+RECONNECT_CAP = 300.0
+"""A server that keeps failing is retried 1 s after the first failure, doubling to 5 min."""
 MAX_DESCRIPTION = 2_000
 CLIENT_INFO = types.Implementation(name="kioku", version="0.1.0")
 
@@ -124,6 +127,7 @@ class ServerConnection:
         self.state = "starting"
         self.error: str | None = None
         self.restarts = 0
+        self._failures = 0
         self.tools: dict[str, McpTool] = {}
         self.registry = ToolRegistry()
         self._session: ClientSession | None = None
@@ -239,26 +243,26 @@ class ServerConnection:
         changed.set()
 
     async def _run(self) -> None:
-        backoff = Backoff()
         while True:
             try:
-                await self._serve(backoff)
+                await self._serve()
                 reason = "the server closed the connection"
             except Exception as exc:
                 reason = describe(exc)
             self._session = None
             self.restarts += 1
-            delay = backoff.next_delay()
+            delay = backoff_delay(self._failures, RECONNECT_BASE, RECONNECT_CAP)
+            self._failures += 1
             self._set_state("restarting", reason)
             log.warning("mcp_server_down", server=self.name, error=reason, retry_in=round(delay, 1))
             await asyncio.sleep(delay)
 
-    async def _serve(self, backoff: Backoff) -> None:
+    async def _serve(self) -> None:
         async with connect(self.settings, self._on_message) as (session, closed):
             self._closed = closed
             self._refresh(await list_tools(session))
             self._session = session
-            backoff.reset()
+            self._failures = 0
             self._set_state("running", None)
             log.info("mcp_server_ready", server=self.name, tools=len(self.tools))
             while not closed.is_set():

@@ -30,7 +30,7 @@ from agent.mcp.results import cap, render
 from agent.mcp.tools import McpTool
 from agent.retry import backoff_delay
 from agent.tools.context import ToolContext
-from agent.tools.registry import Handler, ToolError, ToolRegistry
+from agent.tools.registry import Handler, ToolError
 from config.settings import McpServerSettings
 
 log = structlog.get_logger("kioku.mcp")
@@ -129,7 +129,6 @@ class ServerConnection:
         self.restarts = 0
         self._failures = 0
         self.tools: dict[str, McpTool] = {}
-        self.registry = ToolRegistry()
         self._session: ClientSession | None = None
         self._closed = asyncio.Event()
         self._wake = asyncio.Event()
@@ -153,6 +152,10 @@ class ServerConnection:
             if ready(self):
                 return
             await changed.wait()
+
+    def available(self, ctx: ToolContext) -> list[McpTool]:
+        """The server's tools as it lists them now, those `ctx` may use (a `ToolSource`)."""
+        return [tool for tool in self.tools.values() if tool.applies_to(ctx)]
 
     def snapshot(self) -> dict[str, Any]:
         """State and tools for `kioku status` and `kioku mcp list` (JSON-ready)."""
@@ -320,7 +323,6 @@ class ServerConnection:
                 allow=frozenset(self.settings.allow),
             )
         self.tools = tools
-        self.registry = ToolRegistry(tools.values())
 
     def _handler(self, name: str, remote: str) -> Handler:
         async def handle(arguments: dict[str, Any], ctx: ToolContext) -> str:

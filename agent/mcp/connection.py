@@ -318,7 +318,6 @@ class ServerConnection:
                 description=cap(remote.description or remote.title or remote.name, MAX_DESCRIPTION),
                 input_schema=schema,
                 handler=self._handler(name, remote.name),
-                server=self.name,
                 remote_name=remote.name,
                 allow=frozenset(self.settings.allow),
             )

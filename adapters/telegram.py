@@ -46,7 +46,7 @@ TYPING_EVERY = 4.0  # Telegram shows "typing…" for about 5 s per sendChatActio
 TYPING_AT_MOST = 600.0
 EDIT_EVERY = 1.0
 SEND_ATTEMPTS = 5
-RETRY_CAP = 30.0  # seconds: the longest a network error makes polling or a send wait
+RETRY_CAP = 30.0  # seconds: the backoff cap for polling and for sends
 STALLS_BEFORE_FAILING = 5
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 T = TypeVar("T")
@@ -161,7 +161,7 @@ class TelegramAdapter(Adapter):
     # -- receiving ------------------------------------------------------------------------------
 
     async def _poll(self) -> None:
-        backoff = self._backoff()
+        backoff = Backoff(base=self.retry_base, cap=RETRY_CAP)
         timeout = self.settings.poll_timeout
         while True:
             self._deadline = time.monotonic() + timeout + self.margin
@@ -359,12 +359,9 @@ class TelegramAdapter(Adapter):
             log.info("telegram_html_refused", error=str(exc))
         return await self._retrying(lambda: call(to_plain(chunk) or chunk, None))
 
-    def _backoff(self) -> Backoff:
-        return Backoff(base=self.retry_base, cap=RETRY_CAP)
-
     async def _retrying(self, call: Callable[[], Awaitable[T]]) -> T:
         """Wait out flood limits and network errors; raise after SEND_ATTEMPTS tries."""
-        backoff = self._backoff()
+        backoff = Backoff(base=self.retry_base, cap=RETRY_CAP)
         attempt = 0
         while True:
             attempt += 1

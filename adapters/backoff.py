@@ -19,7 +19,10 @@ class Backoff:
 
     def next_delay(self) -> float:
         """The wait before the next attempt; each call counts one failure."""
-        delay = min(self.cap, self.base * self.factor**self.attempts)
+        try:
+            delay = min(self.cap, self.base * self.factor**self.attempts)
+        except OverflowError:  # a platform down for days: ~1000 doublings past the cap
+            delay = self.cap
         self.attempts += 1
         spread = delay * self.jitter
         return max(0.0, delay + self._random.uniform(-spread, spread))

@@ -46,6 +46,7 @@ TYPING_EVERY = 4.0  # Telegram shows "typing…" for about 5 s per sendChatActio
 TYPING_AT_MOST = 600.0
 EDIT_EVERY = 1.0
 SEND_ATTEMPTS = 5
+RETRY_CAP = 30.0  # seconds: the backoff cap for polling and for sends
 STALLS_BEFORE_FAILING = 5
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 T = TypeVar("T")
@@ -160,7 +161,7 @@ class TelegramAdapter(Adapter):
     # -- receiving ------------------------------------------------------------------------------
 
     async def _poll(self) -> None:
-        backoff = Backoff(base=self.retry_base, cap=30.0)
+        backoff = Backoff(base=self.retry_base, cap=RETRY_CAP)
         timeout = self.settings.poll_timeout
         while True:
             self._deadline = time.monotonic() + timeout + self.margin
@@ -360,7 +361,7 @@ class TelegramAdapter(Adapter):
 
     async def _retrying(self, call: Callable[[], Awaitable[T]]) -> T:
         """Wait out flood limits and network errors; raise after SEND_ATTEMPTS tries."""
-        backoff = Backoff(base=self.retry_base, cap=30.0)
+        backoff = Backoff(base=self.retry_base, cap=RETRY_CAP)
         attempt = 0
         while True:
             attempt += 1

@@ -30,6 +30,15 @@ async def no_skills(_person: str | None) -> str:
 
 
 class Agent:
+    """The model side of every conversation, as the gateway sees it.
+
+    It owns the `LiveSession` of each open session (frozen prompt and tools, the
+    conversation so far), the `TurnRunner` that answers turns, the provider (closed with
+    the agent) and the background reviews it starts, which `aclose` cancels. The store,
+    notes and skills it reads and writes belong to `services`; the gateway decides when
+    sessions open and close, and runs one turn at a time per session.
+    """
+
     def __init__(
         self,
         provider: Provider,
@@ -127,6 +136,6 @@ class Agent:
         task.add_done_callback(self._background.discard)
 
     async def idle(self) -> None:
-        """Wait for the background reviews running now (tests, and shutdown's grace period)."""
+        """Wait for the background reviews running now, so tests wait on them, not on time."""
         while self._background:
             await asyncio.gather(*list(self._background), return_exceptions=True)

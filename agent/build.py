@@ -21,7 +21,7 @@ def build_agent(
     """The configured agent; `provider` overrides the one the settings choose (tests);
     `mcp` adds its servers' tools."""
     services = Services(store, settings.home, settings)
-    registry = default_registry() if mcp is None else mcp.registry(default_registry())
+    registry = default_registry(sources=() if mcp is None else (mcp,))
     return Agent(
         provider or build_provider(settings.llm),
         services,

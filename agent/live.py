@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from agent.history import normalise, rebuild
 from agent.prompt import PromptParts, TurnContext, build_system_prompt, render_user_turn
-from agent.providers import Block, ChatMessage, Text, ToolSpec
+from agent.providers import ChatMessage, ToolSpec
 from agent.tools.context import Services, ToolContext
 from agent.tools.registry import ToolRegistry
 from memory.store.records import Message, Session
@@ -23,6 +23,14 @@ SkillsIndex = Callable[[str | None], Awaitable[str]]
 
 @dataclass
 class LiveSession:
+    """One open session as the model sees it; the `Agent` holds one per open session.
+
+    It owns the prompt and tool list frozen at open (`system`, `tools`), the conversation
+    so far in the model's terms (`messages`, rebuilt from the store on open, compacted in
+    place), and the counters that decide when to reflect and compact. The store's rows
+    stay the record; this is the working copy, dropped when the session closes.
+    """
+
     session: Session
     system: str
     tools: tuple[ToolSpec, ...]
@@ -94,7 +102,3 @@ def _stored_user_renderer(session: Session) -> Callable[[Message], str]:
         return render_user_turn(row.content, context)
 
     return render
-
-
-def text_of(blocks: tuple[Block, ...]) -> str:
-    return "".join(block.text for block in blocks if isinstance(block, Text))

@@ -146,8 +146,8 @@ class TurnRunner:
             for call in chain:
                 await run(call)
 
-        sequential = [c for c in calls if self.registry.is_sequential(c.name)]
-        parallel = [c for c in calls if not self.registry.is_sequential(c.name)]
+        sequential = [c for c in calls if self.registry.is_sequential(c.name, ctx)]
+        parallel = [c for c in calls if not self.registry.is_sequential(c.name, ctx)]
         async with asyncio.TaskGroup() as group:
             group.create_task(in_order(sequential), name="tools-sequential")
             for call in parallel:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from dataclasses import dataclass
 
 import structlog
 
@@ -42,21 +41,15 @@ SUMMARY_REQUEST = (
 )
 
 
-@dataclass(frozen=True)
-class Review:
-    changes: int
-    refusals: int
-    rounds: int
-
-
 async def review(
     live: LiveSession,
     provider: Provider,
     registry: ToolRegistry,
     ctx: ToolContext,
     settings: ReflectionSettings,
-) -> Review:
-    """Run one bounded review of `live` (its messages are not changed)."""
+) -> None:
+    """Run one bounded review of `live` (its messages are not changed); what it changed is
+    logged."""
     messages = normalise([*live.messages, ChatMessage.user(REVIEW)])
     changes = refusals = rounds = 0
     async with asyncio.timeout(settings.timeout):
@@ -77,7 +70,6 @@ async def review(
                 refusals += outcome.is_error
                 changes += not outcome.is_error
             messages.append(ChatMessage.tool_results(results))
-    outcome = Review(changes, refusals, rounds)
     log.info(
         "reflection_done",
         session=live.session.id,
@@ -85,7 +77,6 @@ async def review(
         refusals=refusals,
         rounds=rounds,
     )
-    return outcome
 
 
 async def title_and_summary(live: LiveSession, provider: Provider) -> tuple[str | None, str | None]:

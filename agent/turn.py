@@ -31,6 +31,5 @@ class TurnOutcome:
     """The reply to deliver. `error` holds the logged cause when `text` is an apology."""
 
     text: str
-    interrupted: bool = False
     error: str | None = None
     tool_calls: int = 0

@@ -1,6 +1,6 @@
 """Tools from Model Context Protocol servers the owner configures.
 
-Nothing here imports the `mcp` SDK at module level except `connection`, which the
-manager loads only when at least one server is enabled: a daemon without MCP servers
-pays nothing for the SDK.
+The manager is the tool registry's `ToolSource` for them. Only `connection` (and
+`results`, which only it imports) import the `mcp` SDK; the manager loads `connection`
+only when at least one server is enabled, so a daemon without MCP servers pays nothing.
 """

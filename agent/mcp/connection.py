@@ -25,17 +25,20 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.message import SessionMessage
 from mcp.types import CONNECTION_CLOSED
 
-from adapters.backoff import Backoff
 from agent.mcp.names import tool_name
 from agent.mcp.results import cap, render
 from agent.mcp.tools import McpTool
+from agent.retry import backoff_delay
 from agent.tools.context import ToolContext
-from agent.tools.registry import Handler, ToolError, ToolRegistry
+from agent.tools.registry import Handler, ToolError
 from config.settings import McpServerSettings
 
 log = structlog.get_logger("kioku.mcp")
 
 CONNECT_TIMEOUT = 30.0
+RECONNECT_BASE = 1.0
+RECONNECT_CAP = 300.0
+"""A server that keeps failing is retried 1 s after the first failure, doubling to 5 min."""
 MAX_DESCRIPTION = 2_000
 CLIENT_INFO = types.Implementation(name="kioku", version="0.1.0")
 
@@ -124,8 +127,8 @@ class ServerConnection:
         self.state = "starting"
         self.error: str | None = None
         self.restarts = 0
+        self._failures = 0
         self.tools: dict[str, McpTool] = {}
-        self.registry = ToolRegistry()
         self._session: ClientSession | None = None
         self._closed = asyncio.Event()
         self._wake = asyncio.Event()
@@ -149,6 +152,10 @@ class ServerConnection:
             if ready(self):
                 return
             await changed.wait()
+
+    def available(self, ctx: ToolContext) -> list[McpTool]:
+        """The server's tools as it lists them now, those `ctx` may use (a `ToolSource`)."""
+        return [tool for tool in self.tools.values() if tool.applies_to(ctx)]
 
     def snapshot(self) -> dict[str, Any]:
         """State and tools for `kioku status` and `kioku mcp list` (JSON-ready)."""
@@ -239,26 +246,26 @@ class ServerConnection:
         changed.set()
 
     async def _run(self) -> None:
-        backoff = Backoff()
         while True:
             try:
-                await self._serve(backoff)
+                await self._serve()
                 reason = "the server closed the connection"
             except Exception as exc:
                 reason = describe(exc)
             self._session = None
             self.restarts += 1
-            delay = backoff.next_delay()
+            delay = backoff_delay(self._failures, RECONNECT_BASE, RECONNECT_CAP)
+            self._failures += 1
             self._set_state("restarting", reason)
             log.warning("mcp_server_down", server=self.name, error=reason, retry_in=round(delay, 1))
             await asyncio.sleep(delay)
 
-    async def _serve(self, backoff: Backoff) -> None:
+    async def _serve(self) -> None:
         async with connect(self.settings, self._on_message) as (session, closed):
             self._closed = closed
             self._refresh(await list_tools(session))
             self._session = session
-            backoff.reset()
+            self._failures = 0
             self._set_state("running", None)
             log.info("mcp_server_ready", server=self.name, tools=len(self.tools))
             while not closed.is_set():
@@ -311,12 +318,10 @@ class ServerConnection:
                 description=cap(remote.description or remote.title or remote.name, MAX_DESCRIPTION),
                 input_schema=schema,
                 handler=self._handler(name, remote.name),
-                server=self.name,
                 remote_name=remote.name,
                 allow=frozenset(self.settings.allow),
             )
         self.tools = tools
-        self.registry = ToolRegistry(tools.values())
 
     def _handler(self, name: str, remote: str) -> Handler:
         async def handle(arguments: dict[str, Any], ctx: ToolContext) -> str:

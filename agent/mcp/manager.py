@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from agent.mcp.names import sanitise
-from agent.tools.registry import ToolRegistry
+from agent.tools.context import ToolContext
+from agent.tools.registry import Tool
 from config.settings import McpServerSettings, McpSettings
 
 if TYPE_CHECKING:
@@ -25,6 +26,9 @@ STARTUP_WAIT = 10.0
 
 
 class McpManager:
+    """Owns one `ServerConnection` per enabled server, and is the `ToolSource` that offers
+    their tools to the agent: each server's in configuration order."""
+
     def __init__(self, settings: McpSettings) -> None:
         self.settings = settings
         self.connections: dict[str, ServerConnection] = {}
@@ -61,11 +65,9 @@ class McpManager:
     async def aclose(self) -> None:
         await asyncio.gather(*(c.aclose() for c in self.connections.values()))
 
-    def registry(self, base: ToolRegistry) -> ToolRegistry:
-        """`base` plus the servers' tools as they are at each session's start."""
-        from agent.mcp.registry import McpRegistry
-
-        return McpRegistry(base, self)
+    def available(self, ctx: ToolContext) -> list[Tool]:
+        """Every server's tools as they are now that `ctx` may use, server by server."""
+        return [tool for c in self.connections.values() for tool in c.available(ctx)]
 
     def states(self) -> dict[str, dict[str, Any]]:
         """Every configured server with its state and tools (JSON-ready, no secrets)."""

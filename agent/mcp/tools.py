@@ -13,13 +13,12 @@ EVERYONE = "*"
 
 @dataclass(frozen=True)
 class McpTool(Tool):
-    """`remote_name` is the tool's own name on `server`; `name` is what the model sees.
+    """`remote_name` is the tool's own name on its server; `name` is what the model sees.
 
     A group's tool list is frozen for everyone who writes there and its results are read
     by all, so person-restricted tools stay out of groups; `allow = ["*"]` lets them in.
     """
 
-    server: str = ""
     remote_name: str = ""
     allow: frozenset[str] = frozenset()
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Sequence
-from contextlib import aclosing
 from typing import Any
 
 import anthropic
@@ -19,21 +18,15 @@ from agent.providers.base import (
     ChatMessage,
     ChatRequest,
     ModelReply,
-    OnText,
     Text,
     ToolCall,
     ToolResult,
     Usage,
     stop_reason_for,
 )
-from agent.providers.errors import (
-    ProviderError,
-    ProviderTimeout,
-    ProviderUnavailable,
-    error_for_status,
-    stream_ended_early,
-)
-from agent.providers.retry import RetryPolicy, call_with_retries, retry_after_seconds
+from agent.providers.errors import ProviderError, error_for_status, stream_ended_early
+from agent.providers.retry import RetryPolicy, retry_after_seconds
+from agent.providers.streaming import SdkErrors, StreamingProvider
 
 EPHEMERAL = {"type": "ephemeral"}
 TRUNCATED = frozenset({"max_tokens", "model_context_window_exceeded"})
@@ -47,14 +40,17 @@ STREAM_ERROR_STATUS = {
     "api_error": 500,
     "overloaded_error": 529,
 }
-# What the SDK raises while parsing a body that is not what the API promises.
-MALFORMED = (ValueError, TypeError, RuntimeError, IndexError, KeyError, AttributeError)
 
 
-class AnthropicProvider:
+class AnthropicProvider(StreamingProvider):
     """`Provider` for the Anthropic API (or anything speaking it at `base_url`)."""
 
     name = "anthropic"
+    sdk_errors = SdkErrors(
+        anthropic.AnthropicError, anthropic.APITimeoutError, anthropic.APIConnectionError
+    )
+    malformed = (ValueError, TypeError, RuntimeError, IndexError, KeyError, AttributeError)
+    _client: anthropic.AsyncAnthropic
 
     def __init__(
         self,
@@ -67,21 +63,16 @@ class AnthropicProvider:
         context_window: int = 200_000,
         retry: RetryPolicy | None = None,
     ) -> None:
-        self.model = model
-        self.context_window = context_window
-        self._max_tokens = max_tokens
-        self._timeout = timeout
-        self._retry = retry or RetryPolicy()
+        super().__init__(
+            model=model,
+            max_tokens=max_tokens,
+            timeout=timeout,
+            context_window=context_window,
+            retry=retry,
+        )
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0
         )
-
-    async def complete(self, request: ChatRequest, on_text: OnText | None = None) -> ModelReply:
-        params = self._params(request)
-        return await call_with_retries(lambda: self._attempt(params, on_text), self._retry)
-
-    async def aclose(self) -> None:
-        await self._client.close()
 
     def _params(self, request: ChatRequest) -> dict[str, Any]:
         """The `messages.stream` arguments for `request`, cache breakpoints included."""
@@ -105,47 +96,25 @@ class AnthropicProvider:
             params["tools"] = tools
         return params
 
-    async def _attempt(self, params: dict[str, Any], on_text: OnText | None) -> ModelReply:
-        reply: ModelReply | None = None
-        async with aclosing(self._stream(params)) as items:
-            async for item in items:
-                if isinstance(item, str):
-                    if on_text is not None:
-                        await on_text(item)
-                else:
-                    reply = item
-        assert reply is not None, "_stream yields the reply or raises"
-        return reply
-
     async def _stream(self, params: dict[str, Any]) -> AsyncIterator[str | ModelReply]:
-        """Text deltas as they arrive, then the whole reply; SDK errors become neutral ones.
+        """Text deltas as they arrive, then the whole reply.
 
         The raw event stream is read and gathered here rather than through the SDK's
         `messages.stream` helper, which rebuilds a snapshot of the message on every event
-        (a third of the SDK's CPU per call, measured). The caller's `on_text` runs outside
-        this generator, so its exceptions stay its own.
+        (a third of the SDK's CPU per call, measured).
         """
-        streamed = False
         reply = _Gathered()
-        try:
-            stream = await self._client.messages.create(**params, stream=True)
-            async with stream:
-                async for event in stream:
-                    text = reply.add(event)
-                    if text:
-                        streamed = True
-                        yield text
-                if not reply.finished:
-                    raise stream_ended_early("anthropic", "message_stop", stream.response.headers)
-            yield reply.result()
-        except anthropic.AnthropicError as exc:
-            error = self._error(exc)
-            error.retryable = error.retryable and not streamed
-            raise error from exc
-        except MALFORMED as exc:
-            raise ProviderError(f"anthropic: malformed response: {exc!r}") from exc
+        stream = await self._client.messages.create(**params, stream=True)
+        async with stream:
+            async for event in stream:
+                text = reply.add(event)
+                if text:
+                    yield text
+            if not reply.finished:
+                raise stream_ended_early("anthropic", "message_stop", stream.response.headers)
+        yield reply.result()
 
-    def _error(self, exc: anthropic.AnthropicError) -> ProviderError:
+    def _error(self, exc: Exception) -> ProviderError:
         if isinstance(exc, anthropic.APIStatusError):
             kind, text = _api_error(exc.body)
             status = exc.status_code
@@ -161,16 +130,6 @@ class AnthropicProvider:
                 detail,
                 model=self.model,
                 retry_after=retry_after_seconds(exc.response.headers),
-            )
-        if isinstance(exc, anthropic.APITimeoutError):
-            return ProviderTimeout(
-                f"anthropic: no answer within the {self._timeout:g} s request timeout",
-                retryable=True,
-            )
-        if isinstance(exc, anthropic.APIConnectionError):
-            return ProviderUnavailable(
-                f"anthropic: cannot reach {self._client.base_url}: {exc.__cause__ or exc}",
-                retryable=True,
             )
         return ProviderError(f"anthropic: unreadable response: {exc}")
 

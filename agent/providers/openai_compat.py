@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,25 +20,18 @@ from agent.providers.base import (
     ChatMessage,
     ChatRequest,
     ModelReply,
-    OnText,
     Text,
     ToolCall,
     ToolResult,
     Usage,
     stop_reason_for,
 )
-from agent.providers.errors import (
-    ProviderError,
-    ProviderTimeout,
-    ProviderUnavailable,
-    error_for_status,
-    stream_ended_early,
-)
-from agent.providers.retry import RetryPolicy, call_with_retries, retry_after_seconds
+from agent.providers.errors import ProviderError, error_for_status, stream_ended_early
+from agent.providers.retry import RetryPolicy, retry_after_seconds
+from agent.providers.streaming import SdkErrors, StreamingProvider
 
 # The SDK insists on a key; local servers ignore whatever is sent.
 PLACEHOLDER_KEY = "no-key-needed"
-MALFORMED = (ValueError, TypeError, IndexError, KeyError, AttributeError)
 
 
 @dataclass(slots=True)
@@ -49,10 +41,13 @@ class _PartialCall:
     arguments: str = ""
 
 
-class OpenAICompatProvider:
+class OpenAICompatProvider(StreamingProvider):
     """`Provider` for an OpenAI-compatible `base_url` (e.g. http://localhost:11434/v1)."""
 
     name = "openai"
+    sdk_errors = SdkErrors(openai.OpenAIError, openai.APITimeoutError, openai.APIConnectionError)
+    malformed = (ValueError, TypeError, IndexError, KeyError, AttributeError)
+    _client: openai.AsyncOpenAI
 
     def __init__(
         self,
@@ -65,21 +60,16 @@ class OpenAICompatProvider:
         context_window: int = 200_000,
         retry: RetryPolicy | None = None,
     ) -> None:
-        self.model = model
-        self.context_window = context_window
-        self._max_tokens = max_tokens
-        self._timeout = timeout
-        self._retry = retry or RetryPolicy()
+        super().__init__(
+            model=model,
+            max_tokens=max_tokens,
+            timeout=timeout,
+            context_window=context_window,
+            retry=retry,
+        )
         self._client = openai.AsyncOpenAI(
             api_key=api_key or PLACEHOLDER_KEY, base_url=base_url, timeout=timeout, max_retries=0
         )
-
-    async def complete(self, request: ChatRequest, on_text: OnText | None = None) -> ModelReply:
-        params = self._params(request)
-        return await call_with_retries(lambda: self._attempt(params, on_text), self._retry)
-
-    async def aclose(self) -> None:
-        await self._client.close()
 
     def _params(self, request: ChatRequest) -> dict[str, Any]:
         messages: list[dict[str, Any]] = []
@@ -108,57 +98,35 @@ class OpenAICompatProvider:
             ]
         return params
 
-    async def _attempt(self, params: dict[str, Any], on_text: OnText | None) -> ModelReply:
-        reply: ModelReply | None = None
-        async with aclosing(self._stream(params)) as items:
-            async for item in items:
-                if isinstance(item, str):
-                    if on_text is not None:
-                        await on_text(item)
-                else:
-                    reply = item
-        assert reply is not None, "_stream yields the reply or raises"
-        return reply
-
     async def _stream(self, params: dict[str, Any]) -> AsyncIterator[str | ModelReply]:
-        """Text deltas as they arrive, then the assembled reply; SDK errors become neutral
-        ones. The caller's `on_text` runs outside this generator."""
-        streamed = False
+        """Text deltas as they arrive, then the reply assembled from the chunks."""
         text: list[str] = []
         calls: dict[int, _PartialCall] = {}
         finish: str | None = None
         usage: CompletionUsage | None = None
-        try:
-            stream = await self._client.chat.completions.create(**params)
-            async with stream:
-                async for chunk in stream:
-                    usage = chunk.usage or usage
-                    for choice in chunk.choices:
-                        if choice.index != 0:
-                            continue
-                        delta = choice.delta
-                        for piece in delta.tool_calls or ():
-                            call = calls.setdefault(piece.index, _PartialCall())
-                            call.id = piece.id or call.id
-                            if piece.function is not None:
-                                call.name += piece.function.name or ""
-                                call.arguments += piece.function.arguments or ""
-                        finish = choice.finish_reason or finish
-                        if delta.content:
-                            streamed = True
-                            text.append(delta.content)
-                            yield delta.content
-        except openai.OpenAIError as exc:
-            error = self._error(exc)
-            error.retryable = error.retryable and not streamed
-            raise error from exc
-        except MALFORMED as exc:
-            raise ProviderError(f"openai: malformed response: {exc!r}") from exc
+        stream = await self._client.chat.completions.create(**params)
+        async with stream:
+            async for chunk in stream:
+                usage = chunk.usage or usage
+                for choice in chunk.choices:
+                    if choice.index != 0:
+                        continue
+                    delta = choice.delta
+                    for piece in delta.tool_calls or ():
+                        call = calls.setdefault(piece.index, _PartialCall())
+                        call.id = piece.id or call.id
+                        if piece.function is not None:
+                            call.name += piece.function.name or ""
+                            call.arguments += piece.function.arguments or ""
+                    finish = choice.finish_reason or finish
+                    if delta.content:
+                        text.append(delta.content)
+                        yield delta.content
         if finish is None:
             raise stream_ended_early("openai", "a finish_reason", stream.response.headers)
         yield _reply("".join(text), calls, finish, usage)
 
-    def _error(self, exc: openai.OpenAIError) -> ProviderError:
+    def _error(self, exc: Exception) -> ProviderError:
         if isinstance(exc, openai.APIResponseValidationError):
             return ProviderError(f"openai: malformed response: {exc.message}")
         if isinstance(exc, openai.APIStatusError):
@@ -173,16 +141,6 @@ class OpenAICompatProvider:
                 detail,
                 model=self.model,
                 retry_after=retry_after_seconds(exc.response.headers),
-            )
-        if isinstance(exc, openai.APITimeoutError):
-            return ProviderTimeout(
-                f"openai: no answer within the {self._timeout:g} s request timeout",
-                retryable=True,
-            )
-        if isinstance(exc, openai.APIConnectionError):
-            return ProviderUnavailable(
-                f"openai: cannot reach {self._client.base_url}: {exc.__cause__ or exc}",
-                retryable=True,
             )
         if isinstance(exc, openai.APIError):
             # An error object inside a 200 stream; its `code` is often the HTTP status meant.

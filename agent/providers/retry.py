@@ -1,13 +1,12 @@
-"""The one retry policy for every provider: jittered exponential backoff within a deadline.
+"""The one retry policy for every provider: the agent's backoff within a deadline.
 
 The SDKs run with `max_retries=0` so that waiting, `retry-after` and the total time budget
-are decided here, once, for both providers.
+are decided here, once, for both providers; the delay itself is `agent.retry`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from typing import TypeVar
 import structlog
 
 from agent.providers.errors import ProviderError, ProviderTimeout
+from agent.retry import backoff_delay
 
 log = structlog.get_logger("kioku.providers")
 
@@ -36,8 +36,7 @@ class RetryPolicy:
         """The wait before retry number `retry` (0-based); the server's `retry-after` wins."""
         if retry_after is not None:
             return max(retry_after, 0.0)
-        ceiling = min(self.max_delay, self.base_delay * 2**retry)
-        return random.uniform(ceiling / 2, ceiling)
+        return backoff_delay(retry, self.base_delay, self.max_delay)
 
 
 async def call_with_retries(attempt: Callable[[], Awaitable[T]], policy: RetryPolicy) -> T:

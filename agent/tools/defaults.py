@@ -1,10 +1,13 @@
-"""The tools every kioku agent has; later layers (MCP) register theirs beside them."""
+"""The tools every kioku agent has; tools from elsewhere (MCP servers) come as sources."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from agent.tools import memory_tool, search_tool, skills_tools
-from agent.tools.registry import ToolRegistry
+from agent.tools.registry import ToolRegistry, ToolSource
 
 
-def default_registry() -> ToolRegistry:
-    return ToolRegistry([memory_tool.TOOL, search_tool.TOOL, *skills_tools.TOOLS])
+def default_registry(sources: Sequence[ToolSource] = ()) -> ToolRegistry:
+    """kioku's own tools, then each source's tools in the order given."""
+    return ToolRegistry([memory_tool.TOOL, search_tool.TOOL, *skills_tools.TOOLS], sources)

@@ -1,15 +1,18 @@
 """The tools the model may call: a name, a JSON schema, an async handler, where it applies.
 
-Everything that comes back from the model is untrusted input, so arguments are
-validated against the schema before a handler sees them, and every failure becomes a
-result the model can read and act on — never an exception that ends the turn.
+kioku's own tools are registered here; tools from elsewhere (each MCP server's) come from
+a `ToolSource` the registry asks whenever it lists or calls tools. Everything that comes
+back from the model is untrusted input, so arguments are validated against the schema
+before a handler sees them, and every failure becomes a result the model can read and
+act on — never an exception that ends the turn.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from functools import cached_property
+from typing import Any, Literal, Protocol
 
 import structlog
 from jsonschema import Draft202012Validator
@@ -39,6 +42,11 @@ class Tool:
     def applies_to(self, ctx: ToolContext) -> bool:
         return self.where == "any" or (self.where == "group") == ctx.is_group
 
+    @cached_property
+    def validator(self) -> Draft202012Validator:
+        """Checks the model's arguments; built once per tool, on its first call."""
+        return Draft202012Validator(self.input_schema)
+
 
 @dataclass(frozen=True)
 class ToolOutcome:
@@ -46,12 +54,28 @@ class ToolOutcome:
     is_error: bool = False
 
 
-class ToolRegistry:
-    """Holds the tools; adding one is a single `register` call."""
+class ToolSource(Protocol):
+    """Tools kioku does not define itself, such as an MCP server's.
 
-    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+    Asked on every listing and every call, so it answers with the tools it has now; each
+    has a valid JSON Schema, a name unique across the registry, and its `applies_to`.
+    """
+
+    def available(self, ctx: ToolContext) -> list[Tool]:
+        """The tools this conversation may use now, in a stable order."""
+        ...
+
+
+class ToolRegistry:
+    """kioku's own tools, then each source's in the order given, as one set of tools.
+
+    Adding one of kioku's tools is a single `register` call; the order of `available` is
+    stable, so the tool list stays a cacheable prefix of every model call.
+    """
+
+    def __init__(self, tools: Iterable[Tool] = (), sources: Sequence[ToolSource] = ()) -> None:
         self._tools: dict[str, Tool] = {}
-        self._validators: dict[str, Draft202012Validator] = {}
+        self._sources = tuple(sources)
         for tool in tools:
             self.register(tool)
 
@@ -60,24 +84,27 @@ class ToolRegistry:
             raise ValueError(f"tool {tool.name!r} is registered twice")
         Draft202012Validator.check_schema(tool.input_schema)
         self._tools[tool.name] = tool
-        self._validators[tool.name] = Draft202012Validator(tool.input_schema)
 
     def available(self, ctx: ToolContext) -> list[Tool]:
-        """The tools this conversation may use, in registration order (stable for caching)."""
-        return [tool for tool in self._tools.values() if tool.applies_to(ctx)]
+        """The tools this conversation may use: kioku's in registration order, then each
+        source's."""
+        tools = [tool for tool in self._tools.values() if tool.applies_to(ctx)]
+        for source in self._sources:
+            tools += source.available(ctx)
+        return tools
 
-    def is_sequential(self, name: str) -> bool:
-        tool = self._tools.get(name)
+    def is_sequential(self, name: str, ctx: ToolContext) -> bool:
+        tool = self._find(name, ctx)
         return tool is not None and tool.sequential
 
     async def call(self, name: str, arguments: Any, ctx: ToolContext) -> ToolOutcome:
-        tool = self._tools.get(name)
-        if tool is None or not tool.applies_to(ctx):
+        tool = self._find(name, ctx)
+        if tool is None:
             names = ", ".join(t.name for t in self.available(ctx)) or "none"
             return ToolOutcome(f"There is no tool {name!r} here. Available tools: {names}.", True)
         if not isinstance(arguments, dict):
             return ToolOutcome(f"Arguments for {name} must be a JSON object.", True)
-        problems = sorted(self._validators[name].iter_errors(arguments), key=lambda e: e.path)
+        problems = sorted(tool.validator.iter_errors(arguments), key=lambda e: e.path)
         if problems:
             listed = "; ".join(_describe(problem) for problem in problems[:5])
             return ToolOutcome(
@@ -90,6 +117,18 @@ class ToolRegistry:
         except Exception:
             log.exception("tool_failed", tool=name, session=ctx.session_id)
             return ToolOutcome(f"The {name} tool failed inside kioku; the error is logged.", True)
+
+    def _find(self, name: str, ctx: ToolContext) -> Tool | None:
+        """The tool `name` as this conversation may use it now; a source's tool is looked
+        up at call time, so one its server has since dropped is refused."""
+        own = self._tools.get(name)
+        if own is not None:
+            return own if own.applies_to(ctx) else None
+        for source in self._sources:
+            for tool in source.available(ctx):
+                if tool.name == name:
+                    return tool
+        return None
 
 
 def _describe(error: Any) -> str:

@@ -31,7 +31,7 @@ from config.paths import ensure_home
 from config.settings import Settings
 from gateway import instance
 from gateway.cli.common import fail
-from gateway.commands import command_menu
+from gateway.commands.handlers import SLASH_COMMANDS
 from gateway.gateway import Gateway
 from gateway.identity import Identities
 from gateway.supervisor import Supervisor
@@ -59,7 +59,7 @@ def _telegram_adapter(
         return None
     from adapters.telegram import TelegramAdapter
 
-    return TelegramAdapter(deliver, settings.telegram, commands=command_menu())
+    return TelegramAdapter(deliver, settings.telegram, commands=SLASH_COMMANDS.menu())
 
 
 def _discord_adapter(

@@ -13,15 +13,14 @@ import logging
 import os
 import signal
 import sqlite3
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import structlog
 
-from adapters.base import Adapter, InboundHandler
-from adapters.cli_socket import CliSocketAdapter, socket_path
+from adapters.base import Adapter
+from adapters.platforms import PLATFORM_NAMES, Wiring, configured_adapters
 from agent.build import build_agent
 from agent.mcp.manager import McpManager
 from agent.providers import Provider
@@ -43,58 +42,9 @@ from web.app import WebServer
 
 log = structlog.get_logger("kioku.daemon")
 
-StatusSource = Callable[[], Awaitable[dict[str, Any]]]
-# Builds a platform's adapter, or None when its credentials are not configured.
-AdapterFactory = Callable[[Settings, InboundHandler, StatusSource], Adapter | None]
-
-
-def _cli_adapter(settings: Settings, deliver: InboundHandler, status: StatusSource) -> Adapter:
-    return CliSocketAdapter(deliver, socket_path(settings.home), status)
-
-
-def _telegram_adapter(
-    settings: Settings, deliver: InboundHandler, status: StatusSource
-) -> Adapter | None:
-    if settings.telegram.token is None:
-        return None
-    from adapters.telegram import TelegramAdapter
-
-    return TelegramAdapter(deliver, settings.telegram, commands=SLASH_COMMANDS.menu())
-
-
-def _discord_adapter(
-    settings: Settings, deliver: InboundHandler, status: StatusSource
-) -> Adapter | None:
-    if settings.discord.token is None:
-        return None
-    from adapters.discord import discord_adapter
-
-    return discord_adapter(settings, deliver, status)
-
-
-def _slack_adapter(
-    settings: Settings, deliver: InboundHandler, status: StatusSource
-) -> Adapter | None:
-    if settings.slack.bot_token is None:
-        return None
-    from adapters.slack import slack_adapter
-
-    return slack_adapter(settings, deliver, status)
-
-
-# Every adapter the daemon may run. A platform's module (and its SDK) is imported only
-# when its token is set: each SDK costs start-up time and tens of MB on a small server.
-ADAPTERS: dict[str, AdapterFactory] = {
-    "cli": _cli_adapter,
-    "discord": _discord_adapter,
-    "slack": _slack_adapter,
-    "telegram": _telegram_adapter,
-}
-
 # Settings applied by SIGHUP; anything else changed in the file waits for a restart.
 RELOADABLE_PREFIXES = ("owner.", "gateway.", "sessions.", "log.level")
 RELOADABLE_PLATFORM_KEYS = ("dm_policy", "allow")
-PLATFORMS = ("cli", "telegram", "discord", "slack")
 
 
 async def serve(settings: Settings) -> None:
@@ -214,12 +164,8 @@ class Daemon:
                 "mcp": self.mcp.states(),
             }
 
-        adapters = [
-            adapter
-            for factory in ADAPTERS.values()
-            if (adapter := factory(self.settings, gateway.handle, status)) is not None
-        ]
-        self.supervisor = Supervisor(adapters)
+        wiring = Wiring(gateway.handle, status, SLASH_COMMANDS.menu())
+        self.supervisor = Supervisor(configured_adapters(self.settings, wiring))
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stop.set)
@@ -295,6 +241,6 @@ def changed_keys(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> 
 def reloadable(key: str) -> bool:
     """Whether SIGHUP applies `key` (policies, allowlists, owner, limits, sessions, log level)."""
     platform, _, name = key.partition(".")
-    if platform in PLATFORMS:
+    if platform in PLATFORM_NAMES:
         return name in RELOADABLE_PLATFORM_KEYS
     return key.startswith(RELOADABLE_PREFIXES)

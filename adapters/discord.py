@@ -10,7 +10,6 @@ adapter reports `failed()` and the supervisor restarts it with backoff.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +20,7 @@ import yarl
 from adapters.base import Adapter, AdapterFailed, Address, InboundHandler, Outbound
 from adapters.chunking import split_message
 from adapters.discord_inbound import to_inbound
-from config.settings import DiscordSettings, Settings
+from config.settings import DiscordSettings
 
 log = structlog.get_logger("kioku.discord")
 
@@ -32,15 +31,6 @@ READY_TIMEOUT = 60.0
 CLOSE_TIMEOUT = 10.0
 # The typing indicator stops by itself after this long if no reply ever comes (/stop).
 TYPING_LIMIT = 300.0
-
-
-def discord_adapter(
-    settings: Settings, deliver: InboundHandler, status: Callable[[], Awaitable[Any]]
-) -> DiscordAdapter | None:
-    """The daemon's factory: an adapter when a bot token is configured, else None."""
-    if settings.discord.token is None:
-        return None
-    return DiscordAdapter(deliver, settings.discord)
 
 
 def allowed_mentions(settings: DiscordSettings) -> discord.AllowedMentions:

@@ -33,7 +33,7 @@ from adapters.chunking import split_message
 from adapters.slack_inbound import to_inbound
 from adapters.slack_mrkdwn import to_mrkdwn
 from config.load import ConfigError
-from config.settings import Settings, SlackSettings
+from config.settings import SlackSettings
 
 log = structlog.get_logger("kioku.slack")
 
@@ -41,13 +41,6 @@ log = structlog.get_logger("kioku.slack")
 CHUNK_LIMIT = 3000
 WORKING_REACTION = "eyes"
 EVENTS_PATH = "/slack/events"
-
-
-def slack_adapter(settings: Settings, deliver: InboundHandler, status: Any) -> Adapter | None:
-    """The daemon's factory: no bot token, no Slack adapter."""
-    if settings.slack.bot_token is None:
-        return None
-    return SlackAdapter.from_settings(settings.slack, deliver)
 
 
 class SlackAdapter(Adapter):

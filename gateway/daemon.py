@@ -13,16 +13,14 @@ import logging
 import os
 import signal
 import sqlite3
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import structlog
 
-from adapters.base import Adapter, InboundHandler
-from adapters.cli_protocol import socket_path
-from adapters.cli_socket import CliSocketAdapter
+from adapters.base import Adapter
+from adapters.platforms import PLATFORM_NAMES, Wiring, configured_adapters
 from agent.build import build_agent
 from agent.mcp.manager import McpManager
 from agent.providers import Provider
@@ -31,7 +29,7 @@ from config.logs import LEVELS
 from config.paths import ensure_home
 from config.settings import Settings
 from gateway import instance
-from gateway.commands import command_menu
+from gateway.commands.handlers import SLASH_COMMANDS
 from gateway.gateway import Gateway
 from gateway.identity import Identities
 from gateway.supervisor import Supervisor
@@ -43,58 +41,9 @@ from web.app import WebServer
 
 log = structlog.get_logger("kioku.daemon")
 
-StatusSource = Callable[[], Awaitable[dict[str, Any]]]
-# Builds a platform's adapter, or None when its credentials are not configured.
-AdapterFactory = Callable[[Settings, InboundHandler, StatusSource], Adapter | None]
-
-
-def _cli_adapter(settings: Settings, deliver: InboundHandler, status: StatusSource) -> Adapter:
-    return CliSocketAdapter(deliver, socket_path(settings.home), status)
-
-
-def _telegram_adapter(
-    settings: Settings, deliver: InboundHandler, status: StatusSource
-) -> Adapter | None:
-    if settings.telegram.token is None:
-        return None
-    from adapters.telegram import TelegramAdapter
-
-    return TelegramAdapter(deliver, settings.telegram, commands=command_menu())
-
-
-def _discord_adapter(
-    settings: Settings, deliver: InboundHandler, status: StatusSource
-) -> Adapter | None:
-    if settings.discord.token is None:
-        return None
-    from adapters.discord import discord_adapter
-
-    return discord_adapter(settings, deliver, status)
-
-
-def _slack_adapter(
-    settings: Settings, deliver: InboundHandler, status: StatusSource
-) -> Adapter | None:
-    if settings.slack.bot_token is None:
-        return None
-    from adapters.slack import slack_adapter
-
-    return slack_adapter(settings, deliver, status)
-
-
-# Every adapter the daemon may run. A platform's module (and its SDK) is imported only
-# when its token is set: each SDK costs start-up time and tens of MB on a small server.
-ADAPTERS: dict[str, AdapterFactory] = {
-    "cli": _cli_adapter,
-    "discord": _discord_adapter,
-    "slack": _slack_adapter,
-    "telegram": _telegram_adapter,
-}
-
 # Settings applied by SIGHUP; anything else changed in the file waits for a restart.
 RELOADABLE_PREFIXES = ("owner.", "gateway.", "sessions.", "log.level")
 RELOADABLE_PLATFORM_KEYS = ("dm_policy", "allow")
-PLATFORMS = ("cli", "telegram", "discord", "slack")
 
 
 class StartupError(RuntimeError):
@@ -213,12 +162,8 @@ class Daemon:
                 "mcp": self.mcp.states(),
             }
 
-        adapters = [
-            adapter
-            for factory in ADAPTERS.values()
-            if (adapter := factory(self.settings, gateway.handle, status)) is not None
-        ]
-        self.supervisor = Supervisor(adapters)
+        wiring = Wiring(gateway.handle, status, SLASH_COMMANDS.menu())
+        self.supervisor = Supervisor(configured_adapters(self.settings, wiring))
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stop.set)
@@ -294,6 +239,6 @@ def changed_keys(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> 
 def reloadable(key: str) -> bool:
     """Whether SIGHUP applies `key` (policies, allowlists, owner, limits, sessions, log level)."""
     platform, _, name = key.partition(".")
-    if platform in PLATFORMS:
+    if platform in PLATFORM_NAMES:
         return name in RELOADABLE_PLATFORM_KEYS
     return key.startswith(RELOADABLE_PREFIXES)

@@ -21,7 +21,8 @@ from agent.prompt import TurnContext
 from agent.providers import OnText
 from agent.turn import Turn
 from config.settings import Settings
-from gateway.commands import Command, Commands, Request, parse
+from gateway.commands.handlers import Commands
+from gateway.commands.registry import Command, Request, parse
 from gateway.queues import ConversationQueues, LineState
 from gateway.sessions import OpenSession, Sessions, conversation_for
 from memory.store import deliveries

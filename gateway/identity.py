@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 import structlog
 
 from adapters.base import Inbound
+from adapters.platforms import PLATFORM_NAMES
 from config.load import ConfigError
 from config.settings import PlatformSettings, Settings
 from memory.access import codes, identities
@@ -36,8 +37,6 @@ from memory.access.people import OWNER, person_dir
 from memory.store.database import Store
 
 log = structlog.get_logger("kioku.identity")
-
-PLATFORMS = ("cli", "telegram", "discord", "slack")
 
 
 class InvalidIdentity(ValueError):
@@ -47,10 +46,10 @@ class InvalidIdentity(ValueError):
 def validate_identity(identity: str) -> str:
     """Return `identity` if it looks like `telegram:123` (`slack:T1:U2`), else raise."""
     platform, _, rest = identity.partition(":")
-    if platform not in PLATFORMS or not rest or any(c.isspace() for c in identity):
+    if platform not in PLATFORM_NAMES or not rest or any(c.isspace() for c in identity):
         raise InvalidIdentity(
             f"invalid identity {identity!r}: write it as 'platform:id' with platform one of "
-            f"{', '.join(PLATFORMS)}, e.g. 'telegram:123456789' or 'slack:T0123:U0456'"
+            f"{', '.join(PLATFORM_NAMES)}, e.g. 'telegram:123456789' or 'slack:T0123:U0456'"
         )
     return identity
 
@@ -226,7 +225,7 @@ class Identities:
         await self.store.link_identity(identity, OWNER)
 
     def _policy(self, platform: str) -> PlatformSettings | None:
-        policy = getattr(self._settings, platform, None) if platform in PLATFORMS else None
+        policy = getattr(self._settings, platform, None) if platform in PLATFORM_NAMES else None
         if not isinstance(policy, PlatformSettings):
             log.warning("message_from_an_unknown_platform_ignored", platform=platform)
             return None
@@ -251,7 +250,7 @@ def _checked(settings: Settings) -> list[str]:
             validate_identity(identity)
         except InvalidIdentity as exc:
             problems.append(f"owner.identities: {exc}")
-    for platform in PLATFORMS:
+    for platform in PLATFORM_NAMES:
         section: PlatformSettings = getattr(settings, platform)
         for identity in section.allow:
             try:

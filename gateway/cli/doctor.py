@@ -19,13 +19,13 @@ from typing import Literal
 import typer
 from pydantic import SecretStr
 
+from adapters.platforms import PLATFORM_NAMES
 from config.load import ConfigError, load_settings
 from config.paths import kioku_home
 from config.settings import Settings
 from gateway import instance
 from gateway.service_units import user_unit_path
 
-PLATFORMS = ("telegram", "discord", "slack")
 PRIVATE_FILES = ("state.db", ".env", "config.toml", "gateway.sock", instance.LOCK_NAME)
 
 Level = Literal["ok", "note", "problem"]
@@ -145,7 +145,7 @@ async def _check_model(settings: Settings) -> Finding:
 def _check_platforms(settings: Settings) -> list[Finding]:
     """Which platforms have credentials; only the credential fields that exist are looked at."""
     findings = []
-    for platform in PLATFORMS:
+    for platform in PLATFORM_NAMES:
         section = getattr(settings, platform, None)
         if section is None:
             continue

@@ -12,8 +12,7 @@ import discord
 import pytest
 
 from adapters.base import Address, Inbound, Outbound
-from adapters.discord import DiscordAdapter, discord_adapter
-from config.load import load_settings
+from adapters.discord import DiscordAdapter
 from config.settings import DiscordSettings
 from tests.fakes.discord import (
     ALICE,
@@ -162,15 +161,3 @@ async def test_wrong_token_fails_start_and_restores_endpoints(fake: FakeDiscord)
         await adapter.start()
     assert discord.http.Route.BASE is base
     assert discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY is gateway
-
-
-def test_daemon_runs_discord_only_with_a_token(monkeypatch: pytest.MonkeyPatch):
-    async def deliver(inbound: Inbound) -> None:
-        return None
-
-    async def status() -> dict[str, Any]:
-        return {}
-
-    assert discord_adapter(load_settings(), deliver, status) is None
-    monkeypatch.setenv("KIOKU_DISCORD__TOKEN", "test-token")
-    assert isinstance(discord_adapter(load_settings(), deliver, status), DiscordAdapter)

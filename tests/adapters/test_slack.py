@@ -12,8 +12,8 @@ import pytest
 from slack_sdk.errors import SlackApiError
 
 from adapters.base import AdapterFailed, Address, Outbound
-from adapters.slack import CHUNK_LIMIT, SlackAdapter, slack_adapter
-from config.load import ConfigError, load_settings
+from adapters.slack import CHUNK_LIMIT, SlackAdapter
+from config.load import ConfigError
 from tests.fakes.slack import BOT_ID, BOT_USER, TEAM, FakeSlack
 from tests.helpers.gateway_rig import GatewayRig, gateway_rig
 
@@ -246,16 +246,6 @@ async def test_start_without_app_token_or_signing_secret_says_what_to_set() -> N
     adapter = SlackAdapter(lambda inbound: asyncio.sleep(0), bot_token="xoxb-test")
     with pytest.raises(ConfigError, match="KIOKU_SLACK__APP_TOKEN"):
         await adapter.start()
-
-
-def test_factory_makes_no_adapter_without_a_bot_token(monkeypatch: pytest.MonkeyPatch) -> None:
-    async def deliver(inbound: object) -> None:
-        return None
-
-    assert slack_adapter(load_settings(), deliver, None) is None
-    monkeypatch.setenv("KIOKU_SLACK__BOT_TOKEN", "xoxb-test")
-    monkeypatch.setenv("KIOKU_SLACK__APP_TOKEN", "xapp-test")
-    assert isinstance(slack_adapter(load_settings(), deliver, None), SlackAdapter)
 
 
 async def test_reply_markdown_is_posted_as_mrkdwn(home: Path, fake: FakeSlack) -> None:

@@ -19,7 +19,7 @@ import pytest
 from adapters.chunking import utf16_length
 from adapters.telegram import TelegramAdapter
 from config.settings import TelegramSettings
-from gateway.commands import command_menu
+from gateway.commands.handlers import SLASH_COMMANDS
 from memory.access.codes import approve_pairing
 from tests.fakes.telegram import (
     BOT,
@@ -67,7 +67,7 @@ async def running(
     adapter = TelegramAdapter(
         rig.gateway.handle,
         settings,
-        commands=command_menu(),
+        commands=SLASH_COMMANDS.menu(),
         retry_base=0.05,
     )
     rig.adapters["telegram"] = adapter  # type: ignore[assignment]
@@ -99,12 +99,17 @@ async def test_dm_round_trip_replies_to_the_asking_message(rig: GatewayRig, tg: 
     assert [c.method for c in tg.calls[:3]] == ["getMe", "setMyCommands", "deleteWebhook"]
 
 
-async def test_bot_commands_are_registered_from_the_gateway_help(rig: GatewayRig, tg: FakeTelegram):
+async def test_bot_commands_are_registered_from_the_command_registry(
+    rig: GatewayRig, tg: FakeTelegram
+):
     async with running(rig, tg):
         pass
     [call] = tg.sent("setMyCommands")
-    names = [command["command"] for command in call.json("commands")]
-    assert {"help", "new", "stop", "status", "whoami", "link", "memory", "search"} <= set(names)
+    menu = [(command["command"], command["description"]) for command in call.json("commands")]
+    assert menu == SLASH_COMMANDS.menu()
+    assert {"help", "new", "stop", "status", "whoami", "link", "memory", "search"} <= dict(
+        menu
+    ).keys()
 
 
 async def test_typing_is_shown_while_the_model_works(rig: GatewayRig, tg: FakeTelegram):

@@ -204,10 +204,10 @@ def test_platform_sdks_are_imported_only_when_their_token_is_set(home: Path) -> 
     probe = (
         "import sys\n"
         "from config.load import load_settings\n"
-        "from gateway.daemon import ADAPTERS\n"
-        "settings = load_settings()\n"
-        "platforms = ('telegram', 'discord', 'slack')\n"
-        "assert all(ADAPTERS[p](settings, None, None) is None for p in platforms)\n"
+        "import gateway.daemon\n"
+        "from adapters.platforms import Wiring, configured_adapters\n"
+        "adapters = configured_adapters(load_settings(), Wiring(None, None))\n"
+        "assert [adapter.name for adapter in adapters] == ['cli']\n"
         "print(sorted(m for m in ('telegram', 'discord', 'slack_bolt') if m in sys.modules))\n"
     )
     result = subprocess.run(

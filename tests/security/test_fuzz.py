@@ -18,7 +18,7 @@ from adapters.cli_protocol import BadFrame, Framer, FrameTooLong, parse_frame
 from adapters.slack_mrkdwn import from_slack
 from adapters.telegram_inbound import to_inbound
 from config.settings import NotesSettings
-from gateway.commands import parse
+from gateway.commands.registry import parse
 from gateway.identity import link_argument
 from memory.importers.jsonl import _jsonl_row
 from memory.notes.person_notes import PersonNotes

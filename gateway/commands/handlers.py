@@ -1,22 +1,21 @@
-"""Slash commands: answered by the gateway itself, on every platform, with no model needed.
+"""The built-in slash commands: their declarations (`SLASH_COMMANDS`) and their answers.
 
 In a group the notes commands (/memory, /remember, /forget) refuse and point to a direct
 message, because a person's notes are private; /search searches the group's own history
 and /skills lists the shared skills, which is what the group's sessions can use. /link
-refuses in a group too (the identities' rule): its code must not be read by others.
+and /web refuse in a group too: a code or a sign-in link must not be read by others.
 """
 
 from __future__ import annotations
 
-import re
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 import structlog
 
 from adapters.base import Inbound
 from agent.agent import Agent
+from gateway.commands.registry import Registry, Request, SlashCommand
 from gateway.queues import LineState
 from gateway.sessions import OpenSession
 from memory.access.web_tokens import issue_web_token
@@ -33,56 +32,18 @@ if TYPE_CHECKING:
     from gateway.identity import Identities
 
 log = structlog.get_logger("kioku.commands")
-COMMAND = re.compile(r"/([A-Za-z][A-Za-z0-9_]*)(?:@\S+)?(?:\s+(.*))?", re.DOTALL)
 SEARCH_SESSIONS = 5
 HITS_SHOWN = 2
-
-HELP = """Commands:
-/help — this list
-/new (or /reset) — close this session and start a fresh one
-/stop — stop the reply being written and drop the messages waiting
-/status — this conversation: session, queue, model
-/whoami — who kioku knows you as, and your linked accounts
-/link — a code to link another account; /link CODE — link this account
-/memory — your notes (USER.md, MEMORY.md)
-/remember TEXT — add TEXT to your notes about you (USER.md)
-/forget TEXT — remove the note containing TEXT
-/search QUERY — search your past conversations
-/skills — the skills kioku has learned for you
-/web — a sign-in link to the web page (notes, sessions, skills)"""
-
-_HELP_LINE = re.compile(r"^/([a-z0-9_]+)[^—]*—\s*(.+)$")
-
-
-def command_menu() -> list[tuple[str, str]]:
-    """(name, description) of each command in /help, for platforms that show a menu."""
-    menu = []
-    for line in HELP.splitlines():
-        match = _HELP_LINE.match(line.strip())
-        if match:
-            menu.append((match.group(1), match.group(2)))
-    return menu
-
 
 PRIVATE_IN_GROUP = (
     "Your notes are private, so /{name} works only in a direct message with me. "
     "Send it to me there."
 )
 UNKNOWN_PERSON = "I don't know you yet: send me a direct message first."
-
-
-@dataclass(frozen=True)
-class Command:
-    name: str
-    argument: str
-
-
-def parse(text: str) -> Command | None:
-    """`/name@bot argument` → Command("name", "argument"); other text → None."""
-    match = COMMAND.fullmatch(text.strip())
-    if match is None:
-        return None
-    return Command(match.group(1).lower(), (match.group(2) or "").strip())
+LINK_IN_GROUP = (
+    "Send /link to me in a direct message: a code shown here could be used by anyone in this chat."
+)
+WEB_IN_GROUP = "A sign-in link must not be seen by others: send /web to me in a direct message."
 
 
 class Control(Protocol):
@@ -94,38 +55,31 @@ class Control(Protocol):
     def open_session(self, key: str) -> OpenSession | None: ...
 
 
-@dataclass(frozen=True)
-class Request:
-    """One command as the gateway hands it over: who sent it, in which conversation."""
-
-    inbound: Inbound
-    person: str | None
-    key: str
-    command: Command
-
-    @property
-    def in_group(self) -> bool:
-        return not self.inbound.is_direct
-
-
 class Commands:
+    """The answers to the slash commands of `registry` (the built-in ones unless a test
+    brings its own), with what they need: the store, the agent, the identities and the
+    gateway's controls of the conversation a command came from."""
+
     def __init__(
-        self, store: Store, agent: Agent, identities: Identities, control: Control
+        self,
+        store: Store,
+        agent: Agent,
+        identities: Identities,
+        control: Control,
+        registry: Registry[Commands] | None = None,
     ) -> None:
         self.store = store
         self.agent = agent
         self.identities = identities
         self.control = control
+        self.registry = registry or SLASH_COMMANDS
 
     async def run(self, request: Request) -> str | None:
         """The reply to send now; None when the gateway replies later (/new)."""
-        handler = _HANDLERS.get(request.command.name)
-        if handler is None:
-            return f"Unknown command /{request.command.name}.\n\n{HELP}"
-        return await handler(self, request)
+        return await self.registry.run(self, request)
 
     async def help(self, request: Request) -> str:
-        return HELP
+        return self.registry.help()
 
     async def new(self, request: Request) -> str | None:
         if self.control.new_session(request.key, request.inbound):
@@ -260,8 +214,6 @@ class Commands:
         return "\n".join(lines)
 
     async def web(self, request: Request) -> str:
-        if request.in_group:
-            return "A sign-in link must not be seen by others: send /web to me in a direct message."
         if request.person is None:
             return UNKNOWN_PERSON
         settings = self.agent.services.settings.web
@@ -275,29 +227,61 @@ class Commands:
         )
 
     def _notes(self, request: Request) -> PersonNotes | str:
-        if request.in_group:
-            return PRIVATE_IN_GROUP.format(name=request.command.name)
         if request.person is None:
             return UNKNOWN_PERSON
         return self.agent.services.notes(request.person)
 
 
-_HANDLERS = {
-    "help": Commands.help,
-    "start": Commands.help,
-    "new": Commands.new,
-    "reset": Commands.new,
-    "stop": Commands.stop,
-    "status": Commands.status,
-    "whoami": Commands.whoami,
-    "link": Commands.link,
-    "memory": Commands.memory,
-    "remember": Commands.remember,
-    "forget": Commands.forget,
-    "search": Commands.search,
-    "skills": Commands.skills,
-    "web": Commands.web,
-}
+SLASH_COMMANDS: Registry[Commands] = Registry(
+    [
+        SlashCommand(("help",), "this list", Commands.help),
+        SlashCommand(("start",), "what Telegram sends first", Commands.help, listed=False),
+        SlashCommand(("new", "reset"), "close this session and start a fresh one", Commands.new),
+        SlashCommand(
+            ("stop",), "stop the reply being written and drop the messages waiting", Commands.stop
+        ),
+        SlashCommand(("status",), "this conversation: session, queue, model", Commands.status),
+        SlashCommand(
+            ("whoami",), "who kioku knows you as, and your linked accounts", Commands.whoami
+        ),
+        SlashCommand(
+            ("link",),
+            "a code to link another account; /link CODE — link this account",
+            Commands.link,
+            direct_only=LINK_IN_GROUP,
+        ),
+        SlashCommand(
+            ("memory",),
+            "your notes (USER.md, MEMORY.md)",
+            Commands.memory,
+            direct_only=PRIVATE_IN_GROUP,
+        ),
+        SlashCommand(
+            ("remember",),
+            "add TEXT to your notes about you (USER.md)",
+            Commands.remember,
+            argument="TEXT",
+            direct_only=PRIVATE_IN_GROUP,
+        ),
+        SlashCommand(
+            ("forget",),
+            "remove the note containing TEXT",
+            Commands.forget,
+            argument="TEXT",
+            direct_only=PRIVATE_IN_GROUP,
+        ),
+        SlashCommand(
+            ("search",), "search your past conversations", Commands.search, argument="QUERY"
+        ),
+        SlashCommand(("skills",), "the skills kioku has learned for you", Commands.skills),
+        SlashCommand(
+            ("web",),
+            "a sign-in link to the web page (notes, sessions, skills)",
+            Commands.web,
+            direct_only=WEB_IN_GROUP,
+        ),
+    ]
+)
 
 
 def _count(number: int, noun: str) -> str:

@@ -1,4 +1,5 @@
-"""Slash commands, with no model configured, and the isolation between persons and groups."""
+"""The built-in slash commands, with no model configured, and the isolation between persons
+and groups."""
 
 from __future__ import annotations
 
@@ -7,13 +8,25 @@ from pathlib import Path
 
 import pytest
 
-from gateway.commands import HELP, parse
 from memory.access.people import person_dir
 from memory.store.records import Conversation, NewMessage
 from tests.helpers.gateway_rig import Chat, GatewayRig, gateway_rig
 
 AIKO = "telegram:1"
 BEN = "telegram:2"
+HELP = """Commands:
+/help — this list
+/new (or /reset) — close this session and start a fresh one
+/stop — stop the reply being written and drop the messages waiting
+/status — this conversation: session, queue, model
+/whoami — who kioku knows you as, and your linked accounts
+/link — a code to link another account; /link CODE — link this account
+/memory — your notes (USER.md, MEMORY.md)
+/remember TEXT — add TEXT to your notes about you (USER.md)
+/forget TEXT — remove the note containing TEXT
+/search QUERY — search your past conversations
+/skills — the skills kioku has learned for you
+/web — a sign-in link to the web page (notes, sessions, skills)"""
 
 
 @pytest.fixture
@@ -29,15 +42,12 @@ async def history(rig: GatewayRig, conversation: Conversation, speaker: str, tex
     await rig.store.append(session.id, NewMessage("user", text, speaker=speaker))
 
 
-def test_commands_parse_with_a_bot_suffix_and_arguments() -> None:
-    assert parse("/Search@kioku_bot  tea  leaves ") == parse("/search tea  leaves")
-    assert parse("/remember I like\nmatcha").argument == "I like\nmatcha"
-    assert parse("/etc/hosts is broken") is None
-    assert parse("hello /help") is None
-
-
 async def test_help_lists_the_commands(rig: GatewayRig) -> None:
     assert await Chat(rig, AIKO)("/help") == HELP
+
+
+async def test_start_from_telegram_is_answered_with_the_help(rig: GatewayRig) -> None:
+    assert await Chat(rig, AIKO)("/start") == HELP
 
 
 async def test_an_unknown_command_gets_a_short_help(rig: GatewayRig) -> None:
@@ -79,6 +89,21 @@ async def test_whoami_names_the_person_and_their_accounts(rig: GatewayRig) -> No
 async def test_whoami_in_a_group_keeps_the_accounts_private(rig: GatewayRig) -> None:
     reply = await Chat(rig, AIKO, group=True)("/whoami")
     assert reply.startswith("You are aiko.") and "telegram:1" not in reply
+
+
+async def test_link_in_a_group_refuses_to_show_a_code(rig: GatewayRig) -> None:
+    reply = await Chat(rig, AIKO, group=True)("/link")
+    assert reply == (
+        "Send /link to me in a direct message: a code shown here could be used by "
+        "anyone in this chat."
+    )
+
+
+async def test_web_in_a_group_refuses_to_show_a_sign_in_link(rig: GatewayRig) -> None:
+    reply = await Chat(rig, AIKO, group=True)("/web")
+    assert reply == (
+        "A sign-in link must not be seen by others: send /web to me in a direct message."
+    )
 
 
 async def test_link_gives_a_code_that_links_another_account(rig: GatewayRig) -> None:
@@ -143,7 +168,11 @@ async def test_forget_matching_both_files_is_ambiguous(rig: GatewayRig) -> None:
 async def test_notes_commands_refuse_in_a_group(rig: GatewayRig, command: str) -> None:
     await rig.agent.services.notes("aiko").add("user", "my secret hobby")
     reply = await Chat(rig, AIKO, group=True)(command)
-    assert "direct message" in reply and "secret hobby" not in reply
+    name = command.split()[0]
+    assert reply == (
+        f"Your notes are private, so {name} works only in a direct message with me. "
+        "Send it to me there."
+    )
     assert (await rig.agent.services.notes("aiko").read("user")).entries == ("my secret hobby",)
 
 

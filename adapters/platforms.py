@@ -1,0 +1,94 @@
+"""Every platform kioku serves, listed once: the daemon starts the configured ones, the
+identities accept their names and apply their policies, and `kioku doctor` checks them.
+
+A platform's name is the prefix of its identities (`telegram:123`) and the name of its
+settings section (`[telegram]`, a `PlatformSettings` in config/settings.py). Its module,
+and the SDK behind it, is imported only when the platform is configured: each SDK costs
+start-up time and tens of MB on a small server. Adding a platform: its adapter module,
+its settings section, and one entry (with its builder) below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from adapters.base import Adapter, InboundHandler
+from adapters.cli_protocol import socket_path
+from adapters.cli_socket import CliSocketAdapter, StatusSource
+from config.settings import PlatformSettings, Settings
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """What the daemon hands each adapter it builds: where inbound messages go, the
+    daemon's status (the CLI socket answers `kioku status`), and the slash-command menu
+    as (name, description) for platforms that show one."""
+
+    deliver: InboundHandler
+    status: StatusSource
+    commands: Sequence[tuple[str, str]] = ()
+
+
+Builder = Callable[[Settings, Wiring], Adapter]
+
+
+@dataclass(frozen=True)
+class Platform:
+    """One platform. It is configured when its section's `credential` is set; a platform
+    without one (the CLI socket) always runs. `build` imports the adapter's module (the
+    CLI socket's has no SDK and is always loaded)."""
+
+    name: str
+    credential: str | None
+    build: Builder
+
+    def section(self, settings: Settings) -> PlatformSettings:
+        """Its settings: DM policy, allow list, credentials and its own options."""
+        section: PlatformSettings = getattr(settings, self.name)
+        return section
+
+    def configured(self, settings: Settings) -> bool:
+        if self.credential is None:
+            return True
+        return getattr(self.section(settings), self.credential) is not None
+
+    def adapter(self, settings: Settings, wiring: Wiring) -> Adapter | None:
+        """Its adapter when configured, else None (and its module is not imported)."""
+        return self.build(settings, wiring) if self.configured(settings) else None
+
+
+def _cli(settings: Settings, wiring: Wiring) -> Adapter:
+    return CliSocketAdapter(wiring.deliver, socket_path(settings.home), wiring.status)
+
+
+def _telegram(settings: Settings, wiring: Wiring) -> Adapter:
+    from adapters.telegram import TelegramAdapter
+
+    return TelegramAdapter(wiring.deliver, settings.telegram, commands=wiring.commands)
+
+
+def _discord(settings: Settings, wiring: Wiring) -> Adapter:
+    from adapters.discord import DiscordAdapter
+
+    return DiscordAdapter(wiring.deliver, settings.discord)
+
+
+def _slack(settings: Settings, wiring: Wiring) -> Adapter:
+    from adapters.slack import SlackAdapter
+
+    return SlackAdapter.from_settings(settings.slack, wiring.deliver)
+
+
+PLATFORMS: tuple[Platform, ...] = (
+    Platform("cli", None, _cli),
+    Platform("telegram", "token", _telegram),
+    Platform("discord", "token", _discord),
+    Platform("slack", "bot_token", _slack),
+)
+PLATFORM_NAMES: tuple[str, ...] = tuple(platform.name for platform in PLATFORMS)
+
+
+def configured_adapters(settings: Settings, wiring: Wiring) -> list[Adapter]:
+    """The adapters of every configured platform, in the order above."""
+    return [a for p in PLATFORMS if (a := p.adapter(settings, wiring)) is not None]

@@ -1,0 +1,90 @@
+"""The platform registry: one entry per platform, its settings section, when it runs, and
+the adapter it builds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from adapters.base import Inbound
+from adapters.cli_socket import CliSocketAdapter
+from adapters.discord import DiscordAdapter
+from adapters.platforms import PLATFORM_NAMES, PLATFORMS, Wiring, configured_adapters
+from adapters.slack import SlackAdapter
+from adapters.telegram import TelegramAdapter
+from config.load import load_settings
+from config.settings import PlatformSettings, Settings
+
+MENU = [("help", "this list")]
+
+
+async def deliver(inbound: Inbound) -> None:
+    return None
+
+
+async def status() -> dict[str, Any]:
+    return {}
+
+
+WIRING = Wiring(deliver, status, MENU)
+
+
+def test_the_platforms_in_the_order_identities_name_them() -> None:
+    assert PLATFORM_NAMES == ("cli", "telegram", "discord", "slack")
+
+
+def test_every_platform_section_of_the_settings_has_an_entry() -> None:
+    sections = {
+        name
+        for name, field in Settings.model_fields.items()
+        if isinstance(field.annotation, type) and issubclass(field.annotation, PlatformSettings)
+    }
+    assert sections == set(PLATFORM_NAMES)
+
+
+def test_each_credential_is_a_field_of_its_platforms_section() -> None:
+    settings = load_settings()
+    for platform in PLATFORMS:
+        section = platform.section(settings)
+        assert isinstance(section, PlatformSettings)
+        assert platform.credential is None or platform.credential in type(section).model_fields
+
+
+def test_without_credentials_only_the_cli_socket_runs() -> None:
+    adapters = configured_adapters(load_settings(), WIRING)
+    assert [type(adapter) for adapter in adapters] == [CliSocketAdapter]
+
+
+@pytest.mark.parametrize(
+    ("name", "variable", "kind"),
+    [
+        ("telegram", "KIOKU_TELEGRAM__TOKEN", TelegramAdapter),
+        ("discord", "KIOKU_DISCORD__TOKEN", DiscordAdapter),
+        ("slack", "KIOKU_SLACK__BOT_TOKEN", SlackAdapter),
+    ],
+)
+def test_a_platform_runs_once_its_credential_is_set(
+    monkeypatch: pytest.MonkeyPatch, name: str, variable: str, kind: type
+) -> None:
+    monkeypatch.setenv(variable, "test-token")
+    adapters = configured_adapters(load_settings(), WIRING)
+    assert [adapter.name for adapter in adapters] == ["cli", name]
+    assert isinstance(adapters[1], kind)
+
+
+def test_slack_needs_its_bot_token_not_only_the_app_token(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("KIOKU_SLACK__APP_TOKEN", "xapp-test")
+    [slack] = [p for p in PLATFORMS if p.name == "slack"]
+    assert not slack.configured(load_settings())
+    assert slack.adapter(load_settings(), WIRING) is None
+
+
+def test_telegram_gets_the_command_menu(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KIOKU_TELEGRAM__TOKEN", "test-token")
+    [telegram] = [p for p in PLATFORMS if p.name == "telegram"]
+    adapter = telegram.adapter(load_settings(), WIRING)
+    assert isinstance(adapter, TelegramAdapter)
+    assert [(c.command, c.description) for c in adapter.commands] == MENU

@@ -10,8 +10,9 @@ its settings section, and one entry (with its builder) below.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from adapters.base import Adapter, InboundHandler
 from adapters.cli_protocol import socket_path
@@ -92,3 +93,12 @@ PLATFORM_NAMES: tuple[str, ...] = tuple(platform.name for platform in PLATFORMS)
 def configured_adapters(settings: Settings, wiring: Wiring) -> list[Adapter]:
     """The adapters of every configured platform, in the order above."""
     return [a for p in PLATFORMS if (a := p.adapter(settings, wiring)) is not None]
+
+
+NOT_CONFIGURED: dict[str, Any] = {"state": "not configured", "since": None, "last_error": None}
+
+
+def platform_states(running: Mapping[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Every platform in the order above: the state of each adapter the daemon runs, and
+    `not configured` for the others, so `kioku status` and the web page show what exists."""
+    return {p.name: dict(running.get(p.name, NOT_CONFIGURED)) for p in PLATFORMS}

@@ -20,7 +20,7 @@ from typing import Any
 import structlog
 
 from adapters.base import Adapter
-from adapters.platforms import PLATFORM_NAMES, Wiring, configured_adapters
+from adapters.platforms import PLATFORM_NAMES, Wiring, configured_adapters, platform_states
 from agent.build import build_agent
 from agent.mcp.manager import McpManager
 from agent.providers import Provider
@@ -156,7 +156,7 @@ class Daemon:
             return {
                 "pid": os.getpid(),
                 "started_at": self.started_at.isoformat(),
-                "adapters": self.supervisor.states() if self.supervisor else {},
+                "adapters": platform_states(self.supervisor.states()) if self.supervisor else {},
                 **gateway.stats().to_json(),
                 "database_bytes": await store.size_bytes(),
                 "mcp": self.mcp.states(),

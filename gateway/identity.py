@@ -125,12 +125,8 @@ class Identities:
         return await self._pairing(inbound)
 
     async def link_command(self, inbound: Inbound, person: str | None, argument: str) -> str:
-        """`/link` shows a one-time code for `person`; `/link CODE` links this identity."""
-        if not inbound.is_direct:
-            return (
-                "Send /link to me in a direct message: a code shown here could be used by "
-                "anyone in this chat."
-            )
+        """`/link` shows a one-time code for `person`; `/link CODE` links this identity.
+        Only ever reached from a direct message: the command registry refuses it in groups."""
         if argument.strip():
             return await self._redeem(inbound, person, argument)
         if person is None:

@@ -19,7 +19,7 @@ from typing import Literal
 import typer
 from pydantic import SecretStr
 
-from adapters.platforms import PLATFORM_NAMES
+from adapters.platforms import PLATFORMS
 from config.load import ConfigError, load_settings
 from config.paths import kioku_home
 from config.settings import Settings
@@ -143,22 +143,31 @@ async def _check_model(settings: Settings) -> Finding:
 
 
 def _check_platforms(settings: Settings) -> list[Finding]:
-    """Which platforms have credentials; only the credential fields that exist are looked at."""
+    """Which platforms will start, by the registry's own rule (the credential that turns each
+    on), and which have some credentials but not that one."""
     findings = []
-    for platform in PLATFORM_NAMES:
-        section = getattr(settings, platform, None)
-        if section is None:
+    for platform in PLATFORMS:
+        if platform.credential is None:
             continue
-        secrets = {
-            name: getattr(section, name) for name in type(section).model_fields if _secret(name)
-        }
-        present = sorted(name for name, value in secrets.items() if _set(value))
-        if not secrets:
-            continue
-        if present:
-            findings.append(Finding("ok", platform, f"credentials set ({', '.join(present)})"))
+        section = platform.section(settings)
+        present = sorted(
+            name
+            for name in type(section).model_fields
+            if _secret(name) and _set(getattr(section, name))
+        )
+        if platform.configured(settings):
+            findings.append(Finding("ok", platform.name, f"credentials set ({', '.join(present)})"))
+        elif present:
+            findings.append(
+                Finding(
+                    "problem",
+                    platform.name,
+                    f"{', '.join(present)} set but not {platform.credential}: it will not start",
+                    f"set {platform.name}.{platform.credential} (or remove the others)",
+                )
+            )
         else:
-            findings.append(Finding("note", platform, "not configured (no credentials)"))
+            findings.append(Finding("note", platform.name, "not configured (no credentials)"))
     return findings
 
 

@@ -10,7 +10,13 @@ import pytest
 from adapters.base import Inbound
 from adapters.cli_socket import CliSocketAdapter
 from adapters.discord import DiscordAdapter
-from adapters.platforms import PLATFORM_NAMES, PLATFORMS, Wiring, configured_adapters
+from adapters.platforms import (
+    PLATFORM_NAMES,
+    PLATFORMS,
+    Wiring,
+    configured_adapters,
+    platform_states,
+)
 from adapters.slack import SlackAdapter
 from adapters.telegram import TelegramAdapter
 from config.load import load_settings
@@ -88,3 +94,15 @@ def test_telegram_gets_the_command_menu(monkeypatch: pytest.MonkeyPatch) -> None
     adapter = telegram.adapter(load_settings(), WIRING)
     assert isinstance(adapter, TelegramAdapter)
     assert [(c.command, c.description) for c in adapter.commands] == MENU
+
+
+def test_states_list_every_platform_and_mark_the_ones_not_running() -> None:
+    running = {
+        "cli": {"state": "running", "since": "2026-01-01T00:00:00+00:00", "last_error": None}
+    }
+    states = platform_states(running)
+    assert list(states) == list(PLATFORM_NAMES)
+    assert states["cli"] == running["cli"]
+    assert {states[name]["state"] for name in ("telegram", "discord", "slack")} == {
+        "not configured"
+    }

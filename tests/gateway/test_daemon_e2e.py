@@ -5,6 +5,7 @@ redeliveries across a restart."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import signal
 import subprocess
@@ -54,6 +55,24 @@ async def test_kioku_chat_round_trip_through_the_daemon_and_the_model(
     assert await daemon.exit_code() == 0
     assert ("user", "hello kioku") in stored_texts(home)
     assert ("assistant", "echo: hello kioku") in stored_texts(home)
+
+
+async def test_status_shows_every_platform_and_which_are_not_configured(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    daemon = await run_daemon(daemons, home, api, tmp_path)
+    status = await asyncio.create_subprocess_exec(
+        str(KIOKU), "status", "--json", stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    out, err = await asyncio.wait_for(status.communicate(), WAIT)
+    assert status.returncode == 0, err.decode()
+    adapters = json.loads(out)["adapters"]
+    assert adapters["cli"]["state"] == "running"
+    assert {adapters[name]["state"] for name in ("telegram", "discord", "slack")} == {
+        "not configured"
+    }
+    daemon.signal(signal.SIGTERM)
+    assert await daemon.exit_code() == 0
 
 
 async def test_sigterm_mid_turn_lets_the_turn_finish_and_exits_0(

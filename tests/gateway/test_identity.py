@@ -15,7 +15,6 @@ from config.load import ConfigError
 from config.settings import Settings
 from gateway.identity import Identities, link_argument, validate_identity
 from memory.access import codes
-from memory.access.identities import identities_of
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
 
@@ -253,13 +252,6 @@ async def test_lockout_is_per_identity(store: Store, clock: Clock) -> None:
     code = await code_for(ids, "telegram:7", "alice")
     reply = (await ids.admit(dm("discord:2", f"/link {code}"))).reply
     assert reply and reply.startswith("Linked")
-
-
-async def test_link_without_code_in_a_group_is_refused(store: Store, clock: Clock) -> None:
-    ids = make(store, clock)
-    reply = await ids.link_command(group("telegram:7", "/link"), "alice", "")
-    assert "direct message" in reply
-    assert await identities_of(store, "alice") == []
 
 
 async def test_link_moves_identity_from_an_empty_auto_created_person(

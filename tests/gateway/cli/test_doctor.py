@@ -150,3 +150,28 @@ async def test_an_unreadable_config_folder_is_a_note_not_a_crash(
     finally:
         locked.chmod(0o700)
     assert linger.level == "note" and "cannot look for the user unit" in linger.text
+
+
+async def test_a_platform_with_its_starting_credential_is_ok(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KIOKU_TELEGRAM__TOKEN", "123:abc")
+    await healthy(home)
+    telegram = topics(await examine())["telegram"]
+    assert (telegram.level, telegram.text) == ("ok", "credentials set (token)")
+
+
+async def test_slack_app_token_without_bot_token_is_a_problem_saying_it_will_not_start(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KIOKU_SLACK__APP_TOKEN", "xapp-1")
+    await healthy(home)
+    slack = problems(await examine())["slack"]
+    assert slack.text == "app_token set but not bot_token: it will not start"
+    assert slack.fix == "set slack.bot_token (or remove the others)"
+
+
+async def test_a_platform_without_credentials_is_a_note(home: Path) -> None:
+    await healthy(home)
+    discord = topics(await examine())["discord"]
+    assert (discord.level, discord.text) == ("note", "not configured (no credentials)")

@@ -21,21 +21,11 @@ from adapters.cli_protocol import socket_path
 from config.paths import kioku_home
 from gateway.cli.common import fail
 from gateway.cli.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
+from memory.store.database import bytes_on_disk
 
 EXIT_NOT_RUNNING = 3
 DATABASE = "state.db"
 STATUS_TIMEOUT = 10.0
-
-
-def database_bytes(home: Path) -> int:
-    """The database with its WAL and shared-memory files, as it takes space on disk."""
-    total = 0
-    for suffix in ("", "-wal", "-shm"):
-        try:
-            total += (home / f"{DATABASE}{suffix}").stat().st_size
-        except FileNotFoundError:
-            continue
-    return total
 
 
 def status_command(
@@ -48,7 +38,7 @@ def status_command(
         with SocketClient(path, STATUS_TIMEOUT) as client:
             status = client.status()
     except NotRunning as exc:
-        size = database_bytes(home)
+        size = bytes_on_disk(home / DATABASE)
         if as_json:
             report = {"running": False, "socket": str(path), "database_bytes": size}
             print(json.dumps(report))

@@ -25,6 +25,7 @@ from memory.access.web_tokens import (
     web_session,
 )
 from web.context import SESSION, context, refusal, render
+from web.forms import form
 
 log = structlog.get_logger("kioku.web")
 
@@ -69,7 +70,7 @@ async def _guarded(request: web.Request, handler: Handler) -> web.StreamResponse
         return refusal(request, 401, SIGN_IN_HINT)
     request[SESSION] = signed_in
     if request.method == "POST":
-        sent = (await request.post()).get("csrf")
+        sent = (await form(request)).get("csrf")
         if not isinstance(sent, str) or not secrets.compare_digest(sent, signed_in.csrf):
             log.warning("web_csrf_refused", person=signed_in.person, path=request.path)
             return refusal(request, 403, CSRF_REFUSED)

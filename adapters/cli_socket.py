@@ -154,11 +154,11 @@ class CliSocketAdapter(Adapter):
             server.close()
         for connection in list(self._connections.values()):
             connection.writer.close()
-        still_open = await self._connections_ended()
+        still_open = await self._open_after_waiting()
         if still_open:
             for connection in list(self._connections.values()):
                 connection.writer.transport.abort()
-            still_open = await self._connections_ended()
+            still_open = await self._open_after_waiting()
         for task in still_open:
             log.warning("cli_client_cancelled", task=task.get_name())
             task.cancel()
@@ -166,8 +166,8 @@ class CliSocketAdapter(Adapter):
             await server.wait_closed()
         self._remove_own_socket()
 
-    async def _connections_ended(self) -> set[asyncio.Task[None]]:
-        """Wait up to `STOP_WAIT` for the connection tasks to end; those still running."""
+    async def _open_after_waiting(self) -> set[asyncio.Task[None]]:
+        """The connection tasks still running after waiting up to `STOP_WAIT` for them."""
         if not self._tasks:
             return set()
         _, pending = await asyncio.wait(set(self._tasks), timeout=STOP_WAIT)

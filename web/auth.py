@@ -54,8 +54,13 @@ SECURITY_HEADERS = {
 
 @web.middleware
 async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Signed-in session, CSRF on every POST, owner-only admin pages, security headers."""
-    response = await _guarded(request, handler)
+    """Signed-in session, CSRF on every POST, owner-only admin pages, security headers
+    (on refusals raised as exceptions too: a 404, a 413, an unreadable form)."""
+    try:
+        response = await _guarded(request, handler)
+    except web.HTTPException as refused:
+        refused.headers.update(SECURITY_HEADERS)
+        raise
     response.headers.update(SECURITY_HEADERS)
     return response
 

@@ -52,7 +52,7 @@ class NoAnswer(TimeoutError):
     """The daemon did not answer in time."""
 
 
-Count = Annotated[int, Field(ge=0, lt=2**63)]
+_Count = Annotated[int, Field(ge=0, lt=2**63)]
 
 
 class _Part(BaseModel):
@@ -67,8 +67,8 @@ class _Adapter(_Part):
 
 class _Conversation(_Part):
     key: str
-    session_id: Count | None = None
-    queued: Count = 0
+    session_id: _Count | None = None
+    queued: _Count = 0
     busy: bool = False
 
 
@@ -87,14 +87,14 @@ class _Server(_Part):
 class _Status(_Part):
     """The shape `kioku status` and `kioku mcp list` read: what they print must be there."""
 
-    pid: Count | None = None
+    pid: _Count | None = None
     started_at: str | None = None
     adapters: dict[str, _Adapter] = {}
-    open_sessions: Count = 0
-    in_flight: Count = 0
-    queued: Count = 0
+    open_sessions: _Count = 0
+    in_flight: _Count = 0
+    queued: _Count = 0
     conversations: list[_Conversation] = []
-    database_bytes: Count = 0
+    database_bytes: _Count = 0
     mcp: dict[str, _Server] = {}
 
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import os
-import signal
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,8 +24,7 @@ from hypothesis import strategies as st
 
 from adapters.cli_protocol import MAX_FRAME, MAX_ID, BadFrame, parse_frame, too_long
 from config.limits import MAX_JSON_DEPTH
-from tests.helpers.daemon import Client, Daemon, stored_texts
-from tests.helpers.gateway_rig import GatedAnthropic
+from tests.helpers.daemon import Client, Daemon, module_daemon, stored_texts
 from tests.helpers.hostile import DEEP, ITEMS, unhandled
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -79,28 +76,12 @@ async def until_reply(client: Client, frame_id: str) -> list[dict[str, Any]]:
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Served]:
     tmp = tmp_path_factory.mktemp("doors-socket")
-    home = tmp / "home"
-    async with GatedAnthropic() as api:
-        daemon = Daemon(home, api, tmp, 0)
-        with pytest.MonkeyPatch.context() as env:
-            for name in list(os.environ):
-                if name.startswith(("KIOKU_", "ANTHROPIC_", "OPENAI_")):
-                    env.delenv(name)
-            env.setenv("NO_PROXY", "127.0.0.1,localhost")
-            await daemon.start(KIOKU_HOME=str(home), KIOKU_WEB__ENABLED="false")
-        try:
-            served = Served(daemon, home, await Client.connect(home))
-            await served.answered()
-            yield served
-            await served.client.close()
-            daemon.signal(signal.SIGTERM)
-            assert await daemon.exit_code() == 0
-            assert served.problems() == []
-        finally:
-            if daemon.process is not None and daemon.process.returncode is None:
-                daemon.process.kill()
-                await daemon.process.wait()
-            daemon.notify.close()
+    async with module_daemon(tmp, KIOKU_WEB__ENABLED="false") as daemon:
+        served = Served(daemon, daemon.home, await Client.connect(daemon.home))
+        await served.answered()
+        yield served
+        await served.client.close()
+    assert served.problems() == []  # the shutdown too
 
 
 def lines_of(raw: bytes) -> list[bytes]:
@@ -238,7 +219,7 @@ def test_a_frame_nested_at_any_depth_is_a_message_or_a_refusal_naming_the_limit(
         assert parsed != "status"
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     junk=st.lists(
         st.binary(max_size=200)

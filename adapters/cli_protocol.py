@@ -2,7 +2,8 @@
 
 The daemon (`adapters/cli_socket.py`) listens on `$KIOKU_HOME/gateway.sock`; `kioku chat`,
 `kioku status` and `kioku mcp list` connect to it (`gateway/cli/socket_client.py`).
-One JSON object per line each way, at most `MAX_FRAME` bytes:
+One JSON object per line each way, in UTF-8, at most `MAX_FRAME` bytes and nested at most
+`MAX_JSON_DEPTH` levels (config.limits); a line that breaks a rule is a `BadFrame`:
 
     client -> daemon  {"type": "message", "id": str, "text": str, "conversation": str}
                       {"type": "status"}
@@ -15,15 +16,24 @@ One JSON object per line each way, at most `MAX_FRAME` bytes:
 from __future__ import annotations
 
 import json
+import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+from config.limits import InputRefused, loads
 
 SOCKET_NAME = "gateway.sock"
 MAX_FRAME = 256 * 1024
 MAX_ID = 200
 MAX_CONVERSATION = 100
 DEFAULT_CONVERSATION = "default"
+SHOWN = 60
+"""How much of a field a refusal quotes back."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 Frame = dict[str, Any]
 
@@ -37,8 +47,13 @@ def socket_path(home: Path) -> Path:
 
 
 def encode(frame: Frame) -> bytes:
-    """One frame as the line that goes over the socket."""
-    return json.dumps(frame, ensure_ascii=False).encode() + b"\n"
+    """One frame as the line that goes over the socket. UTF-8 cannot carry a lone
+    surrogate (a model may send one escaped): it goes out as U+FFFD, never as a crash."""
+    line = json.dumps(frame, ensure_ascii=False)
+    try:
+        return line.encode() + b"\n"
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", line).encode() + b"\n"
 
 
 def message_frame(frame_id: str, text: str, conversation: str = DEFAULT_CONVERSATION) -> Frame:
@@ -83,14 +98,44 @@ class BadFrame(ValueError):
 
 
 def decode(line: bytes) -> Frame:
-    """One line as a frame: a JSON object, else `BadFrame`."""
+    """One line as a frame: a JSON object in UTF-8 within the depth limit, else `BadFrame`.
+
+    Strict UTF-8 first: `json.loads` of bytes would also take UTF-16 and encoded surrogates.
+    """
     try:
-        frame = json.loads(line)
-    except (UnicodeDecodeError, ValueError) as exc:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadFrame(f"a frame must be UTF-8 text; byte {exc.start} is not") from None
+    try:
+        frame = loads(text, what="a frame")
+    except InputRefused as exc:
+        raise BadFrame(str(exc)) from None
+    except json.JSONDecodeError as exc:
         raise BadFrame(f"not a JSON object on one line: {exc}") from None
+    except ValueError:  # the only other one: an integer over Python's digit limit
+        digits = sys.get_int_max_str_digits()
+        raise BadFrame(f"a number in the frame has more than {digits} digits") from None
     if not isinstance(frame, dict):
         raise BadFrame("a frame must be a JSON object with a 'type'")
+    if _ESCAPED_SURROGATE.search(text) and _holds_surrogate(frame):
+        frame_id = frame.get("id")
+        raise BadFrame(
+            "a frame holds a lone surrogate (\\ud800-\\udfff): not Unicode text",
+            frame_id if _is_name(frame_id, MAX_ID) else None,
+        )
     return frame
+
+
+def _holds_surrogate(value: object) -> bool:
+    """Whether a decoded value holds a surrogate: from strict UTF-8, only a lone escaped
+    one can remain (the decoder joins escaped pairs)."""
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        return any(_holds_surrogate(k) or _holds_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_holds_surrogate(item) for item in value)
+    return False
 
 
 @dataclass
@@ -105,27 +150,29 @@ def parse_frame(line: bytes) -> Message | str:
     frame = decode(line)
     kind = frame.get("type")
     raw_id = frame.get("id")
-    frame_id = raw_id if isinstance(raw_id, str) else None
+    frame_id = raw_id if _is_name(raw_id, MAX_ID) else None
     if kind == "status":
         return "status"
     if kind != "message":
-        raise BadFrame(f"unknown frame type {kind!r}: send 'message' or 'status'", frame_id)
-    if frame_id is None or not 0 < len(frame_id) <= MAX_ID:
-        raise BadFrame(f"a message needs an 'id': a string of 1 to {MAX_ID} characters")
+        shown = f"{kind!r:.{SHOWN}}"
+        raise BadFrame(f"unknown frame type {shown}: send 'message' or 'status'", frame_id)
+    if frame_id is None:
+        raise BadFrame(f"a message needs an 'id': a printable string of 1 to {MAX_ID} characters")
     text = frame.get("text")
     if not isinstance(text, str) or not text.strip():
         raise BadFrame("a message needs a non-empty 'text' string", frame_id)
     conversation = frame.get("conversation", DEFAULT_CONVERSATION)
-    if (
-        not isinstance(conversation, str)
-        or not 0 < len(conversation) <= MAX_CONVERSATION
-        or not conversation.isprintable()
-    ):
+    if not _is_name(conversation, MAX_CONVERSATION):
         raise BadFrame(
             f"'conversation' must be a printable name of 1 to {MAX_CONVERSATION} characters",
             frame_id,
         )
     return Message(frame_id, text, conversation)
+
+
+def _is_name(value: object, limit: int) -> bool:
+    """An id or a conversation: printable text (no control characters) of 1 to `limit`."""
+    return isinstance(value, str) and 0 < len(value) <= limit and value.isprintable()
 
 
 class FrameTooLong:

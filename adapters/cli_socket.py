@@ -43,6 +43,8 @@ from adapters.cli_protocol import (
 log = structlog.get_logger("kioku.cli_socket")
 
 WRITE_TIMEOUT = 10.0
+STOP_WAIT = 2.0
+"""How long `stop()` lets each connection close before cutting it (twice at most)."""
 READ_CHUNK = 64 * 1024
 # sockaddr_un.sun_path holds 108 bytes including the terminating NUL.
 MAX_SOCKET_PATH = 107
@@ -140,18 +142,36 @@ class CliSocketAdapter(Adapter):
         log.info("cli_socket_listening", path=str(self.path))
 
     async def stop(self) -> None:
+        """Close every connection and wait for its task to see the end of its stream.
+
+        Not `cancel()` first: asyncio 3.11 reports a cancelled connection task as an ERROR
+        ("Exception in callback ...connection_made"), and shutting down is no error. A
+        client that does not read, so its connection cannot close, is cut after
+        `STOP_WAIT`; a task still stuck after that is cancelled.
+        """
         server, self._server = self._server, None
         if server is not None:
             server.close()
         for connection in list(self._connections.values()):
             connection.writer.close()
-        tasks = list(self._tasks)
-        for task in tasks:
+        still_open = await self._open_after_waiting()
+        if still_open:
+            for connection in list(self._connections.values()):
+                connection.writer.transport.abort()
+            still_open = await self._open_after_waiting()
+        for task in still_open:
+            log.warning("cli_client_cancelled", task=task.get_name())
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
         if server is not None:
             await server.wait_closed()
         self._remove_own_socket()
+
+    async def _open_after_waiting(self) -> set[asyncio.Task[None]]:
+        """The connection tasks still running after waiting up to `STOP_WAIT` for them."""
+        if not self._tasks:
+            return set()
+        _, pending = await asyncio.wait(set(self._tasks), timeout=STOP_WAIT)
+        return pending
 
     async def send(self, message: Outbound) -> None:
         await self._route(message.address.reply_to, "reply", message.text)

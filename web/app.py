@@ -6,27 +6,59 @@ daemon's status), so tests run the same application on port 0 without a daemon.
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import aiohttp_jinja2
 import jinja2
 import structlog
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from config.settings import Settings
 from memory.store.database import Store
 from web import auth, pages_admin, pages_history, pages_home, pages_notes, pages_skills
 from web.context import CONTEXT, StatusSource, WebContext
+from web.forms import form_limit
 from web.links import base_url, split_listen
 
 log = structlog.get_logger("kioku.web")
 TEMPLATES = Path(__file__).with_name("templates")
-MAX_FORM_BYTES = 256 * 1024
+MAX_REQUEST_LINE = 8 * 1024
+"""The method, path and query: a search query or a sign-in link is far shorter."""
+MAX_HEADER_FIELD = 8 * 1024
+"""One header line (a cookie holds one session id)."""
+MAX_HEADERS = 100
+"""A browser sends about twenty; proxies add a few."""
+
+
+class _ServerLog(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """The logger of aiohttp's request handler. A request its HTTP parser refused (over a
+    limit above, a NUL byte, a bad percent sign) is the client's mistake: aiohttp answers
+    it with a plain 400 and would log a traceback at ERROR; here it is one INFO line.
+    Anything else (a bug in a page) is logged by aiohttp as before."""
+
+    def exception(self, msg: object, *args: object, exc_info: Any = True, **kwargs: Any) -> None:
+        if isinstance(exc_info, HttpProcessingError):
+            reason = (exc_info.message.splitlines() or [""])[0][:100]  # not the bytes it quotes
+            log.info("web_request_malformed", status=exc_info.code, reason=reason)
+            return
+        super().exception(msg, *args, exc_info=exc_info, **kwargs)
 
 
 def create_app(ctx: WebContext) -> web.Application:
-    app = web.Application(middlewares=[auth.guard], client_max_size=MAX_FORM_BYTES)
+    app = web.Application(
+        middlewares=[auth.guard],
+        client_max_size=form_limit(ctx.settings),
+        handler_args={
+            "max_line_size": MAX_REQUEST_LINE,
+            "max_field_size": MAX_HEADER_FIELD,
+            "max_headers": MAX_HEADERS,
+            "logger": _ServerLog(logging.getLogger("aiohttp.server")),
+        },
+    )
     app[CONTEXT] = ctx
     env = aiohttp_jinja2.setup(
         app,

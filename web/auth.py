@@ -25,6 +25,7 @@ from memory.access.web_tokens import (
     web_session,
 )
 from web.context import SESSION, context, refusal, render
+from web.forms import form
 
 log = structlog.get_logger("kioku.web")
 
@@ -53,8 +54,13 @@ SECURITY_HEADERS = {
 
 @web.middleware
 async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Signed-in session, CSRF on every POST, owner-only admin pages, security headers."""
-    response = await _guarded(request, handler)
+    """Signed-in session, CSRF on every POST, owner-only admin pages, security headers
+    (on refusals raised as exceptions too: a 404, a 413, an unreadable form)."""
+    try:
+        response = await _guarded(request, handler)
+    except web.HTTPException as refused:
+        refused.headers.update(SECURITY_HEADERS)
+        raise
     response.headers.update(SECURITY_HEADERS)
     return response
 
@@ -69,7 +75,7 @@ async def _guarded(request: web.Request, handler: Handler) -> web.StreamResponse
         return refusal(request, 401, SIGN_IN_HINT)
     request[SESSION] = signed_in
     if request.method == "POST":
-        sent = (await request.post()).get("csrf")
+        sent = (await form(request)).get("csrf")
         if not isinstance(sent, str) or not secrets.compare_digest(sent, signed_in.csrf):
             log.warning("web_csrf_refused", person=signed_in.person, path=request.path)
             return refusal(request, 403, CSRF_REFUSED)

@@ -56,12 +56,6 @@ def person(request: web.Request) -> str:
     return session(request).person
 
 
-async def form(request: web.Request) -> dict[str, str]:
-    """The posted form's text fields (already read and CSRF-checked by the middleware)."""
-    data = await request.post()
-    return {key: value for key, value in data.items() if isinstance(value, str)}
-
-
 def render(request: web.Request, template: str, status: int = 200, **values: Any) -> web.Response:
     """A page, with what every page shows: who is signed in, their CSRF token, the owner menu."""
     signed_in: WebSession | None = request.get(SESSION)

@@ -14,7 +14,8 @@ from memory.access.codes import CodeRefused, approve_pairing, deny_pairing, pend
 from memory.access.identities import list_people
 from memory.access.people import InvalidPersonId, validate_person_id
 from memory.skills.format import SkillError
-from web.context import context, form, render
+from web.context import context, render
+from web.forms import form
 
 log = structlog.get_logger("kioku.web")
 APPROVED_BY = "owner (web)"

@@ -19,6 +19,8 @@ from web.context import context, person, render
 
 LISTED = 500
 RESULTS = 10
+SESSION_ID = "[0-9]{1,18}"
+"""A session id in a path: ASCII digits, few enough for SQLite's 64-bit integers (else 404)."""
 _MARKED = re.compile(r"\*\*(.+?)\*\*", re.DOTALL)
 
 
@@ -43,10 +45,7 @@ async def sessions(request: web.Request) -> web.Response:
 
 async def session(request: web.Request) -> web.Response:
     store = context(request).store
-    try:
-        session_id = int(request.match_info["id"])
-    except ValueError:
-        raise web.HTTPNotFound() from None
+    session_id = int(request.match_info["id"])  # SESSION_ID digits
     found = await store.get_session(session_id)
     if found is None:
         raise web.HTTPNotFound()
@@ -86,6 +85,6 @@ def _took_part(found: Session, who: str, speakers: set[str | None]) -> bool:
 def routes() -> list[web.RouteDef]:
     return [
         web.get("/sessions", sessions),
-        web.get("/sessions/{id}", session),
+        web.get(f"/sessions/{{id:{SESSION_ID}}}", session),
         web.get("/search", search_page),
     ]

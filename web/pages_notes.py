@@ -14,7 +14,8 @@ from aiohttp import web
 from memory.notes.files import NotesFileError
 from memory.notes.format import FILE_NAMES, ROLES, TARGETS, NotesState, Target
 from memory.notes.person_notes import NotesResult
-from web.context import context, form, person, render
+from web.context import context, person, render
+from web.forms import form
 
 log = structlog.get_logger("kioku.web")
 

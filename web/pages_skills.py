@@ -12,7 +12,8 @@ from aiohttp import web
 
 from memory.skills.format import SkillError
 from memory.skills.manage import SkillRequest
-from web.context import context, form, person, render
+from web.context import context, person, render
+from web.forms import form
 
 log = structlog.get_logger("kioku.web")
 

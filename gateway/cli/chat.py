@@ -14,11 +14,18 @@ import typer
 from rich.console import Console
 from rich.live import Live
 from rich.markdown import Markdown
+from rich.markup import escape
 
 from adapters.cli_protocol import DEFAULT_CONVERSATION, socket_path
 from config.paths import kioku_home
 from gateway.cli.common import fail
-from gateway.cli.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
+from gateway.cli.socket_client import (
+    ConnectionLost,
+    DaemonError,
+    NoAnswer,
+    NotRunning,
+    SocketClient,
+)
 
 DEFAULT_TIMEOUT = 600.0
 
@@ -65,7 +72,7 @@ def chat_command(
 def _interactive(client: SocketClient, conversation: str) -> None:
     console = Console()
     console.print(
-        f"[dim]kioku chat — conversation [bold]{conversation}[/bold]; "
+        f"[dim]kioku chat — conversation [bold]{escape(conversation)}[/bold]; "
         "/help lists commands, Ctrl-D leaves[/dim]"
     )
     while True:
@@ -82,8 +89,8 @@ def _interactive(client: SocketClient, conversation: str) -> None:
             console.print("\n[dim]interrupted[/dim]")
             return
         except DaemonError as exc:
-            console.print(f"[red]{exc}[/red]")
-            if "closed the connection" in str(exc):
+            console.print(f"[red]{escape(str(exc))}[/red]")
+            if isinstance(exc, ConnectionLost):
                 raise
         except NoAnswer as exc:
             console.print(f"[red]{exc}[/red]")

@@ -1,7 +1,10 @@
-"""The client end of the CLI socket, for `kioku chat` and `kioku status`.
+"""The client end of the CLI socket, for `kioku chat`, `kioku status` and `kioku mcp list`.
 
 A plain blocking socket: these commands run no event loop, and a blocking read is
-what lets Ctrl-C end them at once.
+what lets Ctrl-C end them at once. What the daemon sends is held to the limits the
+daemon holds its clients to (`MAX_FRAME`, the decode of `cli_protocol`), and a status
+must have the shape the commands print: anything else is a `DaemonError`, never a
+traceback.
 """
 
 from __future__ import annotations
@@ -11,7 +14,9 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from adapters.cli_protocol import (
     DEFAULT_CONVERSATION,
@@ -36,11 +41,61 @@ class NotRunning(ConnectionError):
 
 
 class DaemonError(RuntimeError):
-    """The daemon answered with an error frame, or closed the connection."""
+    """The daemon answered with an error frame, or with something no kioku sends."""
+
+
+class ConnectionLost(DaemonError):
+    """The connection is over: the daemon closed it, or sent what ends it."""
 
 
 class NoAnswer(TimeoutError):
     """The daemon did not answer in time."""
+
+
+_Count = Annotated[int, Field(ge=0, lt=2**63)]
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class _Adapter(_Part):
+    state: str
+    since: str | None = None
+    last_error: str | None = None
+
+
+class _Conversation(_Part):
+    key: str
+    session_id: _Count | None = None
+    queued: _Count = 0
+    busy: bool = False
+
+
+class _Tool(_Part):
+    tool: str
+
+
+class _Server(_Part):
+    state: str
+    transport: str
+    error: str | None = None
+    allow: list[str] = []
+    tools: list[_Tool] = []
+
+
+class _Status(_Part):
+    """The shape `kioku status` and `kioku mcp list` read: what they print must be there."""
+
+    pid: _Count | None = None
+    started_at: str | None = None
+    adapters: dict[str, _Adapter] = {}
+    open_sessions: _Count = 0
+    in_flight: _Count = 0
+    queued: _Count = 0
+    conversations: list[_Conversation] = []
+    database_bytes: _Count = 0
+    mcp: dict[str, _Server] = {}
 
 
 class SocketClient:
@@ -76,6 +131,14 @@ class SocketClient:
         while True:
             frame = self._receive(deadline)
             if frame.get("type") == "status":
+                try:
+                    _Status.model_validate(frame)
+                except ValidationError as exc:
+                    problem = exc.errors()[0]
+                    where = ".".join(map(str, problem["loc"]))
+                    raise DaemonError(
+                        f"kioku sent a status this client cannot read ({where}: {problem['msg']})"
+                    ) from None
                 return frame
             if frame.get("type") == "error" and "id" not in frame:
                 raise DaemonError(str(frame.get("message")))
@@ -111,17 +174,22 @@ class SocketClient:
         self._file.flush()
 
     def _receive(self, deadline: float) -> Frame:
+        """The next frame, read no further than `MAX_FRAME` bytes: what the daemon sends is
+        held to the limits the daemon holds its clients to."""
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise NoAnswer(f"no answer from kioku within {self.timeout:g} s")
         self._sock.settimeout(remaining)
         try:
-            line = self._file.readline()
+            line = self._file.readline(MAX_FRAME + 1)
         except TimeoutError:
             raise NoAnswer(f"no answer from kioku within {self.timeout:g} s") from None
         if not line:
-            raise DaemonError("kioku closed the connection (is it shutting down?)")
+            raise ConnectionLost("kioku closed the connection (is it shutting down?)")
+        if len(line) > MAX_FRAME and not line.endswith(b"\n"):
+            self.close()
+            raise ConnectionLost(f"kioku sent a frame longer than {MAX_FRAME} bytes: closed")
         try:
             return decode(line)
-        except BadFrame:
-            raise DaemonError(f"unexpected frame from kioku: {line[:200]!r}") from None
+        except BadFrame as exc:
+            raise DaemonError(f"unexpected frame from kioku ({exc}): {line[:200]!r}") from None

@@ -91,13 +91,16 @@ def _show(console: Console, status: dict[str, Any], home: Path) -> None:
 
 
 def _when(value: Any) -> str:
+    """A time the daemon sent, in local time; as sent when no clock can show it."""
     if not value:
         return ""
-    if isinstance(value, int | float):
-        return datetime.fromtimestamp(value).astimezone().strftime("%Y-%m-%d %H:%M:%S")
     try:
-        return datetime.fromisoformat(str(value)).astimezone().strftime("%Y-%m-%d %H:%M:%S")
-    except ValueError:
+        if isinstance(value, int | float):
+            when = datetime.fromtimestamp(value)
+        else:
+            when = datetime.fromisoformat(str(value))
+        return when.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    except (ValueError, OverflowError, OSError):
         return escape(str(value))
 
 

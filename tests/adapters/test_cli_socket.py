@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import socket
 import stat
@@ -15,7 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from adapters import cli_socket
 from adapters.base import Outbound
+from adapters.cli_protocol import text_frame
 from adapters.cli_socket import CliSocketAdapter, SocketInUse
 from tests.helpers.echo_socket import EchoGateway
 
@@ -234,6 +237,27 @@ async def test_stop_closes_connections_and_removes_the_socket(
     assert not await asyncio.to_thread(os.path.exists, sock_path)
     assert await asyncio.wait_for(client.reader.read(), TIMEOUT) == b""
     await gateway.adapter.stop()  # twice is fine
+
+
+async def test_a_client_that_reads_nothing_is_cut_at_stop_without_an_error(
+    sock_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(cli_socket, "STOP_WAIT", 0.2)
+    gateway = EchoGateway(sock_path)
+    await gateway.adapter.start()
+    client = Client(*await asyncio.open_unix_connection(str(sock_path), limit=1024))
+    await client.send({"type": "status"})
+    await client.frame()
+    [connection] = gateway.adapter._connections.values()
+    sending = asyncio.create_task(connection.send(text_frame("reply", "big", "x" * 1_000_000)))
+    await asyncio.sleep(0)  # it writes what the socket takes; the rest waits for the client
+    assert connection.writer.transport.get_write_buffer_size() > 0
+    async with asyncio.timeout(1):
+        await gateway.adapter.stop()
+    await sending  # ended by the cut, not by WRITE_TIMEOUT
+    await asyncio.sleep(0)  # asyncio's done callbacks, where it would report a cancelled task
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    await client.close()
 
 
 @settings(

@@ -5,12 +5,17 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import socket
 import sqlite3
 import subprocess
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.helpers.gateway_rig import GatedAnthropic
 from tests.helpers.paths import KIOKU
@@ -111,6 +116,33 @@ async def run_daemon(
     daemon = Daemon(home, api, tmp, len(daemons))
     daemons.append(daemon)
     return await daemon.start(**env)
+
+
+@asynccontextmanager
+async def module_daemon(tmp: Path, **env: str) -> AsyncIterator[Daemon]:
+    """One daemon shared by a test module, its KIOKU_HOME `tmp/home`. While it runs the
+    environment holds none of the outer KIOKU_/ANTHROPIC_/OPENAI_ settings (a module's
+    fixtures start before each test's `home` fixture cleans them), so commands the tests
+    run see what it sees. At the end SIGTERM, which must exit 0."""
+    home = tmp / "home"
+    async with GatedAnthropic() as api:
+        daemon = Daemon(home, api, tmp, 0)
+        with pytest.MonkeyPatch.context() as patch:
+            for name in list(os.environ):
+                if name.startswith(("KIOKU_", "ANTHROPIC_", "OPENAI_")):
+                    patch.delenv(name)
+            patch.setenv("KIOKU_HOME", str(home))
+            patch.setenv("NO_PROXY", "127.0.0.1,localhost")
+            try:
+                await daemon.start(**env)
+                yield daemon
+                daemon.signal(signal.SIGTERM)
+                assert await daemon.exit_code() == 0
+            finally:
+                if daemon.process is not None and daemon.process.returncode is None:
+                    daemon.process.kill()
+                    await daemon.process.wait()
+                daemon.notify.close()
 
 
 def stored_texts(home: Path) -> list[tuple[str, str]]:

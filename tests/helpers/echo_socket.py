@@ -7,14 +7,19 @@ In process (`EchoGateway` + `CliSocketAdapter`) or as a subprocess:
 prints `ready` once listening and serves until stdin closes. Each message is
 answered with two deltas and the reply `echo: <text>`; a text starting with
 `markdown` gets a Markdown reply. `--silent` never answers (for client timeouts).
+
+`misbehaving(path)` is a daemon gone wrong, for the clients' own door: it answers
+each request line with whatever bytes the test sets, then closes the connection.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import socketserver
 import subprocess
 import sys
+import threading
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -97,6 +102,34 @@ def echo_process(
     finally:
         process.stdin.close()
         process.wait(timeout=10)
+
+
+class _Misbehaving(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    answer = b""
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that hangs up before reading the whole answer is what is being tested."""
+
+
+class _AnswerGarbage(socketserver.StreamRequestHandler):
+    def handle(self) -> None:
+        self.rfile.readline()
+        self.wfile.write(self.server.answer)  # type: ignore[attr-defined]
+
+
+@contextmanager
+def misbehaving(path: Path) -> Iterator[_Misbehaving]:
+    """A socket at `path` answering every request with `server.answer` (set by the test)."""
+    server = _Misbehaving(str(path), _AnswerGarbage)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        path.unlink(missing_ok=True)
 
 
 async def main(path: Path, silent: bool) -> None:

@@ -1,6 +1,7 @@
 """SIGTERM while many turns are in flight: they finish and are answered within the grace
 period and the daemon exits 0; turns the model never finishes are cut at the grace
-period, stored as interrupted, and the daemon still exits 0 promptly."""
+period, stored as interrupted, and the daemon still exits 0 promptly. Shutting down is
+normal: with CLI clients still connected it logs nothing at ERROR."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 from tests.fakes.telegram import FakeTelegram
 from tests.helpers.daemon import Client, Daemon, run_daemon, stored_texts
 from tests.helpers.gateway_rig import GatedAnthropic
+from tests.helpers.hostile import unhandled
 from tests.helpers.integrity import integrity_problems
 from tests.helpers.platform_daemons import OWNER_CHAT, telegram_env
 
@@ -73,3 +75,19 @@ async def test_a_model_that_never_answers_is_cut_at_the_grace_period_and_exits_0
     for word in [*WORDS, "gatetg"]:
         assert ("user", f"please {word}") in texts
     assert await integrity_problems(home) == []
+
+
+async def test_sigterm_with_cli_clients_connected_logs_no_error_and_exits_0(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    daemon = await run_daemon(daemons, home, api, tmp_path)
+    clients = [await Client.connect(home) for _ in range(2)]
+    for number, client in enumerate(clients):
+        assert await client.ask(f"m{number}", f"hello {number}") == f"echo: hello {number}"
+    daemon.signal(signal.SIGTERM)
+    assert await daemon.exit_code() == 0
+    for client in clients:
+        assert await client.reader.read() == b""  # the daemon closed it
+    log = daemon.log.read_text()
+    assert [line for line in log.splitlines() if '"level": "error"' in line] == []
+    assert unhandled(log) == []

@@ -275,6 +275,18 @@ async def test_skills_are_edited_and_deleted_through_the_library(
     assert "brew-tea" not in await browser.get("/skills")
 
 
+async def test_the_largest_skill_the_settings_allow_fits_in_the_edit_form(
+    rig: WebRig, browser: Browser
+) -> None:
+    library = rig.ctx.skills()
+    head = "---\nname: big\ndescription: A skill at the size cap\n---\n"
+    await library.manage("aiko", SkillRequest("create", "big", content=head + "x\n"), by="test")
+    await browser.sign_in("aiko")
+    biggest = head + "京" * (rig.ctx.settings.skills.max_skill_chars - len(head) - 1) + "\n"
+    await browser.post("/skills/big/edit", content=biggest)  # 9 bytes a character, encoded
+    assert (await library.view("aiko", "big", count_use=False)).content == biggest
+
+
 async def test_another_persons_skill_is_not_found(rig: WebRig, browser: Browser) -> None:
     content = "---\nname: ben-only\ndescription: Ben's\n---\nSecret.\n"
     await rig.ctx.skills().manage("ben", SkillRequest("create", "ben-only", content=content), "t")

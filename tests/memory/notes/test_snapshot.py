@@ -116,5 +116,5 @@ async def test_snapshot_reports_an_unreadable_file_instead_of_failing(notes: Per
     notes.path("memory").write_bytes(b"\xff\xfe broken")
     snapshot = await notes.render_snapshot()
     assert "[MEMORY.md could not be read: " in snapshot
-    assert "is not UTF-8 text" in snapshot
+    assert "not UTF-8 text" in snapshot
     assert "## USER.md" in snapshot

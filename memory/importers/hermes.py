@@ -29,6 +29,7 @@ from memory.notes.format import FILE_NAMES, Target
 from memory.store.records import Conversation, NewMessage, PastSession, Usage, from_epoch
 
 JSON_PREFIX = "\x00json:"
+USAGE_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
 class HermesError(ValueError):
@@ -116,9 +117,6 @@ def _session(row: dict[str, Any], messages: list[dict[str, Any]], person: str) -
     return past
 
 
-USAGE_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
-
-
 def _time(value: Any, column: str) -> datetime:
     try:
         return from_epoch(value)
@@ -128,9 +126,10 @@ def _time(value: Any, column: str) -> datetime:
 
 def _count(row: dict[str, Any], column: str) -> int:
     value = row.get(column) or 0
-    if not isinstance(value, int):
-        raise _BadRow(f"{column} {shown(value)} is not a whole number")
-    return value
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        raise _BadRow(f"{column} {shown(value)} is not a whole number") from None
 
 
 def _messages(rows: list[dict[str, Any]], person: str) -> list[NewMessage]:

@@ -164,7 +164,7 @@ def hermes_with_items(home: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def hermes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Ran]:
+def hermes(tmp_path_factory: pytest.TempPathFactory) -> Door:
     """The Hermes home with every item in its JSON columns, imported plainly and with
     --skip-invalid; then a Hermes home per item with the item as its USER.md."""
     folder = tmp_path_factory.mktemp("hermes")
@@ -178,13 +178,13 @@ def hermes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Ran]:
     jobs = [Job("plain", [*hermes, str(source)], home)]
     jobs += [Job("skip", [*hermes, str(source), "--skip-invalid"], home)]
     jobs += [Job(name, [*hermes, str(noted[name])], folder / f"home-{name}") for name in NAMES]
-    return kioku_batch(jobs, folder)
+    return Door(folder, kioku_batch(jobs, folder))
 
 
 def test_hermes_sessions_with_values_kioku_cannot_take_are_refused_by_name(
-    hermes: dict[str, Ran],
+    hermes: Door,
 ) -> None:
-    ran = hermes["plain"]
+    ran = hermes.ran["plain"]
     ran.assert_clean()
     assert ran.code == 1 and "Nothing imported" in ran.stderr
     assert "session 'calls-deep-arrays': message " in ran.stderr
@@ -193,8 +193,8 @@ def test_hermes_sessions_with_values_kioku_cannot_take_are_refused_by_name(
     assert "session 'bad-time': started_at 'soon' is not a time" in ran.stderr
 
 
-def test_hermes_skip_invalid_imports_every_session_it_can_take(hermes: dict[str, Ran]) -> None:
-    ran = hermes["skip"]
+def test_hermes_skip_invalid_imports_every_session_it_can_take(hermes: Door) -> None:
+    ran = hermes.ran["skip"]
     ran.assert_clean()
     assert ran.code == 0, ran.stderr
     assert "Skipped" in ran.stdout and "Added 3 note(s)" in ran.stdout
@@ -202,15 +202,16 @@ def test_hermes_skip_invalid_imports_every_session_it_can_take(hermes: dict[str,
 
 @pytest.mark.parametrize("name", NAMES)
 def test_hermes_notes_of_each_hostile_kind_are_read_or_refused_before_anything_is_stored(
-    hermes: dict[str, Ran], name: str
+    hermes: Door, name: str
 ) -> None:
-    ran = hermes[name]
+    ran = hermes.ran[name]
     ran.assert_clean()
     if "History imported, but the Hermes notes were not" in ran.stderr:
         assert ran.code == 1 and "USER.md would be" in ran.stderr  # over the notes limit
     elif ran.code == 1:  # refused while reading, before anything was stored
         assert re.search(r"USER\.md (line 1: not UTF-8 text|is over)", ran.stderr), ran.stderr
         assert "Imported" not in ran.stdout
+        assert not (hermes.folder / f"home-{name}" / "state.db").exists()
     else:
         assert "Imported" in ran.stdout
 

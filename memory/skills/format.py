@@ -209,7 +209,7 @@ def _check_text(text: str) -> None:
         raise SkillError(f"SKILL.md holds a NUL character on line {line}: remove it.")
     surrogate = lone_surrogate(text)
     if surrogate is not None:
-        raise SkillError(f"SKILL.md holds a lone surrogate ({surrogate}), which is no text.")
+        raise SkillError(f"SKILL.md holds a lone surrogate ({surrogate}), which is not text.")
 
 
 def _load_yaml(front: str) -> dict[str, Any]:

@@ -2,10 +2,13 @@
 
 pydantic reports *what* is wrong but not *where* it came from; with three sources a
 person needs the file (or variable) to fix, so each error is traced back to it here.
+Both files are checked against limits set on purpose before a parser reads them (see
+`config.text_limits`): a refusal names the file, the line and the limit.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import tomllib
 from dataclasses import dataclass
@@ -13,10 +16,21 @@ from pathlib import Path
 from typing import Any
 
 from dotenv import dotenv_values
+from dotenv.parser import parse_stream
 from pydantic import ValidationError
 
+from config.limits import InputRefused
 from config.paths import kioku_home
 from config.settings import Settings
+from config.text_limits import check_toml, read_text
+
+MAX_FILE_BYTES = 1_048_576
+"""config.toml and .env: a real one is a few kilobytes."""
+MAX_DEPTH = 32
+"""Tables and arrays inside each other (the deepest setting, an MCP server's env, is 4)."""
+MAX_ENV_LINE = 65_536
+"""Bytes in one line of .env (a long token or key is a few kilobytes)."""
+FIX = "Fix the file (see README, Configuration) and retry."
 
 
 class ConfigError(Exception):
@@ -37,6 +51,7 @@ def load_settings() -> Settings:
     """Read and validate the effective settings, or raise `ConfigError` listing every problem."""
     home = kioku_home()
     toml_data = _read_toml(home / "config.toml")
+    _check_dotenv(home / ".env")
     try:
         return Settings()
     except ValidationError as exc:
@@ -46,16 +61,59 @@ def load_settings() -> Settings:
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        text = _read_config_text(path, None)
+        check_toml(text, str(path), MAX_DEPTH)
+        return tomllib.loads(text)
     except FileNotFoundError:
         return {}
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(
-            f"{path}: not valid TOML: {exc}\nFix the file (see README, Configuration) and retry."
-        ) from None
+        raise ConfigError(f"{path}: not valid TOML: {exc}\n{FIX}") from None
+    except InputRefused as exc:
+        raise ConfigError(f"{exc}.") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nests too deeply to be read.\n{FIX}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read: {exc.strerror}") from None
+
+
+def _check_dotenv(path: Path) -> None:
+    """Refuse a .env that is not text, too large, or has a line python-dotenv cannot read
+    (it would only log a warning naming no file) or a KIOKU_ name nesting too deep."""
+    try:
+        text = _read_config_text(path, MAX_ENV_LINE)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror}") from None
+    for binding in parse_stream(io.StringIO(text)):
+        original = binding.original.string
+        # A binding's text starts with the blank lines before it; its line is the first after.
+        line = binding.original.line + original[: -len(original.lstrip()) or None].count("\n")
+        if binding.error:
+            raise ConfigError(
+                f"{path} line {line}: not a NAME=value line (is a quote left open?).\n{FIX}"
+            )
+        key = (binding.key or "").upper()
+        if key.startswith("KIOKU_") and key.count("__") > MAX_DEPTH:
+            raise ConfigError(
+                f"{path} line {line}: the name nests deeper than {MAX_DEPTH} levels "
+                f"(its parts are separated by __); kioku reads at most {MAX_DEPTH}.\n{FIX}"
+            )
+
+
+def _read_config_text(path: Path, max_line: int | None) -> str:
+    """The file's text within the limits, or `ConfigError` naming the line; `OSError`s pass.
+    A BOM is refused: the settings sources would read it as part of the first name."""
+    try:
+        text = read_text(path, str(path), MAX_FILE_BYTES, max_line)
+    except InputRefused as exc:
+        raise ConfigError(f"{exc}.") from None
+    if text.startswith("\ufeff"):
+        raise ConfigError(
+            f"{path} line 1: starts with a byte-order mark (BOM), which the settings "
+            "cannot read; save the file as UTF-8 without a BOM and retry."
+        )
+    return text
 
 
 def _describe(error: dict[str, Any], home: Path, toml_data: dict[str, Any]) -> Problem:

@@ -20,12 +20,19 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress
 
+from config.limits import InputRefused, loads
 from config.paths import ensure_home
 from config.settings import Settings
+from config.text_limits import text_lines
 from gateway.cli.common import EXIT_USAGE, fail, person_id, print_skill_import, settings_or_exit
 from memory.access.people import OWNER, InvalidPersonId, validate_person_id
 from memory.importers.hermes import HermesError
-from memory.importers.hermes_home import HermesImport, import_hermes_home, read_hermes_history
+from memory.importers.hermes_home import (
+    HermesHistory,
+    HermesImport,
+    import_hermes_home,
+    read_hermes_history,
+)
 from memory.importers.jsonl import Parsed, check_conflicts, export_jsonl, parse_jsonl, store_parsed
 from memory.notes.person_notes import PersonNotes
 from memory.search.ranking import Scope, search
@@ -35,6 +42,10 @@ from memory.store.records import ImportCounts, SessionResult
 
 MAX_PROBLEMS_SHOWN = 50
 PROGRESS_FROM = 5000
+MAX_QUERY_LINE = 65_536
+"""Bytes in one line of a --queries file; a query longer than a few hundred words finds nothing
+more."""
+QUERY_LINE = 'each line must be {"person": P, "query": Q, "limit": N}'
 
 
 class Format(StrEnum):
@@ -81,28 +92,33 @@ def search_command(
 
 
 def _read_queries(path: Path) -> list[tuple[str, str, int]]:
+    batch, problems = [], []
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        for line in text_lines(path, MAX_QUERY_LINE):
+            if line.refused is None and not line.text.strip():
+                continue
+            try:
+                if line.refused is not None:
+                    raise ValueError(line.refused)
+                batch.append(_query_line(line.text))
+            except ValueError as exc:
+                problems.append(f"{path} line {line.number}: {exc}")
+    except InputRefused as exc:
+        fail(str(exc))
     except OSError as exc:
         fail(f"cannot read {path}: {exc.strerror}")
-    batch, problems = [], []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            batch.append(_query_line(line))
-        except ValueError as exc:
-            problems.append(f"{path}: line {number}: {exc}")
     if problems:
-        fail("\n".join([*problems, 'each line must be {"person": P, "query": Q, "limit": N}']))
+        fail("\n".join([*problems, QUERY_LINE]))
+    if not batch:
+        fail(f"{path} is empty (no line holds a query); {QUERY_LINE}")
     return batch
 
 
 def _query_line(line: str) -> tuple[str, str, int]:
     try:
-        row = json.loads(line)
+        row = loads(line, what="the JSON")
     except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON ({exc.msg})") from None
+        raise ValueError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
     if not isinstance(row, dict) or not isinstance(row.get("query"), str):
         raise ValueError('expected an object with a string "query"')
     person = row.get("person", OWNER)
@@ -195,12 +211,13 @@ async def _import(
     async with await _open(settings) as store:
         await check_conflicts(store, parsed)
         if parsed.problems:
-            _report_problems(parsed, skip_invalid)
+            _report_problems(parsed, file, skip_invalid)
         with _progress(parsed.messages) as advance:
             if fmt is Format.jsonl:
                 counts = await store_parsed(store, parsed, advance)
                 typer.echo(_summary(counts, 0, len(parsed.problems)))
                 return
+            assert isinstance(parsed, HermesHistory)
             notes = PersonNotes(settings.home, person, settings.memory.notes)
             skills = SkillsLibrary(settings.home, settings.skills)
             report = await import_hermes_home(store, parsed, file, notes, skills, advance)
@@ -227,13 +244,15 @@ def _parse(file: Path, fmt: Format, person: str) -> Parsed:
         fail(f"{file} is a folder; for a Hermes home pass --format hermes")
     try:
         return parse_jsonl(file)
-    except (OSError, UnicodeDecodeError) as exc:
-        fail(f"cannot read {file}: {exc}")
+    except InputRefused as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot read {file}: {exc.strerror}")
 
 
-def _report_problems(parsed: Parsed, skip_invalid: bool) -> None:
+def _report_problems(parsed: Parsed, file: Path, skip_invalid: bool) -> None:
     problems = sorted(parsed.problems, key=lambda p: p.line)
-    shown = [str(p) for p in problems[:MAX_PROBLEMS_SHOWN]]
+    shown = [f"{file} {p}" if p.line else f"{file}: {p}" for p in problems[:MAX_PROBLEMS_SHOWN]]
     if len(problems) > MAX_PROBLEMS_SHOWN:
         shown.append(f"... and {len(problems) - MAX_PROBLEMS_SHOWN} more")
     print("\n".join(shown), file=sys.stderr)

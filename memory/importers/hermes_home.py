@@ -1,7 +1,8 @@
 """Bring a whole Hermes Agent home to one person: history, then notes, then skills.
 
-What `kioku import --format hermes` does. The history is read first
-(`read_hermes_history`) so that it can be checked like any import (`check_conflicts`);
+What `kioku import --format hermes` does. The history and the notes are read first
+(`read_hermes_history`), so that a home kioku cannot read is refused before anything is
+stored and the history can be checked like any import (`check_conflicts`);
 `import_hermes_home` then stores it, adds the entries of Hermes' MEMORY.md / USER.md to
 the person's notes (an entry already there is a no-op) and copies `<home>/skills` into
 the person's own skills. Running it twice adds nothing the second time.
@@ -10,13 +11,13 @@ the person's own skills. Running it twice adds nothing the second time.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from memory.importers.hermes import read_hermes_notes, read_hermes_sessions
 from memory.importers.jsonl import Parsed, Progress, store_parsed
 from memory.notes.files import NotesFileError
-from memory.notes.format import TARGETS
+from memory.notes.format import TARGETS, Target
 from memory.notes.ops import NoteOp
 from memory.notes.person_notes import PersonNotes
 from memory.skills.format import SkillError
@@ -38,14 +39,24 @@ class HermesImport:
     skills_error: str | None = None
 
 
-def read_hermes_history(home: Path, person: str) -> Parsed:
-    """The Hermes home's sessions as an import for `person` (blocking; `HermesError`)."""
-    return Parsed(sessions=read_hermes_sessions(home, person), persons={person: None})
+@dataclass
+class HermesHistory(Parsed):
+    """A Hermes home as read, nothing stored yet: its sessions, and its notes' entries."""
+
+    notes: dict[Target, list[str]] = field(default_factory=dict)
+
+
+def read_hermes_history(home: Path, person: str) -> HermesHistory:
+    """The Hermes home's sessions and notes as an import for `person` (blocking;
+    `HermesError` when the home or its notes cannot be read)."""
+    sessions, problems = read_hermes_sessions(home, person)
+    notes = read_hermes_notes(home)
+    return HermesHistory(sessions, {person: None}, problems, notes=notes)
 
 
 async def import_hermes_home(
     store: Store,
-    parsed: Parsed,
+    parsed: HermesHistory,
     home: Path,
     notes: PersonNotes,
     skills: SkillsLibrary,
@@ -54,7 +65,7 @@ async def import_hermes_home(
     """Store `parsed` (from `read_hermes_history`, checked), then the home's notes and skills
     for the person of `notes`."""
     history = await store_parsed(store, parsed, progress)
-    added, error = await _import_notes(home, notes)
+    added, error = await _import_notes(parsed.notes, notes)
     if error is not None:
         return HermesImport(history, notes_error=error)
     source = home / "skills"
@@ -67,9 +78,10 @@ async def import_hermes_home(
     return HermesImport(history, added, skills=report)
 
 
-async def _import_notes(home: Path, notes: PersonNotes) -> tuple[int, str | None]:
+async def _import_notes(
+    found: dict[Target, list[str]], notes: PersonNotes
+) -> tuple[int, str | None]:
     """Entries added, or the refusal: all of Hermes' entries go in at once or none do."""
-    found = await asyncio.to_thread(read_hermes_notes, home)
     ops = [NoteOp("add", target, content=entry) for target in TARGETS for entry in found[target]]
     if not ops:
         return 0, None

@@ -7,7 +7,9 @@ A session keeps its `session` value as external id and is a DM of its person.
 
 Importing is idempotent: a session is known by its external id and a turn by
 (role, time, content), so the same file twice, or an export of this store, adds
-nothing. Every line is checked before anything is written.
+nothing. Every line is checked before anything is written: a line longer than
+`MAX_LINE_BYTES`, not UTF-8 text, nesting deeper than `config.limits.MAX_JSON_DEPTH`
+or not a valid row is refused with its number.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from typing import Any
 
 import aiosqlite
 
+from config.limits import InputRefused, loads
+from config.text_limits import lone_surrogate, shown, text_lines
 from memory.access.people import InvalidPersonId, validate_person_id
 from memory.store.database import Store
 from memory.store.records import (
@@ -37,6 +41,8 @@ from memory.store.sessions import insert_session
 from memory.store.writer import insert_messages
 
 CHUNK_MESSAGES = 2000
+MAX_LINE_BYTES = 8 * 1_048_576
+"""One message a line: far above any turn kioku stores, and the most memory a line may take."""
 TS_EXAMPLE = "an ISO 8601 time like 2026-05-01T12:00:00Z"
 Progress = Callable[[int], None]
 
@@ -51,7 +57,7 @@ class Problem:
     session: str | None = None
 
     def __str__(self) -> str:
-        return f"line {self.line}: {self.reason}"
+        return f"line {self.line}: {self.reason}" if self.line else self.reason
 
 
 @dataclass
@@ -75,35 +81,45 @@ class Parsed:
 
 
 def parse_jsonl(path: Path) -> Parsed:
-    """Read a jsonl history file; bad lines become `problems` with their numbers."""
+    """Read a jsonl history file; bad lines become `problems` with their numbers.
+
+    Raises `InputRefused` for a file that is empty (or blank) or UTF-16, and `OSError`
+    when it cannot be read.
+    """
     parsed = Parsed()
     owners: dict[str, tuple[str, str, str]] = {}
     messages: dict[str, list[NewMessage]] = {}
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = _jsonl_row(line)
-            except ValueError as exc:
-                parsed.problems.append(Problem(number, str(exc)))
-                continue
-            where = (row["person"], row["platform"], row["chat"])
-            known = owners.setdefault(row["session"], where)
-            if known != where:
-                parsed.problems.append(
-                    Problem(
-                        number,
-                        f"session {row['session']!r} was person/platform/chat {known} on line "
-                        f"{parsed.first_line[row['session']]}, here {where}",
-                    )
+    empty = True
+    for line in text_lines(path, MAX_LINE_BYTES):
+        number = line.number
+        if line.refused is None and not line.text.strip():
+            continue
+        empty = False
+        try:
+            if line.refused is not None:
+                raise ValueError(line.refused)
+            row = _jsonl_row(line.text)
+        except ValueError as exc:
+            parsed.problems.append(Problem(number, str(exc)))
+            continue
+        where = (row["person"], row["platform"], row["chat"])
+        known = owners.setdefault(row["session"], where)
+        if known != where:
+            parsed.problems.append(
+                Problem(
+                    number,
+                    f"session {row['session']!r} was person/platform/chat {known} on line "
+                    f"{parsed.first_line[row['session']]}, here {where}",
                 )
-                continue
-            parsed.first_line.setdefault(row["session"], number)
-            if row["role"] == "user" and row.get("speaker_name"):
-                parsed.persons[row["person"]] = row["speaker_name"]
-            parsed.persons.setdefault(row["person"], None)
-            messages.setdefault(row["session"], []).append(row["message"])
+            )
+            continue
+        parsed.first_line.setdefault(row["session"], number)
+        if row["role"] == "user" and row.get("speaker_name"):
+            parsed.persons[row["person"]] = row["speaker_name"]
+        parsed.persons.setdefault(row["person"], None)
+        messages.setdefault(row["session"], []).append(row["message"])
+    if empty:
+        raise InputRefused(f"{path} is empty (no line holds a message): nothing to import")
     for external_id, (person, platform, chat) in owners.items():
         if external_id in messages:
             conversation = Conversation(platform, chat, "dm", person)
@@ -113,9 +129,10 @@ def parse_jsonl(path: Path) -> Parsed:
 
 def _jsonl_row(line: str) -> dict[str, Any]:
     try:
-        raw = json.loads(line)
+        raw = loads(line, what="the JSON")
     except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+        cut = " - was the file cut short?" if exc.pos >= len(line.rstrip()) else ""
+        raise ValueError(f"not valid JSON ({exc.msg} at column {exc.colno}){cut}") from None
     if not isinstance(raw, dict):
         raise ValueError("expected a JSON object")
     missing = [
@@ -136,7 +153,7 @@ def _jsonl_row(line: str) -> dict[str, Any]:
         elif not isinstance(value, str) or not value:
             raise ValueError(f"{key} must be a non-empty string")
     if raw["role"] not in ROLES:
-        raise ValueError(f"role must be one of {', '.join(ROLES)}, not {raw['role']!r}")
+        raise ValueError(f"role must be one of {', '.join(ROLES)}, not {shown(raw['role'])}")
     if not isinstance(raw["content"], str):
         raise ValueError("content must be a string")
     optional = {
@@ -145,6 +162,10 @@ def _jsonl_row(line: str) -> dict[str, Any]:
     for key, value in optional.items():
         if value is not None and not isinstance(value, str):
             raise ValueError(f"{key} must be a string")
+    for key, value in {"content": raw["content"], **text_fields, **optional}.items():
+        surrogate = lone_surrogate(value) if value else None
+        if surrogate is not None:
+            raise ValueError(f"{key} holds a lone surrogate ({surrogate}), which is not text")
     message = NewMessage(
         role=raw["role"],
         content=raw["content"],
@@ -166,15 +187,16 @@ def _jsonl_row(line: str) -> dict[str, Any]:
 def parse_ts(value: Any) -> datetime:
     """An ISO 8601 time (naive means UTC) or unix seconds."""
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value, UTC)
+        try:
+            return datetime.fromtimestamp(value, UTC)
+        except (OverflowError, OSError, ValueError):
+            raise ValueError(f"ts {shown(value)} is out of range: use {TS_EXAMPLE}") from None
     if not isinstance(value, str):
         raise ValueError(f"ts must be {TS_EXAMPLE}")
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
-        raise ValueError(
-            f"ts {value!r} is not an ISO 8601 time like 2026-05-01T12:00:00Z"
-        ) from None
+        raise ValueError(f"ts {shown(value)} is not {TS_EXAMPLE}") from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 

@@ -18,6 +18,8 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from config.limits import InputRefused
+from config.text_limits import decode_text
 from memory.files import atomic_write, fsync_directory
 from memory.notes.format import (
     FILE_NAMES,
@@ -29,6 +31,8 @@ from memory.notes.format import (
 )
 
 LOCK_TIMEOUT = 30.0
+MAX_FILE_BYTES = 1_048_576
+"""A notes file read from disk: ten times the largest limit a setting allows (100,000 chars)."""
 
 
 class NotesFileError(Exception):
@@ -63,20 +67,25 @@ def ensure_directory(directory: Path) -> None:
 
 
 def read_notes(path: Path) -> RawNotes:
-    """Read a notes file; a missing file is an empty one."""
+    """Read a notes file; a missing file is an empty one. One edited by hand into something
+    that is no notes file (over `MAX_FILE_BYTES`, not UTF-8 text) is refused."""
+    fix = f"save it as UTF-8 text or restore a {path.name}.bak.* backup, then retry"
     try:
-        data = path.read_bytes()
+        with path.open("rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         return RawNotes(path, b"", "", ())
     except OSError as exc:
         raise NotesFileError(f"{path} cannot be read: {exc.strerror}") from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
+    if len(data) > MAX_FILE_BYTES:
         raise NotesFileError(
-            f"{path} is not UTF-8 text (bad byte at offset {exc.start}); fix it in an editor "
+            f"{path} is over {MAX_FILE_BYTES:,} bytes, far more than notes hold; cut it down "
             f"or restore a {path.name}.bak.* backup, then retry"
-        ) from None
+        )
+    try:
+        text = decode_text(data, str(path), fix, allow_nul=True).removeprefix("\ufeff")
+    except InputRefused as exc:
+        raise NotesFileError(str(exc)) from None
     return RawNotes(path, data, text, tuple(parse_entries(text)))
 
 

@@ -120,6 +120,11 @@ def _file_block(state: NotesState) -> list[str]:
     shown, budget = [], max(2 * state.limit, 4000)
     for entry, finding in zip(state.entries, state.findings, strict=True):
         text = entry_for_model(entry, finding)
+        if len(text) > budget:  # one entry edited in by hand, far over the limit on its own
+            text = (
+                f"{text[:budget]} [… cut here: this entry is {len(text):,} chars, far over the "
+                "limit; the person should trim it]"
+            )
         if shown and len(SEPARATOR.join([*shown, text])) > budget:
             break
         shown.append(text)

@@ -19,6 +19,8 @@ from pathlib import Path, PurePosixPath
 
 from filelock import FileLock, Timeout
 
+from config.limits import InputRefused
+from config.text_limits import decode_text
 from memory.files import atomic_write, fsync_directory
 from memory.skills.format import SKILL_FILE, Scope, SkillDoc, SkillError, check_name, parse_skill
 
@@ -131,13 +133,16 @@ def _parsed(path: Path, name: str, max_chars: int) -> SkillDoc:
 
 def read_text(path: Path, max_bytes: int) -> str:
     """A UTF-8 file of at most `max_bytes`, or `SkillError` saying why not."""
-    data = read_bytes(path, max_bytes)
+    return as_text(read_bytes(path, max_bytes), path.name)
+
+
+def as_text(data: bytes, name: str) -> str:
+    """The UTF-8 text of the file `name` (a BOM dropped), or `SkillError` naming the line.
+    A NUL is for `parse_skill` to refuse: supporting files may hold one."""
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise SkillError(
-            f"{path.name} is not UTF-8 text (bad byte at offset {exc.start})"
-        ) from None
+        return decode_text(data, name, allow_nul=True).removeprefix("\ufeff")
+    except InputRefused as exc:
+        raise SkillError(str(exc)) from None
 
 
 def read_bytes(path: Path, max_bytes: int) -> bytes:

@@ -3,6 +3,10 @@
 The same format is used by Hermes Agent, OpenClaw and Claude, so a skill written
 elsewhere can be dropped in unchanged. Everything here is pure: it checks text and
 names and says, in a sentence a model or a person can act on, what is wrong.
+
+The front matter is a few lines of metadata, so its YAML is bounded before it is built:
+at most `MAX_FRONT_MATTER` characters nesting `MAX_FRONT_MATTER_DEPTH` levels, and no
+aliases (`*name`, which can multiply a small text into a huge value).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import Any, Literal
 
 import yaml
 
+from config.text_limits import lone_surrogate
 from memory.safety import scan_text
 
 SKILL_FILE = "SKILL.md"
@@ -21,6 +26,10 @@ NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 MAX_PATH = 255
+MAX_FRONT_MATTER = 16_384
+"""Characters between the two '---' lines (name, description, tags: a few hundred)."""
+MAX_FRONT_MATTER_DEPTH = 16
+"""Mappings and lists inside each other (Hermes' metadata.hermes.tags is 3 deep)."""
 SUPPORT_DIRS = ("references", "templates", "scripts", "assets")
 Scope = Literal["personal", "shared"]
 
@@ -75,6 +84,7 @@ def parse_skill(text: str, folder_name: str, max_chars: int) -> SkillDoc:
             f"SKILL.md is {len(text):,} characters; the limit is {max_chars:,}. Move long "
             "reference material into references/ files and keep SKILL.md to the procedure."
         )
+    _check_text(text)
     front, body = _split_front_matter(text)
     meta = _load_yaml(front)
     name = meta.get("name")
@@ -190,8 +200,27 @@ def _split_front_matter(text: str) -> tuple[str, str]:
     raise SkillError("The front matter is not closed: add a line '---' after it.")
 
 
+def _check_text(text: str) -> None:
+    """Refuse a NUL or a lone surrogate: neither is text, and a file holding one is not a
+    skill (the model's tool arguments can carry both as JSON escapes)."""
+    nul = text.find("\x00")
+    if nul >= 0:
+        line = text.count("\n", 0, nul) + 1
+        raise SkillError(f"SKILL.md holds a NUL character on line {line}: remove it.")
+    surrogate = lone_surrogate(text)
+    if surrogate is not None:
+        raise SkillError(f"SKILL.md holds a lone surrogate ({surrogate}), which is not text.")
+
+
 def _load_yaml(front: str) -> dict[str, Any]:
+    if len(front) > MAX_FRONT_MATTER:
+        raise SkillError(
+            f"The front matter is {len(front):,} characters; at most {MAX_FRONT_MATTER:,} are "
+            "allowed. Keep it to name, description and a few short fields; the rest belongs "
+            "in the body."
+        )
     try:
+        _check_shape(front)
         meta = yaml.load(front, Loader=_SAFE_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -201,9 +230,36 @@ def _load_yaml(front: str) -> dict[str, Any]:
             f"The front matter is not valid YAML{where} ({problem}). Quote values that contain "
             "':' or start with a special character."
         ) from None
+    except ValueError as exc:  # a date like 2026-13-45, an int of 5,000 digits
+        raise SkillError(
+            f"The front matter holds a value that cannot be read ({exc}). Quote it to keep it "
+            "as text."
+        ) from None
     if not isinstance(meta, dict):
         raise SkillError("The front matter must be YAML key: value lines (name, description).")
     return meta
+
+
+def _check_shape(front: str) -> None:
+    """Walk the YAML events (the parser is not recursive; building the values is) and
+    refuse nesting past `MAX_FRONT_MATTER_DEPTH` or any alias, naming the line."""
+    depth = 0
+    for event in yaml.parse(front, Loader=_SAFE_LOADER):
+        line = event.start_mark.line + 2
+        if isinstance(event, yaml.AliasEvent):
+            raise SkillError(
+                f"The front matter uses a YAML alias (*{event.anchor}) at line {line}; kioku "
+                "does not read aliases. Write the value out."
+            )
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_FRONT_MATTER_DEPTH:
+                raise SkillError(
+                    f"The front matter nests deeper than {MAX_FRONT_MATTER_DEPTH} levels at "
+                    f"line {line}. Flatten it: it holds name, description and short fields."
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
 
 
 def _optional_text(value: object, key: str) -> str | None:

@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 
 from config.settings import SkillsSettings
 from memory.skills import usage as skills_usage
-from memory.skills.files import create_folder, read_folder, replace_folder, root_lock
+from memory.skills.files import as_text, create_folder, read_folder, replace_folder, root_lock
 from memory.skills.format import (
     NAME,
     SKILL_FILE,
@@ -123,10 +123,7 @@ def _checked_files(
     name = check_name(folder.name)
     files = read_folder(folder, _max_bytes(settings))
     skill_md = PurePosixPath(SKILL_FILE)
-    try:
-        text = files[skill_md].decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise SkillError("SKILL.md is not UTF-8 text") from None
+    text = as_text(files[skill_md], SKILL_FILE)
     doc = parse_skill(text, name, settings.max_skill_chars)
     if category and doc.category is None and NAME.fullmatch(category):
         text = with_category(text, category)

@@ -14,6 +14,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+from config.limits import loads
 from memory.access.people import InvalidPersonId, validate_person_id
 from memory.files import atomic_write
 from memory.skills.format import SkillError
@@ -70,7 +71,10 @@ def find_proposal(home: Path, proposal_id: str) -> Proposal:
     if not PROPOSAL_ID.fullmatch(proposal_id):
         raise SkillError(f"{proposal_id!r} is not a proposal id (8 hex digits, e.g. 3fa2c1d0).")
     for path in home.glob(f"people/*/skills/{PROPOSALS}/{proposal_id}.json"):
-        return _load(path)
+        try:
+            return _load(path)
+        except SkillError as exc:
+            raise SkillError(f"{path}: {exc}; delete the file to drop the proposal.") from None
     raise SkillError(
         f"There is no waiting proposal {proposal_id}; `kioku skills pending` lists them."
     )
@@ -78,8 +82,8 @@ def find_proposal(home: Path, proposal_id: str) -> Proposal:
 
 def _load(path: Path) -> Proposal:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = loads(path.read_bytes(), what="the proposal")
+    except (OSError, ValueError) as exc:  # ValueError: not UTF-8, not JSON, too deep
         raise SkillError(f"cannot be read ({exc})") from None
     if not isinstance(data, dict):
         raise SkillError("is not a proposal (expected a JSON object)")

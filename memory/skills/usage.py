@@ -16,6 +16,8 @@ from pathlib import Path
 
 import structlog
 
+from config.limits import loads
+from config.text_limits import lone_surrogate
 from memory.files import atomic_write
 
 USAGE_FILE = ".usage.json"
@@ -41,10 +43,10 @@ def read_usage(root: Path) -> dict[str, SkillUsage]:
     """Every skill's record in `root`; an unreadable sidecar counts as empty (and is logged)."""
     path = root / USAGE_FILE
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = loads(path.read_bytes(), what=str(path))
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: not UTF-8, not JSON, too deep
         log.warning("skills_usage_unreadable", path=str(path), error=str(exc))
         return {}
     records = raw.get("skills") if isinstance(raw, dict) else None
@@ -53,8 +55,8 @@ def read_usage(root: Path) -> dict[str, SkillUsage]:
     usage: dict[str, SkillUsage] = {}
     fields = SkillUsage.__dataclass_fields__
     for name, record in records.items():
-        if isinstance(record, dict):
-            text = {k: v for k, v in record.items() if isinstance(v, str)}
+        if isinstance(record, dict) and not lone_surrogate(name):
+            text = {k: v for k, v in record.items() if isinstance(v, str) and not lone_surrogate(v)}
             kept = {k: v for k, v in text.items() if k in fields and k != "views"}
             views = record.get("views")
             usage[name] = SkillUsage(views=views if type(views) is int else 0, **kept)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from config.settings import NotesSettings, SkillsSettings
+from memory.importers.hermes import HermesError
 from memory.importers.hermes_home import HermesImport, import_hermes_home, read_hermes_history
 from memory.importers.jsonl import check_conflicts
 from memory.notes.person_notes import PersonNotes
@@ -84,6 +86,36 @@ async def test_notes_over_the_limit_are_refused_and_the_skills_not_reached(
     assert report.notes_error is not None and report.notes_added == 0
     assert report.skills is None
     assert not (home / "people" / "ben" / "skills").exists()
+
+
+def test_notes_that_are_not_text_refuse_the_home_before_anything_is_read_into_kioku(
+    tmp_path: Path,
+) -> None:
+    hermes = make_hermes_home(tmp_path / "hermes")
+    (hermes / "memories" / "USER.md").write_bytes(b"Name: Ben\n\xff\n")
+    with pytest.raises(HermesError, match=r"USER\.md line 2: not UTF-8 text"):
+        read_hermes_history(hermes, "ben")
+
+
+def test_a_session_holding_json_too_deep_is_a_problem_and_the_rest_are_read(
+    tmp_path: Path,
+) -> None:
+    hermes = make_hermes_home(tmp_path / "hermes")
+    db = sqlite3.connect(hermes / "state.db")
+    deep = "[" * 100_000 + "]" * 100_000
+    db.execute("INSERT INTO sessions(id, source, started_at) VALUES ('deep', 'cli', 1767348500)")
+    db.execute(
+        "INSERT INTO messages(session_id, role, content, tool_calls, timestamp) "
+        "VALUES ('deep', 'assistant', 'ok', ?, 1767348501)",
+        (deep,),
+    )
+    db.commit()
+    db.close()
+    parsed = read_hermes_history(hermes, "ben")
+    assert [s.external_id for s in parsed.sessions] == ["hermes:20260101_abc", "hermes:cli_1"]
+    (problem,) = parsed.problems
+    assert problem.session == "hermes:deep" and problem.line == 0
+    assert str(problem).startswith("session 'deep': message 8: tool_calls nests deeper than 64")
 
 
 async def test_a_session_already_imported_for_another_person_is_refused_and_dropped(

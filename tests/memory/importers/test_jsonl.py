@@ -128,7 +128,8 @@ async def test_skipping_invalid_lines_keeps_every_valid_session(
 
 
 def test_hermes_sessions_become_the_persons_dm_sessions(tmp_path: Path) -> None:
-    sessions = read_hermes_sessions(make_hermes_home(tmp_path / "hermes"), "ben")
+    sessions, problems = read_hermes_sessions(make_hermes_home(tmp_path / "hermes"), "ben")
+    assert problems == []
     assert [s.external_id for s in sessions] == ["hermes:20260101_abc", "hermes:cli_1"]
     first, second = sessions
     assert first.title == "Schema talk" and first.usage.input_tokens == 120

@@ -335,7 +335,7 @@ async def test_unreadable_file_is_refused_and_left_alone(notes: PersonNotes) -> 
     notes.path("memory").write_bytes(b"caf\xe9\n")
     result = await notes.add("memory", "Likes tea.")
     assert (result.ok, result.kind) == (False, "file_error")
-    assert "is not UTF-8 text" in result.message
+    assert "not UTF-8 text" in result.message
     assert notes.path("memory").read_bytes() == b"caf\xe9\n"
 
 

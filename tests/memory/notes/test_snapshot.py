@@ -111,10 +111,18 @@ async def test_snapshot_says_what_it_leaves_out_of_a_huge_file(home: Path) -> No
     assert "[7 entries more not shown: the file is far over its limit" in snapshot
 
 
+async def test_snapshot_cuts_one_entry_far_over_the_limit_and_says_so(home: Path) -> None:
+    notes = PersonNotes(home, "owner", NotesSettings(memory_limit=200))
+    write_by_hand(notes, "memory", "start " + "x" * 600_000 + " end")
+    snapshot = await notes.render_snapshot()
+    assert len(snapshot) < 6000 and "start xxx" in snapshot and " end" not in snapshot
+    assert "[… cut here: this entry is 600,010 chars, far over the limit" in snapshot
+
+
 async def test_snapshot_reports_an_unreadable_file_instead_of_failing(notes: PersonNotes) -> None:
     notes.directory.mkdir(parents=True)
     notes.path("memory").write_bytes(b"\xff\xfe broken")
     snapshot = await notes.render_snapshot()
     assert "[MEMORY.md could not be read: " in snapshot
-    assert "is not UTF-8 text" in snapshot
+    assert "not UTF-8 text" in snapshot
     assert "## USER.md" in snapshot

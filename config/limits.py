@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Any
 
 MAX_JSON_DEPTH = 64
@@ -50,8 +51,9 @@ def json_depth(text: str | bytes, stop_at: int | None = None) -> int:
 
 
 def loads(data: str | bytes, *, what: str = "JSON", max_depth: int = MAX_JSON_DEPTH) -> Any:
-    """`json.loads` that refuses nesting deeper than `max_depth` with `InputRefused`
-    (naming `what`); malformed JSON still raises `json.JSONDecodeError` as before."""
+    """`json.loads` that refuses nesting deeper than `max_depth`, and integers too long for
+    Python to read, with `InputRefused` (naming `what`); malformed JSON still raises
+    `json.JSONDecodeError` as before."""
     if _brackets(data) > max_depth and json_depth(data, stop_at=max_depth) > max_depth:
         raise InputRefused(
             f"{what} nests deeper than {max_depth} levels; kioku reads at most {max_depth}"
@@ -60,6 +62,11 @@ def loads(data: str | bytes, *, what: str = "JSON", max_depth: int = MAX_JSON_DE
         return json.loads(data)
     except RecursionError:
         raise InputRefused(f"{what} nests too deeply to be read") from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise
+    except ValueError:  # the only other one: an integer past Python's digit limit
+        digits = sys.get_int_max_str_digits()
+        raise InputRefused(f"{what} holds a number of more than {digits} digits") from None
 
 
 def _brackets(data: str | bytes) -> int:

@@ -259,7 +259,9 @@ class SkillsLibrary:
                 try:
                     return load_skill(root, name, scope, self.settings.max_skill_chars)
                 except SkillError as exc:
-                    raise SkillError(f"The skill '{name}' cannot be used: {exc}.") from None
+                    raise SkillError(
+                        f"The skill '{name}' cannot be used: {str(exc).rstrip('.')}."
+                    ) from None
         where = "shared skill" if person is None else "skill for this person"
         raise SkillError(f"There is no {where} '{name}'. Call skills_list to see the names.")
 

@@ -62,3 +62,13 @@ def test_any_value_within_the_limit_reads_back_as_json_would(value: object) -> N
     text = json.dumps(value)
     assert loads(text) == json.loads(text)
     assert loads(text.encode()) == json.loads(text)
+
+
+def test_an_integer_too_long_for_python_is_refused_by_name() -> None:
+    with pytest.raises(InputRefused, match=r"^the frame holds a number of more than \d+ digits"):
+        loads(ITEMS["huge-number"], what="the frame")
+
+
+def test_invalid_utf8_bytes_still_raise_a_decode_error() -> None:
+    with pytest.raises(UnicodeDecodeError):
+        loads(b'{"a": "\xff"}')

@@ -4,16 +4,22 @@ was addressed.
 In groups kioku is addressed by an @mention of its username (or a text mention of the
 bot), a reply to one of its messages, or `/command@itsname`; the mention is taken out
 of the text. Forum topics are threads. Attachments kioku cannot read are named in
-`unreadable`, and their caption is the text.
+`unreadable`, and their caption is the text. python-telegram-bot keeps whatever types
+arrive, so a message whose fields kioku reads are of the wrong type is dropped with a
+log line (`telegram_update_malformed`) instead of failing further in.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
+import structlog
 from telegram import Message, MessageEntity, Update
 
 from adapters.base import Inbound
+
+log = structlog.get_logger("kioku.telegram")
 
 # Checked in this order: an animation also carries a document.
 ATTACHMENTS = (
@@ -34,6 +40,11 @@ def to_inbound(update: Update, bot_id: int, username: str) -> Inbound | None:
     message = update.message
     user = message.from_user if message else None
     if message is None or user is None or user.is_bot:
+        return None
+    try:
+        _check(message)
+    except _Malformed as problem:
+        log.warning("telegram_update_malformed", update_id=update.update_id, problem=str(problem))
         return None
     text = message.text or message.caption or ""
     attachment = next((label for attr, label in ATTACHMENTS if getattr(message, attr)), None)
@@ -70,11 +81,45 @@ def to_inbound(update: Update, bot_id: int, username: str) -> Inbound | None:
     )
 
 
+class _Malformed(ValueError):
+    """A field kioku reads is of a type Telegram never sends."""
+
+
+def _check(message: Message) -> None:
+    """The fields kioku reads have the Bot API's types (integers, strings, entities)."""
+    users = [message.from_user]
+    if message.reply_to_message is not None:
+        replied = message.reply_to_message
+        users.append(replied.from_user)
+        _of(str, replied, "text", "caption")
+    _of(int, message, "message_id", "message_thread_id")
+    _of(int, message.chat, "id")
+    _of(str, message.chat, "type")
+    _of(str, message, "text", "caption")
+    for user in users:
+        if user is not None:
+            _of(int, user, "id")
+            _of(str, user, "first_name", "last_name", "username")
+    for entity in (*(message.entities or ()), *(message.caption_entities or ())):
+        _of(int, entity, "offset", "length")
+        _of(str, entity, "type")
+        if entity.user is not None:
+            _of(int, entity.user, "id")
+
+
+def _of(kind: type, holder: Any, *names: str) -> None:
+    for name in names:
+        value = getattr(holder, name)
+        if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+            where = type(holder).__name__
+            raise _Malformed(f"{where}.{name} is {type(value).__name__}, not {kind.__name__}")
+
+
 def _strip_mention(message: Message, text: str, bot_id: int, username: str) -> tuple[str, bool]:
     """Remove @thisbot from the text; whether it was there (as a mention entity)."""
     entities = message.entities if message.text else message.caption_entities
     username = username.lower()
-    units = text.encode("utf-16-le")
+    units = text.encode("utf-16-le", "surrogatepass")  # a lone surrogate is one unit too
     found = False
     for entity in sorted(entities or (), key=lambda e: e.offset, reverse=True):
         start, end = 2 * entity.offset, 2 * (entity.offset + entity.length)

@@ -12,12 +12,12 @@ log line (`telegram_update_malformed`) instead of failing further in.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import structlog
 from telegram import Message, MessageEntity, Update
 
 from adapters.base import Inbound
+from adapters.shapes import Malformed, require
 
 log = structlog.get_logger("kioku.telegram")
 
@@ -43,7 +43,7 @@ def to_inbound(update: Update, bot_id: int, username: str) -> Inbound | None:
         return None
     try:
         _check(message)
-    except _Malformed as problem:
+    except Malformed as problem:
         log.warning("telegram_update_malformed", update_id=update.update_id, problem=str(problem))
         return None
     text = message.text or message.caption or ""
@@ -81,38 +81,26 @@ def to_inbound(update: Update, bot_id: int, username: str) -> Inbound | None:
     )
 
 
-class _Malformed(ValueError):
-    """A field kioku reads is of a type Telegram never sends."""
-
-
 def _check(message: Message) -> None:
     """The fields kioku reads have the Bot API's types (integers, strings, entities)."""
     users = [message.from_user]
     if message.reply_to_message is not None:
         replied = message.reply_to_message
         users.append(replied.from_user)
-        _of(str, replied, "text", "caption")
-    _of(int, message, "message_id", "message_thread_id")
-    _of(int, message.chat, "id")
-    _of(str, message.chat, "type")
-    _of(str, message, "text", "caption")
+        require(str, replied, "text", "caption")
+    require(int, message, "message_id", "message_thread_id")
+    require(int, message.chat, "id")
+    require(str, message.chat, "type")
+    require(str, message, "text", "caption")
     for user in users:
         if user is not None:
-            _of(int, user, "id")
-            _of(str, user, "first_name", "last_name", "username")
+            require(int, user, "id")
+            require(str, user, "first_name", "last_name", "username")
     for entity in (*(message.entities or ()), *(message.caption_entities or ())):
-        _of(int, entity, "offset", "length")
-        _of(str, entity, "type")
+        require(int, entity, "offset", "length")
+        require(str, entity, "type")
         if entity.user is not None:
-            _of(int, entity.user, "id")
-
-
-def _of(kind: type, holder: Any, *names: str) -> None:
-    for name in names:
-        value = getattr(holder, name)
-        if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
-            where = type(holder).__name__
-            raise _Malformed(f"{where}.{name} is {type(value).__name__}, not {kind.__name__}")
+            require(int, entity.user, "id")
 
 
 def _strip_mention(message: Message, text: str, bot_id: int, username: str) -> tuple[str, bool]:

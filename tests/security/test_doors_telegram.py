@@ -7,10 +7,7 @@ good update is answered, and the history stored before is unchanged."""
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-from itertools import count
 from typing import Any
 
 import aiohttp
@@ -19,8 +16,8 @@ import pytest_asyncio
 
 from adapters.telegram_updates import MAX_UPDATE_BYTES, SECRET_HEADER
 from tests.fakes.telegram import FakeTelegram
-from tests.helpers.daemon import WAIT, Daemon, stored_texts
-from tests.helpers.door_daemon import DoorLog, door_daemon
+from tests.helpers.daemon import WAIT, Daemon
+from tests.helpers.door_daemon import Door, door_daemon, free_port
 from tests.helpers.gateway_rig import GatedAnthropic
 from tests.helpers.hostile import DEEP, ITEMS, json_items
 from tests.helpers.platform_daemons import OWNER_CHAT, telegram_env
@@ -98,32 +95,22 @@ def webhook_bodies() -> dict[str, tuple[bytes, set[int]]]:
 WEBHOOK_BODIES = webhook_bodies()
 
 
-@dataclass
-class Served:
-    daemon: Daemon
-    tg: FakeTelegram
-    port: int | None = None  # the webhook's, when it serves one
-    log: DoorLog = field(init=False)
-    numbers: count[int] = field(default_factory=lambda: count(1))
+class Served(Door):
+    """A daemon's Telegram door: polling, or the webhook on `port`."""
 
-    def __post_init__(self) -> None:
-        self.log = DoorLog(self.daemon.log)
-
-    def begin(self) -> list[tuple[str, str]]:
-        """Mark the log; the history stored so far, to compare with at the end."""
-        self.log.begin()
-        return stored_texts(self.daemon.home)
+    def __init__(self, daemon: Daemon, tg: FakeTelegram, port: int | None = None) -> None:
+        super().__init__(daemon)
+        self.tg = tg
+        self.port = port
 
     async def answers(self) -> None:
         """A good DM (POSTed to the webhook if there is one, else polled) gets its echo."""
-        text = f"good update {next(self.numbers)}"
+        text = self.good_text()
         if self.port is None:
             await self.tg.dm(OWNER_CHAT, text)
         else:
-            update = {
-                "update_id": next(self.numbers),
-                "message": self.tg.message(OWNER, OWNER_CHAT, text),
-            }
+            message = self.tg.message(OWNER, OWNER_CHAT, text)
+            update = {"update_id": next(self.numbers), "message": message}
             assert await self.post(json.dumps(update).encode()) == 200
         while not any(call.text == f"echo: {text}" for call in self.tg.sent()):
             await self.tg.wait_for("sendMessage", count=len(self.tg.sent()) + 1, within=WAIT)
@@ -135,14 +122,6 @@ class Served:
             http.post(f"http://127.0.0.1:{self.port}{HOOK}", data=body, headers=headers) as answer,
         ):
             return answer.status
-
-    async def held(self, before: list[tuple[str, str]]) -> None:
-        """The next good update is answered, nothing went unhandled, no line is at ERROR,
-        and what was stored before is still there as it was."""
-        await self.answers()
-        assert self.log.unhandled() == []
-        assert '"level": "error"' not in self.log.text()
-        assert stored_texts(self.daemon.home)[: len(before)] == before
 
 
 @module_fixture
@@ -182,12 +161,6 @@ async def webhook(
         served = Served(daemon, tg, port)
         await served.answers()
         yield served
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def warned(record: dict[str, Any]) -> None:

@@ -28,15 +28,15 @@ def to_inbound(
     message: discord.Message, me: discord.ClientUser, settings: DiscordSettings
 ) -> Inbound | None:
     """The message as kioku sees it, or None for bots, system messages and places not allowed."""
-    author = message.author
-    if author.id == me.id or author.bot or message.webhook_id is not None:
-        return None
-    if message.type not in _SPOKEN:
-        return None
     try:
         _check(message)
     except Malformed as problem:
         log.warning("discord_message_malformed", message=str(message.id), problem=str(problem))
+        return None
+    author = message.author
+    if author.id == me.id or author.bot or message.webhook_id is not None:
+        return None
+    if message.type not in _SPOKEN:
         return None
     guild = message.guild
     channel = message.channel
@@ -78,17 +78,24 @@ def to_inbound(
 
 def _check(message: discord.Message) -> None:
     """The fields kioku reads have Discord's types: discord.py converts ids, not texts."""
+    if not hasattr(message, "author"):  # discord.py leaves it unset if it cannot build it
+        raise Malformed("the message has no author discord.py could read")
+    try:
+        message.created_at  # noqa: B018 - its time comes from the id
+    except (ValueError, OverflowError, OSError):
+        raise Malformed(f"the id {message.id} is no snowflake of a time") from None
     replied = _replied(message)
     require(str, message, "content")
     if replied is not None:
         require(str, replied, "content")
     people = [message.author, *message.mentions, *([replied.author] if replied else [])]
     for person in people:
-        require(str, person, "name", "global_name")
+        require(str, person, "name")
+        require(str, person, "global_name", optional=True)
         if isinstance(person, discord.Member):
-            require(str, person, "nick")
+            require(str, person, "nick", optional=True)
     for attachment in message.attachments:
-        require(str, attachment, "content_type")
+        require(str, attachment, "content_type", optional=True)
         require(int, attachment.flags, "value")
 
 

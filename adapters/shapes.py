@@ -15,10 +15,13 @@ class Malformed(ValueError):
     """A field an adapter reads is of a type the platform never sends."""
 
 
-def require(kind: type, holder: Any, *names: str) -> None:
-    """Each of `holder`'s attributes `names` is None or a `kind` (a bool is no int)."""
+def require(kind: type, holder: Any, *names: str, optional: bool = False) -> None:
+    """Each of `holder`'s attributes `names` is a `kind` (a bool is no int), or None if
+    they are `optional`."""
     for name in names:
         value = getattr(holder, name)
-        if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+        if value is None and optional:
+            continue
+        if not isinstance(value, kind) or isinstance(value, bool):
             where = type(holder).__name__
             raise Malformed(f"{where}.{name} is {type(value).__name__}, not {kind.__name__}")

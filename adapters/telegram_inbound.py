@@ -83,19 +83,23 @@ def to_inbound(update: Update, bot_id: int, username: str) -> Inbound | None:
 
 def _check(message: Message) -> None:
     """The fields kioku reads have the Bot API's types (integers, strings, entities)."""
+    if message.chat is None:
+        raise Malformed("Message.chat is missing")
     users = [message.from_user]
+    require(int, message, "message_id")
+    require(int, message, "message_thread_id", optional=True)
+    require(int, message.chat, "id")
+    require(str, message.chat, "type")
+    require(str, message, "text", "caption", optional=True)
     if message.reply_to_message is not None:
         replied = message.reply_to_message
         users.append(replied.from_user)
-        require(str, replied, "text", "caption")
-    require(int, message, "message_id", "message_thread_id")
-    require(int, message.chat, "id")
-    require(str, message.chat, "type")
-    require(str, message, "text", "caption")
+        require(str, replied, "text", "caption", optional=True)
     for user in users:
         if user is not None:
             require(int, user, "id")
-            require(str, user, "first_name", "last_name", "username")
+            require(str, user, "first_name")
+            require(str, user, "last_name", "username", optional=True)
     for entity in (*(message.entities or ()), *(message.caption_entities or ())):
         require(int, entity, "offset", "length")
         require(str, entity, "type")

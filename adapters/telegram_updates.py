@@ -33,8 +33,8 @@ characters of text with their entities, and the message it replies to."""
 
 # python-telegram-bot builds objects without checking types: a wrong shape surfaces as
 # one of these while building (a missing key, a str where a dict belongs, a date far
-# outside the calendar).
-SHAPE_ERRORS = (LookupError, TypeError, ValueError, AttributeError, ArithmeticError)
+# outside the calendar: OverflowError, or OSError from the C library).
+SHAPE_ERRORS = (LookupError, TypeError, ValueError, AttributeError, ArithmeticError, OSError)
 PROBLEM_CHARS = 200
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')

@@ -36,7 +36,12 @@ from adapters.base import Adapter, Address, Delta, InboundHandler, Outbound
 from adapters.chunking import utf16_length
 from adapters.telegram_html import split_for_telegram, to_html, to_plain
 from adapters.telegram_inbound import to_inbound
-from adapters.telegram_updates import BoundedRequest, UpdatesMalformed, webhook_app
+from adapters.telegram_updates import (
+    PROBLEM_CHARS,
+    BoundedRequest,
+    UpdatesMalformed,
+    webhook_app,
+)
 from config.settings import TelegramSettings
 
 log = structlog.get_logger("kioku.telegram")
@@ -192,7 +197,9 @@ class TelegramAdapter(Adapter):
             except TelegramError as exc:
                 self._deadline = None
                 delay = backoff.next_delay()
-                log.warning("telegram_poll_failed", error=repr(exc), retry_in=round(delay, 2))
+                # The library puts the answer's body in its message: a proxy's page can be MBs.
+                error = repr(exc)[:PROBLEM_CHARS]
+                log.warning("telegram_poll_failed", error=error, retry_in=round(delay, 2))
                 await asyncio.sleep(delay)
                 continue
             self._deadline = None

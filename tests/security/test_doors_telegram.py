@@ -15,7 +15,7 @@ import pytest
 import pytest_asyncio
 
 from adapters.telegram_updates import MAX_UPDATE_BYTES, SECRET_HEADER
-from tests.fakes.telegram import FakeTelegram
+from tests.fakes.telegram import FakeTelegram, Fault
 from tests.helpers.daemon import WAIT, Daemon
 from tests.helpers.door_daemon import Door, door_daemon, free_port
 from tests.helpers.gateway_rig import GatedAnthropic
@@ -178,6 +178,18 @@ async def test_a_garbled_getupdates_answer_is_dropped_and_the_next_update_answer
     await polling.tg.answer_raw(ITEMS[name])
     await polling.held(before)
     warned(polling.log.event("telegram_updates_malformed"))
+
+
+async def test_a_failed_poll_with_a_10_mb_error_is_logged_in_one_short_line(
+    polling: Served,
+) -> None:
+    before = polling.begin()
+    polls = len(polling.tg.sent("getUpdates"))
+    polling.tg.fail("getUpdates", Fault("error", 502, "Bad Gateway " + "x" * 10 * 1024 * 1024))
+    await polling.tg.wait_for("getUpdates", count=polls + 1, within=WAIT)  # the one failed
+    await polling.held(before)
+    assert len(polling.log.event("telegram_poll_failed")["error"]) <= 200
+    assert max(map(len, polling.log.text().splitlines())) < 10_000
 
 
 @pytest.mark.parametrize("name", [*HOSTILE_UPDATES, *UNKNOWN_KINDS])

@@ -22,9 +22,9 @@ from config.limits import MAX_JSON_DEPTH, InputRefused, json_depth
 
 log = structlog.get_logger("kioku.discord")
 
-MAX_FRAME_BYTES = 8 * 1024 * 1024
-"""One gateway frame at most, decompressed. The largest real one is a big guild's
-GUILD_CREATE (its channels, roles, threads: about a megabyte for thousands of channels)."""
+MAX_FRAME_CHARS = 8 * 1024 * 1024
+"""One gateway frame at most (characters, decompressed). The largest real one is a big
+guild's GUILD_CREATE (its channels, roles, threads: about a megabyte for thousands)."""
 
 # What discord.py raises for a frame it cannot decode (JSONDecodeError, UnicodeDecodeError,
 # zlib.error) or an event whose fields do not have the shape its parser expects.
@@ -49,10 +49,10 @@ class BoundedGateway(discord.gateway.DiscordWebSocket):
 
 
 def check_frame(frame: str) -> None:
-    """Refuse a frame over MAX_FRAME_BYTES or nested deeper than MAX_JSON_DEPTH."""
-    if len(frame) > MAX_FRAME_BYTES:
+    """Refuse a frame over MAX_FRAME_CHARS or nested deeper than MAX_JSON_DEPTH."""
+    if len(frame) > MAX_FRAME_CHARS:
         raise InputRefused(
-            f"a gateway frame of {len(frame):,} characters is over the limit of {MAX_FRAME_BYTES:,}"
+            f"a gateway frame of {len(frame):,} characters is over the limit of {MAX_FRAME_CHARS:,}"
         )
     if json_depth(frame, stop_at=MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
         raise InputRefused(f"a gateway frame nests deeper than {MAX_JSON_DEPTH} levels")

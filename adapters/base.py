@@ -9,11 +9,15 @@ supervisor restarts it with backoff while the other adapters keep serving.
 from __future__ import annotations
 
 import asyncio
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import ClassVar
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_TEXTS = ("chat", "sender", "text", "thread", "sender_name", "message_id", "reply_to_text")
 
 
 def _now() -> datetime:
@@ -54,9 +58,22 @@ class Inbound:
     unreadable: tuple[str, ...] = ()
     received_at: datetime = field(default_factory=_now)
 
+    def __post_init__(self) -> None:
+        # JSON's "\ud800" escapes decode to lone surrogates, which no UTF-8 store or API
+        # takes: each becomes U+FFFD here, once for every platform.
+        for name in _TEXTS:
+            value = getattr(self, name)
+            if isinstance(value, str) and not value.isascii():  # the common case costs nothing
+                object.__setattr__(self, name, well_formed(value))
+
     @property
     def address(self) -> Address:
         return Address(self.platform, self.chat, self.thread, self.message_id)
+
+
+def well_formed(text: str) -> str:
+    """`text` with each lone surrogate replaced by U+FFFD, everything else kept."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,9 @@ discord.py keeps its own reconnects (RESUME, then IDENTIFY) and REST rate limits
 (429 retry_after, buckets); this adapter adds a watchdog for the case they cannot see:
 a connection that stays open but delivers nothing, not even heartbeat ACKs. The
 watchdog then replaces the client in-process; if the new one cannot get READY, the
-adapter reports `failed()` and the supervisor restarts it with backoff.
+adapter reports `failed()` and the supervisor restarts it with backoff. Each gateway
+frame is read within limits (`BoundedGateway`): one that cannot be read is dropped, not
+allowed to end the connection.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import yarl
 
 from adapters.base import Adapter, AdapterFailed, Address, InboundHandler, Outbound
 from adapters.chunking import split_message
+from adapters.discord_gateway import BoundedGateway
 from adapters.discord_inbound import to_inbound
 from config.settings import DiscordSettings
 
@@ -93,7 +96,7 @@ class DiscordAdapter(Adapter):
         self._watchdog: asyncio.Task[None] | None = None
         self._typing: dict[Address, asyncio.Task[None]] = {}
         self._lines: dict[tuple[str, str], _Line] = {}
-        self._saved_endpoints: tuple[str, yarl.URL] | None = None
+        self._saved_endpoints: tuple[str, yarl.URL, type] | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -119,13 +122,16 @@ class DiscordAdapter(Adapter):
         self._restore_endpoints()
 
     def _point_endpoints(self) -> None:
-        """discord.py reads its endpoints from class attributes: set them for the whole process."""
+        """discord.py reads its endpoints from class attributes and its websocket class from
+        a module global: set them for the whole process."""
         if self._saved_endpoints is not None:
             return
         self._saved_endpoints = (
             discord.http.Route.BASE,
             discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY,
+            discord.client.DiscordWebSocket,  # type: ignore[attr-defined]
         )
+        discord.client.DiscordWebSocket = BoundedGateway  # type: ignore[attr-defined]
         if self.settings.api_base:
             discord.http.Route.BASE = self.settings.api_base.rstrip("/")
         if self.settings.gateway_url:
@@ -134,9 +140,10 @@ class DiscordAdapter(Adapter):
     def _restore_endpoints(self) -> None:
         if self._saved_endpoints is None:
             return
-        base, gateway = self._saved_endpoints
+        base, gateway, websocket = self._saved_endpoints
         discord.http.Route.BASE = base
         discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = gateway
+        discord.client.DiscordWebSocket = websocket  # type: ignore[attr-defined]
         self._saved_endpoints = None
 
     async def _open_client(self) -> None:

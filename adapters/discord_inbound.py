@@ -2,7 +2,8 @@
 
 Identity is `discord:<user id>`. A DM's chat is its DM channel; a guild channel's chat
 is the channel; a thread is its own conversation: chat = the parent channel, thread =
-the thread (the gateway keys group sessions by platform, chat and thread).
+the thread (the gateway keys group sessions by platform, chat and thread). A message
+whose texts or names are of the wrong type is dropped with a log line.
 """
 
 from __future__ import annotations
@@ -10,9 +11,13 @@ from __future__ import annotations
 import re
 
 import discord
+import structlog
 
 from adapters.base import Inbound
+from adapters.shapes import Malformed, require
 from config.settings import DiscordSettings
+
+log = structlog.get_logger("kioku.discord")
 
 PLATFORM = "discord"
 # Message types a person writes; joins, pins, thread announcements and the like are not.
@@ -23,6 +28,11 @@ def to_inbound(
     message: discord.Message, me: discord.ClientUser, settings: DiscordSettings
 ) -> Inbound | None:
     """The message as kioku sees it, or None for bots, system messages and places not allowed."""
+    try:
+        _check(message)
+    except Malformed as problem:
+        log.warning("discord_message_malformed", message=str(message.id), problem=str(problem))
+        return None
     author = message.author
     if author.id == me.id or author.bot or message.webhook_id is not None:
         return None
@@ -64,6 +74,29 @@ def to_inbound(
         unreadable=unreadable(message),
         received_at=message.created_at,
     )
+
+
+def _check(message: discord.Message) -> None:
+    """The fields kioku reads have Discord's types: discord.py converts ids, not texts."""
+    if not hasattr(message, "author"):  # discord.py leaves it unset if it cannot build it
+        raise Malformed("the message has no author discord.py could read")
+    try:
+        message.created_at  # noqa: B018 - its time comes from the id
+    except (ValueError, OverflowError, OSError):
+        raise Malformed(f"the id {message.id} is no snowflake of a time") from None
+    replied = _replied(message)
+    require(str, message, "content")
+    if replied is not None:
+        require(str, replied, "content")
+    people = [message.author, *message.mentions, *([replied.author] if replied else [])]
+    for person in people:
+        require(str, person, "name")
+        require(str, person, "global_name", optional=True)
+        if isinstance(person, discord.Member):
+            require(str, person, "nick", optional=True)
+    for attachment in message.attachments:
+        require(str, attachment, "content_type", optional=True)
+        require(int, attachment.flags, "value")
 
 
 def readable_text(message: discord.Message, bot_id: int, bot_roles: set[int]) -> str:

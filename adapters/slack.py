@@ -2,7 +2,8 @@
 
 Socket Mode (an app-level token) is the default: the bot dials out, so a home server
 needs no public URL. HTTP Events API mode (a signing secret) serves `/slack/events`
-on `listen`; bolt verifies each signature and refuses old timestamps. Either way bolt
+on `listen`; each signature is verified and old timestamps refused. Either way each
+envelope is read within limits first (`slack_envelopes`), and bolt
 acknowledges an event before kioku handles it, so Slack does not retry for slowness;
 a retry that still comes (same message ts) is dropped by the gateway's dedupe.
 
@@ -19,7 +20,6 @@ from typing import Any
 
 import structlog
 from aiohttp import web
-from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.app.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import (
@@ -30,6 +30,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.base import Adapter, AdapterFailed, Address, InboundHandler, Outbound
 from adapters.chunking import split_message
+from adapters.slack_envelopes import BoundedSocketModeHandler, events_app
 from adapters.slack_inbound import to_inbound
 from adapters.slack_mrkdwn import to_mrkdwn
 from config.load import ConfigError
@@ -67,7 +68,7 @@ class SlackAdapter(Adapter):
         self._ping_interval = ping_interval
         self._give_up_after = give_up_after
         self._client: AsyncWebClient | None = None
-        self._socket: AsyncSocketModeHandler | None = None
+        self._socket: BoundedSocketModeHandler | None = None
         self._runner: web.AppRunner | None = None
         self._watchdog: asyncio.Task[None] | None = None
         self._bot_user_id: str | None = None
@@ -136,7 +137,7 @@ class SlackAdapter(Adapter):
         # Asking for the first URL here makes a bad app token fail start() with Slack's
         # error; the SDK alone would retry it forever.
         opened = await self._client.apps_connections_open(app_token=app_token)
-        handler = AsyncSocketModeHandler(
+        handler = BoundedSocketModeHandler(
             app, app_token, web_client=self._client, ping_interval=self._ping_interval
         )
         handler.client.wss_uri = opened["url"]
@@ -148,7 +149,8 @@ class SlackAdapter(Adapter):
         host, _, port = self._listen.rpartition(":")
         if not port.isdigit():
             raise ConfigError(f"slack.listen must be host:port, not {self._listen!r}")
-        runner = web.AppRunner(app.web_app(path=EVENTS_PATH))
+        assert self._signing_secret is not None
+        runner = web.AppRunner(events_app(app, EVENTS_PATH, self._signing_secret))
         await runner.setup()
         site = web.TCPSite(runner, host.strip("[]") or "127.0.0.1", int(port))
         try:
@@ -171,7 +173,7 @@ class SlackAdapter(Adapter):
             runner, self._runner = self._runner, None
             await runner.cleanup()
 
-    async def _watch(self, handler: AsyncSocketModeHandler) -> None:
+    async def _watch(self, handler: BoundedSocketModeHandler) -> None:
         """The SDK pings and reconnects by itself (a silent socket misses its pong and is
         replaced) but never gives up; after `give_up_after` seconds without a live
         connection, report the failure so the supervisor restarts kioku's Slack side

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import secrets
 import time
 import warnings
@@ -37,6 +36,12 @@ from adapters.base import Adapter, Address, Delta, InboundHandler, Outbound
 from adapters.chunking import utf16_length
 from adapters.telegram_html import split_for_telegram, to_html, to_plain
 from adapters.telegram_inbound import to_inbound
+from adapters.telegram_updates import (
+    PROBLEM_CHARS,
+    BoundedRequest,
+    UpdatesMalformed,
+    webhook_app,
+)
 from config.settings import TelegramSettings
 
 log = structlog.get_logger("kioku.telegram")
@@ -48,7 +53,6 @@ EDIT_EVERY = 1.0
 SEND_ATTEMPTS = 5
 RETRY_CAP = 30.0  # seconds: the backoff cap for polling and for sends
 STALLS_BEFORE_FAILING = 5
-SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 T = TypeVar("T")
 
 
@@ -115,7 +119,9 @@ class TelegramAdapter(Adapter):
             base_file_url=s.base_file_url or "https://api.telegram.org/file/bot",
             request=HTTPXRequest(connection_pool_size=16),
             # The library's own read timeout fires after the watchdog's, which restarts first.
-            get_updates_request=HTTPXRequest(connection_pool_size=2, read_timeout=2 * self.margin),
+            get_updates_request=BoundedRequest(
+                connection_pool_size=2, read_timeout=2 * self.margin
+            ),
         )
         try:
             await bot.initialize()
@@ -163,12 +169,23 @@ class TelegramAdapter(Adapter):
     async def _poll(self) -> None:
         backoff = Backoff(base=self.retry_base, cap=RETRY_CAP)
         timeout = self.settings.poll_timeout
+        garbled = False
         while True:
             self._deadline = time.monotonic() + timeout + self.margin
             try:
                 updates = await self.bot.get_updates(
                     offset=self._offset, timeout=timeout, allowed_updates=["message"]
                 )
+            except UpdatesMalformed as exc:
+                # Asked again at once; a server that keeps garbling its answers is waited for.
+                self._deadline = None
+                delay = backoff.next_delay() if garbled else 0.0
+                garbled = True
+                log.warning(
+                    "telegram_updates_malformed", problem=str(exc), retry_in=round(delay, 2)
+                )
+                await asyncio.sleep(delay)
+                continue
             except RetryAfter as exc:
                 self._deadline = None
                 await asyncio.sleep(retry_seconds(exc))
@@ -180,12 +197,15 @@ class TelegramAdapter(Adapter):
             except TelegramError as exc:
                 self._deadline = None
                 delay = backoff.next_delay()
-                log.warning("telegram_poll_failed", error=repr(exc), retry_in=round(delay, 2))
+                # The library puts the answer's body in its message: a proxy's page can be MBs.
+                error = repr(exc)[:PROBLEM_CHARS]
+                log.warning("telegram_poll_failed", error=error, retry_in=round(delay, 2))
                 await asyncio.sleep(delay)
                 continue
             self._deadline = None
             self._answers += 1
             backoff.reset()
+            garbled = False
             for update in updates:
                 await self._dispatch(update)
                 self._offset = update.update_id + 1
@@ -228,20 +248,7 @@ class TelegramAdapter(Adapter):
         token = secret.get_secret_value() if secret else secrets.token_urlsafe(32)
         host, _, port = self.settings.webhook_listen.rpartition(":")
 
-        async def receive(request: web.Request) -> web.Response:
-            sent = request.headers.get(SECRET_HEADER, "")
-            if not hmac.compare_digest(sent.encode(), token.encode()):
-                log.warning("telegram_webhook_refused", remote=request.remote)
-                return web.Response(status=403, text="wrong secret token")
-            try:
-                update = Update.de_json(await request.json(), self.bot)
-            except ValueError:
-                return web.Response(status=400, text="the body is not an update")
-            await self._dispatch(update)
-            return web.Response(text="ok")
-
-        app = web.Application()
-        app.router.add_post(urlsplit(url).path or "/", receive)
+        app = webhook_app(urlsplit(url).path or "/", token, self._dispatch, self.bot)
         self._webhook = web.AppRunner(app, handle_signals=False)
         await self._webhook.setup()
         site = web.TCPSite(self._webhook, host or "127.0.0.1", int(port))

@@ -4,16 +4,22 @@ was addressed.
 In groups kioku is addressed by an @mention of its username (or a text mention of the
 bot), a reply to one of its messages, or `/command@itsname`; the mention is taken out
 of the text. Forum topics are threads. Attachments kioku cannot read are named in
-`unreadable`, and their caption is the text.
+`unreadable`, and their caption is the text. python-telegram-bot keeps whatever types
+arrive, so a message whose fields kioku reads are of the wrong type is dropped with a
+log line (`telegram_update_malformed`) instead of failing further in.
 """
 
 from __future__ import annotations
 
 import re
 
+import structlog
 from telegram import Message, MessageEntity, Update
 
 from adapters.base import Inbound
+from adapters.shapes import Malformed, require
+
+log = structlog.get_logger("kioku.telegram")
 
 # Checked in this order: an animation also carries a document.
 ATTACHMENTS = (
@@ -34,6 +40,11 @@ def to_inbound(update: Update, bot_id: int, username: str) -> Inbound | None:
     message = update.message
     user = message.from_user if message else None
     if message is None or user is None or user.is_bot:
+        return None
+    try:
+        _check(message)
+    except Malformed as problem:
+        log.warning("telegram_update_malformed", update_id=update.update_id, problem=str(problem))
         return None
     text = message.text or message.caption or ""
     attachment = next((label for attr, label in ATTACHMENTS if getattr(message, attr)), None)
@@ -70,11 +81,37 @@ def to_inbound(update: Update, bot_id: int, username: str) -> Inbound | None:
     )
 
 
+def _check(message: Message) -> None:
+    """The fields kioku reads have the Bot API's types (integers, strings, entities)."""
+    if message.chat is None:
+        raise Malformed("Message.chat is missing")
+    users = [message.from_user]
+    require(int, message, "message_id")
+    require(int, message, "message_thread_id", optional=True)
+    require(int, message.chat, "id")
+    require(str, message.chat, "type")
+    require(str, message, "text", "caption", optional=True)
+    if message.reply_to_message is not None:
+        replied = message.reply_to_message
+        users.append(replied.from_user)
+        require(str, replied, "text", "caption", optional=True)
+    for user in users:
+        if user is not None:
+            require(int, user, "id")
+            require(str, user, "first_name")
+            require(str, user, "last_name", "username", optional=True)
+    for entity in (*(message.entities or ()), *(message.caption_entities or ())):
+        require(int, entity, "offset", "length")
+        require(str, entity, "type")
+        if entity.user is not None:
+            require(int, entity.user, "id")
+
+
 def _strip_mention(message: Message, text: str, bot_id: int, username: str) -> tuple[str, bool]:
     """Remove @thisbot from the text; whether it was there (as a mention entity)."""
     entities = message.entities if message.text else message.caption_entities
     username = username.lower()
-    units = text.encode("utf-16-le")
+    units = text.encode("utf-16-le", "surrogatepass")  # a lone surrogate is one unit too
     found = False
     for entity in sorted(entities or (), key=lambda e: e.offset, reverse=True):
         start, end = 2 * entity.offset, 2 * (entity.offset + entity.length)

@@ -13,7 +13,7 @@ One guild (`GUILD_ID`) with a text channel (`CHANNEL_ID`), a public thread under
 `rate_limit(times)` answers the next sends with 429 (retry_after, X-RateLimit headers,
 `Via` so discord.py believes Discord sent it), `refuse(status)` fails the next send,
 `drop_connection(code)` closes the socket, `go_silent()` makes the live connection stop
-acknowledging heartbeats and dispatching.
+acknowledging heartbeats and dispatching, `send_raw(frame)` sends any bytes as a frame.
 """
 
 from __future__ import annotations
@@ -196,6 +196,11 @@ class FakeDiscord:
         """The live connection still reads, but acknowledges and dispatches nothing."""
         assert self._live is not None, "no live gateway connection"
         self._live.silent = True
+
+    async def send_raw(self, frame: bytes, kind: WSMsgType = WSMsgType.TEXT) -> None:
+        """Send `frame` on the live connection byte for byte, valid UTF-8 or not."""
+        assert self._live is not None, "no live gateway connection"
+        await self._live.ws.send_frame(frame, kind)
 
     async def push(self, message: dict[str, Any]) -> dict[str, Any]:
         await self._dispatch("MESSAGE_CREATE", message)

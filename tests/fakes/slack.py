@@ -1,7 +1,8 @@
 """A fake Slack on 127.0.0.1: the Web API methods kioku calls, and a Socket Mode websocket.
 
 The real slack-bolt / slack_sdk talk to it unchanged (`base_url` = `fake.base_url`).
-Tests push Events API envelopes down the socket, see the acknowledgements and every
+Tests push Events API envelopes down the socket (or any bytes: `send_raw`), see the
+acknowledgements and every
 Web API call, make a method answer `ratelimited` (429 + Retry-After), close the
 socket or make it go silent (no pongs, nothing sent). `signed_headers` signs an HTTP
 Events API request the way Slack does.
@@ -10,6 +11,7 @@ Events API request the way Slack does.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import itertools
@@ -128,6 +130,15 @@ class FakeSlack:
         }
         await socket.ws.send_str(json.dumps(envelope))
         return envelope_id
+
+    async def send_raw(self, frame: bytes, kind: WSMsgType = WSMsgType.TEXT) -> None:
+        """Send `frame` down the newest open socket byte for byte, valid UTF-8 or not (a
+        client refusing a frame that big may close the socket while it is still sent)."""
+        await self.wait_for(lambda: self._open() is not None)
+        socket = self._open()
+        assert socket is not None
+        with contextlib.suppress(ConnectionError):
+            await socket.ws.send_frame(frame, kind)
 
     async def close_socket(self) -> None:
         """Close the open socket from the server's side, as Slack does when it rotates them."""

@@ -6,12 +6,14 @@ called (`calls`, `sent`), and scripts faults per method (`fail`): a 429 with
 `retry_after`, a 5xx, a 400 with a description, a dropped connection, a hang, or a
 slow answer held until the test releases it.
 `getUpdates` honours `offset` (confirms everything before it) and long-polls for up
-to `timeout` seconds.
+to `timeout` seconds. Hostile input goes in as bytes: an update's raw JSON (`push_raw`)
+or a whole getUpdates answer, given to the poll waiting now or the next (`answer_raw`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import time
@@ -78,7 +80,8 @@ class FakeTelegram:
     def __init__(self) -> None:
         self.calls: list[Call] = []
         self.port = 0
-        self._updates: list[dict[str, Any]] = []
+        self._updates: list[tuple[int, bytes]] = []  # (update_id, the update's JSON)
+        self._raw_answers: deque[bytes] = deque()
         self._update_ids = itertools.count(1)
         self._message_ids: dict[str, itertools.count[int]] = defaultdict(
             lambda: itertools.count(100_000)
@@ -122,11 +125,27 @@ class FakeTelegram:
 
     async def push(self, update: dict[str, Any]) -> dict[str, Any]:
         """Queue an update under a new update_id (the same message twice = a redelivery)."""
-        update = {**update, "update_id": next(self._update_ids)}
-        async with self._changed:
-            self._updates.append(update)
-            self._changed.notify_all()
+        update = {"update_id": next(self._update_ids), **update}
+        await self._queue(update["update_id"], json.dumps(update).encode())
         return update
+
+    async def push_raw(self, fields: bytes) -> int:
+        """Queue an update whose JSON is `{"update_id": N, <fields>}`, byte for byte;
+        return N."""
+        update_id = next(self._update_ids)
+        await self._queue(update_id, b'{"update_id": %d, ' % update_id + fields + b"}")
+        return update_id
+
+    async def answer_raw(self, body: bytes) -> None:
+        """Answer the getUpdates waiting now (or the next) with `body`, byte for byte."""
+        async with self._changed:
+            self._raw_answers.append(body)
+            self._changed.notify_all()
+
+    async def _queue(self, update_id: int, raw: bytes) -> None:
+        async with self._changed:
+            self._updates.append((update_id, raw))
+            self._changed.notify_all()
 
     async def dm(self, user: int, text: str | None, **extra: Any) -> dict[str, Any]:
         chat = {"id": user, "type": "private", "first_name": f"User{user}"}
@@ -186,7 +205,7 @@ class FakeTelegram:
             fault = faults.popleft()
             if fault.kind == "slow" and fault.gate is not None:
                 await fault.gate.wait()
-                return _answer({"ok": True, "result": await self._result(method, params)})
+                return await self._ok(method, params)
             if fault.kind == "hang":
                 await self._closing.wait()
                 return web.Response(status=503)
@@ -202,13 +221,17 @@ class FakeTelegram:
             if fault.retry_after is not None:
                 body["parameters"] = {"retry_after": fault.retry_after}
             return _answer(body, fault.status)
+        return await self._ok(method, params)
+
+    async def _ok(self, method: str, params: dict[str, str]) -> web.Response:
+        if method == "getUpdates":  # the updates' own bytes, whatever they hold
+            body = await self._get_updates(params)
+            return web.Response(body=body, content_type="application/json")
         return _answer({"ok": True, "result": await self._result(method, params)})
 
     async def _result(self, method: str, params: dict[str, str]) -> Any:
         if method == "getMe":
             return BOT
-        if method == "getUpdates":
-            return await self._get_updates(params)
         if method == "setWebhook":
             self.webhook = params
             return True
@@ -216,16 +239,20 @@ class FakeTelegram:
             return self._sent_message(method, params)
         return True
 
-    async def _get_updates(self, params: dict[str, str]) -> list[dict[str, Any]]:
+    async def _get_updates(self, params: dict[str, str]) -> bytes:
         offset = int(params.get("offset", "0") or 0)
         timeout = float(params.get("timeout", "0") or 0)
         async with self._changed:
-            self._updates = [u for u in self._updates if u["update_id"] >= offset]
-            try:
-                await asyncio.wait_for(self._changed.wait_for(lambda: bool(self._updates)), timeout)
-            except TimeoutError:
-                return []
-            return list(self._updates[:100])
+            self._updates = [u for u in self._updates if u[0] >= offset]
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    self._changed.wait_for(lambda: bool(self._updates or self._raw_answers)),
+                    timeout,
+                )
+            if self._raw_answers:
+                return self._raw_answers.popleft()
+            updates = b", ".join(raw for _, raw in self._updates[:100])
+            return b'{"ok": true, "result": [' + updates + b"]}"
 
     def _sent_message(self, method: str, params: dict[str, str]) -> dict[str, Any]:
         chat = params["chat_id"]

@@ -157,6 +157,13 @@ def discord_payloads(draw: st.DrawFn, reply: bool = True) -> dict[str, Any]:
 def message_from(data: dict[str, Any]) -> tuple[discord.Message, discord.ClientUser]:
     """The message discord.py's gateway would hand to `on_message` for `data`, with the
     intents the adapter asks for, once the fake Discord's guild has been created."""
+    received, me = messages_from(data)
+    [message] = received
+    return message, me
+
+
+def messages_from(data: Any) -> tuple[list[discord.Message], discord.ClientUser]:
+    """What `message_from` does, with every message dispatched (none, or one)."""
     intents = discord.Intents.none()
     intents.guilds = intents.messages = intents.message_content = True
     received: list[discord.Message] = []
@@ -169,8 +176,7 @@ def message_from(data: dict[str, Any]) -> tuple[discord.Message, discord.ClientU
     state.user = me = ClientUser(state=state, data=BOT_USER)
     state.parse_guild_create(FakeDiscord()._guild())
     state.parse_message_create(data)
-    [message] = received
-    return message, me
+    return received, me
 
 
 def author_is_ignored(data: dict[str, Any]) -> bool:

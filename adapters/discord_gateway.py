@@ -1,0 +1,58 @@
+"""discord.py's gateway connection with each frame read within limits, one at a time.
+
+discord.py decodes every gateway frame with `json.loads` and runs the event's parser
+inside its connection loop, so a frame it cannot decode or parse (nested past Python's
+recursion limit, not JSON, a MESSAGE_CREATE whose fields have the wrong types) raises
+out of that loop and ends the connection. `BoundedGateway` checks each frame's size and
+nesting before discord.py decodes it, and drops a frame whose decoding or parsing fails
+with a log line (`discord_frame_malformed`); the connection goes on with the next.
+A TEXT frame that is not UTF-8 never gets here: aiohttp closes the socket (1007) and
+discord.py resumes the session.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+import discord
+import structlog
+
+from config.limits import MAX_JSON_DEPTH, InputRefused, json_depth
+
+log = structlog.get_logger("kioku.discord")
+
+MAX_FRAME_CHARS = 8 * 1024 * 1024
+"""One gateway frame at most (characters, decompressed). The largest real one is a big
+guild's GUILD_CREATE (its channels, roles, threads: about a megabyte for thousands)."""
+
+# What discord.py raises for a frame it cannot decode (JSONDecodeError, UnicodeDecodeError,
+# zlib.error) or an event whose fields do not have the shape its parser expects.
+FRAME_ERRORS = (ValueError, LookupError, TypeError, AttributeError, ArithmeticError, zlib.error)
+PROBLEM_CHARS = 200
+
+
+class BoundedGateway(discord.gateway.DiscordWebSocket):
+    """The client's websocket (discord.py makes one per connection from this class)."""
+
+    async def received_message(self, msg: Any, /) -> None:
+        try:
+            if type(msg) is bytes:
+                msg = self._decompressor.decompress(msg)
+                if msg is None:
+                    return  # a partial message: the rest comes in the next frames
+            check_frame(msg)
+            await super().received_message(msg)
+        except FRAME_ERRORS as exc:
+            problem = f"{type(exc).__name__}: {exc}"[:PROBLEM_CHARS]
+            log.warning("discord_frame_malformed", problem=problem)
+
+
+def check_frame(frame: str) -> None:
+    """Refuse a frame over MAX_FRAME_CHARS or nested deeper than MAX_JSON_DEPTH."""
+    if len(frame) > MAX_FRAME_CHARS:
+        raise InputRefused(
+            f"a gateway frame of {len(frame):,} characters is over the limit of {MAX_FRAME_CHARS:,}"
+        )
+    if json_depth(frame, stop_at=MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise InputRefused(f"a gateway frame nests deeper than {MAX_JSON_DEPTH} levels")

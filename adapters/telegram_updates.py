@@ -13,7 +13,6 @@ on. The webhook reads its one update per request through `read_update` too.
 from __future__ import annotations
 
 import hmac
-import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -23,7 +22,7 @@ from telegram import Bot, Update
 from telegram.error import TelegramError
 from telegram.request import HTTPXRequest
 
-from config.limits import InputRefused, loads
+from config.limits import JSON_TOKENS, InputRefused, loads
 
 log = structlog.get_logger("kioku.telegram")
 
@@ -37,7 +36,6 @@ characters of text with their entities, and the message it replies to."""
 SHAPE_ERRORS = (LookupError, TypeError, ValueError, AttributeError, ArithmeticError, OSError)
 PROBLEM_CHARS = 200
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
-_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 JSONDict = dict[str, Any]
 
 
@@ -177,7 +175,7 @@ def _hollow(text: str, keep: int) -> tuple[str, list[str]]:
     pieces: list[str] = []
     spans: list[str] = []
     depth, kept, cut = 0, 0, -1
-    for match in _TOKENS.finditer(text):
+    for match in JSON_TOKENS.finditer(text):
         token = match.group()
         if token in ("[", "{"):
             depth += 1

@@ -22,7 +22,8 @@ MAX_JSON_DEPTH = 64
 """Deeper than any JSON kioku reads legitimately (platform events nest about ten levels)."""
 
 _TOKENS = r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]'
-_JSON_TOKENS = re.compile(_TOKENS)
+JSON_TOKENS = re.compile(_TOKENS)
+"""A JSON string (escapes included) or one bracket: what nesting scans step over."""
 _JSON_BYTE_TOKENS = re.compile(_TOKENS.encode())
 _OPENERS = frozenset(("[", "{", b"[", b"{"))
 _CLOSERS = frozenset(("]", "}", b"]", b"}"))
@@ -36,7 +37,7 @@ def json_depth(text: str | bytes, stop_at: int | None = None) -> int:
     """How deep `text`'s arrays and objects nest (brackets inside strings do not count);
     stops counting once `stop_at` is passed, so a hostile input costs little."""
     depth = deepest = 0
-    tokens = _JSON_BYTE_TOKENS if isinstance(text, bytes) else _JSON_TOKENS
+    tokens = _JSON_BYTE_TOKENS if isinstance(text, bytes) else JSON_TOKENS
     for match in tokens.finditer(text):  # type: ignore[arg-type]
         token = match.group()
         if token in _OPENERS:

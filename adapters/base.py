@@ -9,14 +9,14 @@ supervisor restarts it with backoff while the other adapters keep serving.
 from __future__ import annotations
 
 import asyncio
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import ClassVar
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+from config.text_limits import LONE_SURROGATE
+
 _TEXTS = ("chat", "sender", "text", "thread", "sender_name", "message_id", "reply_to_text")
 
 
@@ -73,7 +73,7 @@ class Inbound:
 
 def well_formed(text: str) -> str:
     """`text` with each lone surrogate replaced by U+FFFD, everything else kept."""
-    return _SURROGATE.sub("\ufffd", text)
+    return LONE_SURROGATE.sub("\ufffd", text)
 
 
 @dataclass(frozen=True)

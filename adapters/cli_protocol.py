@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from config.limits import InputRefused, loads
+from config.text_limits import LONE_SURROGATE
 
 SOCKET_NAME = "gateway.sock"
 MAX_FRAME = 256 * 1024
@@ -31,7 +32,6 @@ DEFAULT_CONVERSATION = "default"
 SHOWN = 60
 """How much of a field a refusal quotes back."""
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 Frame = dict[str, Any]
@@ -52,7 +52,7 @@ def encode(frame: Frame) -> bytes:
     try:
         return line.encode() + b"\n"
     except UnicodeEncodeError:
-        return _SURROGATE.sub("\ufffd", line).encode() + b"\n"
+        return LONE_SURROGATE.sub("\ufffd", line).encode() + b"\n"
 
 
 def message_frame(frame_id: str, text: str, conversation: str = DEFAULT_CONVERSATION) -> Frame:
@@ -126,7 +126,7 @@ def _holds_surrogate(value: object) -> bool:
     """Whether a decoded value holds a surrogate: from strict UTF-8, only a lone escaped
     one can remain (the decoder joins escaped pairs)."""
     if isinstance(value, str):
-        return _SURROGATE.search(value) is not None
+        return LONE_SURROGATE.search(value) is not None
     if isinstance(value, dict):
         return any(_holds_surrogate(k) or _holds_surrogate(v) for k, v in value.items())
     if isinstance(value, list):

@@ -26,7 +26,8 @@ UTF8_BOM = b"\xef\xbb\xbf"
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 SKIP_CHUNK = 1 << 20
 SAVE_AS_UTF8 = "save the file as UTF-8 text and retry"
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""What JSON's "\\ud800" escapes decode to: not text, refused or replaced at every door."""
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ def decode_text(data: bytes, what: str, fix: str = "", allow_nul: bool = False) 
 def lone_surrogate(text: str) -> str | None:
     """The first lone surrogate in `text` (a JSON escape such as "\\ud800" makes one), as
     `\\ud800`, or None: such a string is not text and cannot be stored or printed."""
-    found = _LONE_SURROGATE.search(text)
+    found = LONE_SURROGATE.search(text)
     return None if found is None else f"\\u{ord(found.group()):04x}"
 
 

@@ -496,6 +496,6 @@ async def test_tool_calls_past_the_per_reply_limit_are_answered_not_run(
     assert len(tool_rows) == MAX_CALLS_PER_REPLY
 
 
-def test_every_corpus_item_is_covered() -> None:
+async def test_every_corpus_item_is_covered() -> None:
     """The corpus is shared: a new item reaches this door's tests without an edit here."""
     assert {name for name, _ in text_items()} == set(ITEMS)

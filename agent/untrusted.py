@@ -9,10 +9,12 @@ server may be megabytes long. These helpers measure and repair that before use.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 SHORT = 300
 """Characters of a remote message kept in a log line or an error (it says what, not all)."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def readable_text(text: str) -> str:
@@ -20,7 +22,7 @@ def readable_text(text: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        return _SURROGATE.sub("\ufffd", text)
     return text
 
 

@@ -119,10 +119,15 @@ class ToolRegistry:
         except (RecursionError, Unresolvable) as exc:
             # The arguments nest at most MAX_JSON_DEPTH levels (the provider saw to it), so
             # this is the schema's fault: a `$ref` loop, or one pointing outside itself.
-            log.warning("tool_schema_unusable", tool=name, error=shorten(repr(exc)))
+            why = (
+                "its $refs loop without end"
+                if isinstance(exc, RecursionError)
+                else f"a $ref points outside it, to {shorten(str(exc.ref), 120)}"
+            )
+            log.warning("tool_schema_unusable", tool=name, error=why)
             return ToolOutcome(
-                f"The schema of {name} cannot check arguments ({type(exc).__name__}), so it "
-                "cannot be called. Carry on without it, or tell the person.",
+                f"The schema of {name} cannot check arguments ({why}), so it cannot be "
+                "called. Carry on without it, or tell the person.",
                 True,
             )
         if problems:

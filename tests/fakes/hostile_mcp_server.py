@@ -5,7 +5,8 @@
     python tests/fakes/hostile_mcp_server.py --endless-pages   # pages its tool list forever
 
 It speaks JSON-RPC line by line itself, without the SDK, so it can send any bytes. Its
-tool list: three good tools (`echo`, `result`, `corpus`), then tools kioku must refuse
+tool list: three good tools (`echo`, `result`, `corpus`), one with a 10 MB description,
+two whose schemas cannot check arguments (`UNCHECKABLE`), tools kioku must refuse
 (`REFUSED`), then `FILLERS` more good ones, past kioku's per-server limit.
 
 - `echo {text}` answers the text;
@@ -57,12 +58,23 @@ REFUSED: dict[str, dict[str, Any]] = {
 }
 """Tools kioku leaves out, by name (`clash.me` is kept: `clash me` would have its name)."""
 HUGE_DESCRIPTION = {"name": "huge_description", "description": "d" * BIG, "inputSchema": OBJECT}
+UNCHECKABLE = [
+    {"name": "ref_loop", "inputSchema": {"type": "object", "allOf": [{"$ref": "#"}]}},
+    {
+        "name": "remote_ref",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"a": {"$ref": "http://169.254.169.254/latest/meta-data"}},
+        },
+    },
+]
+"""Valid JSON Schema that cannot check arguments: a `$ref` loop, a `$ref` to a URL."""
 
 
 def tool_list() -> list[dict[str, Any]]:
     refused = [{"name": name, **tool} for name, tool in REFUSED.items()]
     fillers = [{"name": f"filler_{i}", "inputSchema": OBJECT} for i in range(FILLERS)]
-    return [*GOOD, HUGE_DESCRIPTION, *refused, *fillers]
+    return [*GOOD, HUGE_DESCRIPTION, *UNCHECKABLE, *refused, *fillers]
 
 
 def _text(text: str, **extra: Any) -> dict[str, Any]:

@@ -13,11 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
-import os
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,25 +31,22 @@ from agent.mcp.listing import MAX_DESCRIPTION, MAX_PAGES, MAX_TOOLS
 from agent.mcp.manager import McpManager
 from agent.mcp.results import MAX_RESULT_CHARS
 from agent.prompt import TurnContext
-from agent.providers import RetryPolicy
-from agent.providers.anthropic import AnthropicProvider
 from agent.turn import Turn
 from agent.untrusted import shorten
 from config.limits import MAX_JSON_DEPTH
-from config.load import load_settings
 from config.paths import ensure_home
 from config.settings import McpServerSettings, McpSettings
 from memory.store.database import Store
 from memory.store.records import Conversation
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.hostile_mcp_server import FILLERS, REFUSED, SHAPES
+from tests.helpers.doors import anthropic_provider, module_settings, no_unhandled, rendered
 from tests.helpers.hostile import ITEMS, unhandled
 from tests.helpers.paths import FAKES
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 HOSTILE = FAKES / "hostile_mcp_server.py"
-FAST = RetryPolicy(max_retries=0, base_delay=0.001, max_delay=0.01, deadline=10.0)
 CAPPED = MAX_RESULT_CHARS + 200
 """A result the model reads is at most this long (the cap plus its note)."""
 
@@ -98,14 +92,7 @@ class Door:
 async def door(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Door]:
     """One manager with the three hostile servers, one fake model and agent, per module."""
     home = tmp_path_factory.mktemp("doors-mcp") / "kioku-home"
-    with pytest.MonkeyPatch.context() as env:
-        for name in list(os.environ):
-            if name.startswith(("KIOKU_", "ANTHROPIC_", "OPENAI_")):
-                env.delenv(name)
-        env.setenv("KIOKU_HOME", str(home))
-        env.setenv("NO_PROXY", "127.0.0.1,localhost")
-        settings = load_settings()
-        ensure_home(home)
+    settings = module_settings(home)
     servers = {
         "hostile": server(),
         "unreadable": server("--unreadable-list"),
@@ -116,14 +103,7 @@ async def door(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Door]:
         await manager.start(wait=20)
     store = await Store.open(home / "state.db")
     async with FakeAnthropic() as api:
-        provider = AnthropicProvider(
-            model="claude-test",
-            api_key="sk-test",
-            base_url=api.base_url,
-            retry=FAST,
-            timeout=10.0,
-            context_window=settings.llm.context_window,
-        )
+        provider = anthropic_provider(api, settings)
         agent = build_agent(settings, store, provider, mcp=manager)
         try:
             yield Door(manager, agent, api, store, startup)
@@ -131,26 +111,6 @@ async def door(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Door]:
             await agent.aclose()
             await store.close()
             await manager.aclose()
-
-
-@contextmanager
-def no_unhandled(caplog: pytest.LogCaptureFixture) -> Iterator[list[dict[str, Any]]]:
-    """Neither structlog nor the standard library (the SDK) logs an unhandled exception."""
-    caplog.set_level(logging.WARNING)
-    with capture_logs() as logs:
-        yield logs
-    assert unhandled(rendered(logs) + "\n" + caplog.text) == []
-
-
-def rendered(logs: list[dict[str, Any]]) -> str:
-    """Captured structlog entries as the daemon's JSON lines would show them."""
-    return "\n".join(
-        json.dumps(
-            {"level": e.get("log_level"), **e, **({"exception": 1} if e.get("exc_info") else {})},
-            default=str,
-        )
-        for e in logs
-    )
 
 
 # -- tool lists ----------------------------------------------------------------------------
@@ -191,9 +151,24 @@ async def test_thousands_of_tools_are_cut_at_the_per_server_limit(door: Door) ->
     tools = door.connection("hostile").tools
     assert len(tools) == MAX_TOOLS
     assert {"hostile__echo", "hostile__result", "hostile__corpus"} <= set(tools)
+    fillers = len([name for name in tools if name.startswith("hostile__filler_")])
     over = [e for e in door.startup if e["event"] == "mcp_tools_over_limit"]
-    assert [(e["server"], e["left_out"]) for e in over] == [("hostile", FILLERS - 95)]
-    assert "filler_95" in {e["tool"] for e in door.startup if e["event"] == "mcp_tool_skipped"}
+    assert [(e["server"], e["left_out"]) for e in over] == [("hostile", FILLERS - fillers)]
+    left_out = {e["tool"] for e in door.startup if e["event"] == "mcp_tool_skipped"}
+    assert f"filler_{fillers}" in left_out
+
+
+@pytest.mark.parametrize(("tool", "arguments"), [("ref_loop", {}), ("remote_ref", {"a": 1})])
+async def test_a_schema_that_cannot_check_arguments_is_a_tool_error(
+    door: Door, tool: str, arguments: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Valid JSON Schema, unusable: a `$ref` loop (RecursionError in jsonschema) or a
+    `$ref` to a URL, which kioku never fetches."""
+    with no_unhandled(caplog):
+        text, is_error = await door.call(f"hostile__{tool}", arguments)
+    assert is_error
+    assert text.startswith(f"The schema of hostile__{tool} cannot check arguments")
+    await door.still_answers()
 
 
 async def test_a_tool_list_the_sdk_cannot_read_fails_that_server_alone(door: Door) -> None:

@@ -11,20 +11,17 @@ nothing is logged as an unhandled exception.
 from __future__ import annotations
 
 import json
-import logging
-import os
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 import pytest_asyncio
-from structlog.testing import capture_logs
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agent.build import build_agent
 from agent.loop import MAX_CALLS_PER_REPLY, NOT_RUN
-from agent.providers import Provider, RetryPolicy
-from agent.providers.anthropic import AnthropicProvider
+from agent.providers import Provider
 from agent.providers.body import MAX_LINE_BYTES
 from agent.providers.fields import MAX_ARGUMENT_CHARS
 from agent.providers.openai_compat import OpenAICompatProvider
@@ -32,19 +29,19 @@ from agent.tools.context import ToolContext
 from agent.tools.registry import Tool
 from agent.turn import TurnOutcome
 from config.limits import MAX_JSON_DEPTH
-from config.load import load_settings
-from config.paths import ensure_home
 from memory.store.database import Store
+from memory.store.records import NewMessage
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.openai_api import FakeOpenAI
-from tests.fakes.scripted_server import Failure, Reply, sse
+from tests.fakes.scripted_server import Failure, Reply
 from tests.helpers.agent_rig import Rig
-from tests.helpers.hostile import DEEP, ITEMS, text_items, unhandled
+from tests.helpers.doors import FAST, anthropic_provider, module_settings, no_unhandled
+from tests.helpers.hostile import DEEP, ITEMS, text_items
+from tests.helpers.model_streams import BROKEN, anthropic_text, as_event, deep_event, openai_text
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 KINDS = ("anthropic", "openai")
-FAST = RetryPolicy(max_retries=0, base_delay=0.001, max_delay=0.01, deadline=10.0)
 APOLOGY = "The model gave a reply kioku could not read; please try again."
 GOOD = "Here is your list."
 NESTING = {
@@ -59,31 +56,19 @@ NESTING = {
 async def rigs(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict[str, Rig]]:
     """One fake server, agent and store per provider for the whole module."""
     home = tmp_path_factory.mktemp("doors-model") / "kioku-home"
-    with pytest.MonkeyPatch.context() as env:
-        for name in list(os.environ):
-            if name.startswith(("KIOKU_", "ANTHROPIC_", "OPENAI_")):
-                env.delenv(name)
-        env.setenv("KIOKU_HOME", str(home))
-        env.setenv("NO_PROXY", "127.0.0.1,localhost")
-        settings = load_settings()
-        ensure_home(home)
+    settings = module_settings(home)
     store = await Store.open(home / "state.db")
     async with FakeAnthropic() as anthropic_api, FakeOpenAI() as openai_api:
-        common = {"retry": FAST, "timeout": 10.0, "context_window": settings.llm.context_window}
+        local = OpenAICompatProvider(
+            model="llama-test",
+            base_url=openai_api.base_url,
+            retry=FAST,
+            timeout=10.0,
+            context_window=settings.llm.context_window,
+        )
         providers: dict[str, tuple[Provider, FakeAnthropic | FakeOpenAI]] = {
-            "anthropic": (
-                AnthropicProvider(
-                    model="claude-test",
-                    api_key="sk-test",
-                    base_url=anthropic_api.base_url,
-                    **common,
-                ),
-                anthropic_api,
-            ),
-            "openai": (
-                OpenAICompatProvider(model="llama-test", base_url=openai_api.base_url, **common),
-                openai_api,
-            ),
+            "anthropic": (anthropic_provider(anthropic_api, settings), anthropic_api),
+            "openai": (local, openai_api),
         }
         rigs = {
             kind: Rig(kind, api, build_agent(settings, store, provider), store, settings, home)
@@ -119,22 +104,6 @@ async def stored(rig: Rig) -> list[tuple[Any, ...]]:
     return [tuple(row) for row in rows]
 
 
-@contextmanager
-def no_unhandled(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
-    """Neither structlog nor the standard library logs an exception no door handled."""
-    caplog.set_level(logging.WARNING)
-    with capture_logs() as logs:
-        yield
-    lines = [
-        json.dumps(
-            {"level": e.get("log_level"), **e, **({"exception": 1} if e.get("exc_info") else {})},
-            default=str,
-        )
-        for e in logs
-    ]
-    assert unhandled("\n".join(lines) + "\n" + caplog.text) == []
-
-
 async def apology_then_answer(rig: Rig, chat: str, caplog: pytest.LogCaptureFixture) -> TurnOutcome:
     """The scripted bad response is met with the apology; the next message is answered;
     what was stored before is untouched and the person's message is kept."""
@@ -154,56 +123,19 @@ async def apology_then_answer(rig: Rig, chat: str, caplog: pytest.LogCaptureFixt
 # -- whole bodies and single events from the corpus ---------------------------------------
 
 
-def anthropic_start() -> bytes:
-    message = {
-        "id": "msg_x",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-fake",
-        "content": [],
-        "stop_reason": None,
-        "stop_sequence": None,
-        "usage": {"input_tokens": 3, "output_tokens": 1},
-    }
-    return sse("message_start", {"type": "message_start", "message": message})
-
-
-def openai_chunk(delta: dict[str, Any] | None = None, finish: Any = None, **top: Any) -> bytes:
-    body: dict[str, Any] = {
-        "id": "chatcmpl-x",
-        "object": "chat.completion.chunk",
-        "created": 0,
-        "model": "fake",
-        "choices": [{"index": 0, "delta": delta or {}, "finish_reason": finish}],
-    }
-    return sse(None, {**body, **top})
-
-
-def as_event(kind: str, raw: bytes) -> list[bytes]:
-    """`raw` as the data of one event, after a good start."""
-    if kind == "anthropic":
-        return [anthropic_start(), b"event: content_block_delta\ndata: " + raw + b"\n\n"]
-    return [openai_chunk({"role": "assistant", "content": ""}), b"data: " + raw + b"\n\n"]
-
-
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("placement", ["body", "event"])
 @pytest.mark.parametrize("name", list(ITEMS))
-async def test_a_corpus_item_as_the_whole_response_costs_one_apology(
-    rigs: dict[str, Rig], kind: str, name: str, caplog: pytest.LogCaptureFixture
+async def test_a_corpus_item_as_the_response_or_one_event_costs_one_apology(
+    rigs: dict[str, Rig], kind: str, placement: str, name: str, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """`body`: the item is the whole response; `event`: one event after a good start."""
     rig = rigs[kind]
-    rig.api.malformed(ITEMS[name], content_type="text/event-stream")
-    await apology_then_answer(rig, f"body-{kind}-{name}", caplog)
-
-
-@pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("name", list(ITEMS))
-async def test_a_corpus_item_as_one_event_of_a_stream_costs_one_apology(
-    rigs: dict[str, Rig], kind: str, name: str, caplog: pytest.LogCaptureFixture
-) -> None:
-    rig = rigs[kind]
-    rig.api.enqueue(Reply({}, as_event(kind, ITEMS[name])))
-    await apology_then_answer(rig, f"event-{kind}-{name}", caplog)
+    if placement == "body":
+        rig.api.malformed(ITEMS[name], content_type="text/event-stream")
+    else:
+        rig.api.enqueue(Reply({}, as_event(kind, ITEMS[name])))
+    await apology_then_answer(rig, f"{placement}-{kind}-{name}", caplog)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -219,113 +151,6 @@ async def test_a_deep_or_huge_error_body_costs_one_apology(
 
 
 # -- shapes a careless server sends -------------------------------------------------------
-
-
-def anthropic_text(text: Any, stop: Any = "end_turn", usage: Any = 5) -> list[bytes]:
-    return [
-        anthropic_start(),
-        sse(
-            "content_block_start",
-            {
-                "type": "content_block_start",
-                "index": 0,
-                "content_block": {"type": "text", "text": ""},
-            },
-        ),
-        sse(
-            "content_block_delta",
-            {
-                "type": "content_block_delta",
-                "index": 0,
-                "delta": {"type": "text_delta", "text": text},
-            },
-        ),
-        sse("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        sse(
-            "message_delta",
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": stop},
-                "usage": {"output_tokens": usage},
-            },
-        ),
-        sse("message_stop", {"type": "message_stop"}),
-    ]
-
-
-def anthropic_tool(tool_id: Any, name: Any) -> list[bytes]:
-    block = {"type": "tool_use", "id": tool_id, "name": name, "input": {}}
-    return [
-        anthropic_start(),
-        sse(
-            "content_block_start",
-            {"type": "content_block_start", "index": 0, "content_block": block},
-        ),
-        sse("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use"}}),
-        sse("message_stop", {"type": "message_stop"}),
-    ]
-
-
-def openai_text(content: Any, finish: Any = "stop", usage: Any = 5) -> list[bytes]:
-    tokens = {"prompt_tokens": usage, "completion_tokens": 1, "total_tokens": 6}
-    return [
-        openai_chunk({"role": "assistant", "content": ""}),
-        openai_chunk({"content": content}),
-        openai_chunk({}, finish),
-        sse(None, {"id": "x", "object": "chat.completion.chunk", "choices": [], "usage": tokens}),
-        sse(None, "[DONE]"),
-    ]
-
-
-def openai_tool(call_id: Any, name: Any, index: Any = 0) -> list[bytes]:
-    call = {"index": index, "id": call_id, "type": "function", "function": {"name": name}}
-    return [
-        openai_chunk({"tool_calls": [call]}),
-        openai_chunk({}, "tool_calls"),
-        sse(None, "[DONE]"),
-    ]
-
-
-CUT_MID_EVENT = b'event: content_block_start\ndata: {"type": "content_block_st'
-DEEP_ACROSS_LINES = b"".join(b"data: " + b"[" * 50 + b"\n" for _ in range(2_000)) + b"\n"
-"""An event whose data lines are each shallow, joined by the SDK into 100,000 levels."""
-BROKEN = {
-    "anthropic": {
-        "text-is-a-number": anthropic_text(42),
-        "text-is-an-object": anthropic_text({"text": "hi"}),
-        "stop-reason-is-a-list": anthropic_text("hi", stop=["end_turn"]),
-        "tool-name-is-a-number": anthropic_tool("toolu_1", 42),
-        "tool-id-is-a-list": anthropic_tool(["toolu_1"], "memory"),
-        "tool-name-is-huge": anthropic_tool("toolu_1", "m" * 100_000),
-        "usage-too-large-to-store": anthropic_text("hi", usage=10**30),
-        "usage-is-a-string": anthropic_text("hi", usage="seven"),
-        "ends-mid-event": [anthropic_start(), CUT_MID_EVENT],
-        "deep-across-data-lines": [anthropic_start(), b"event: ping\n" + DEEP_ACROSS_LINES],
-        "ends-after-text": anthropic_text("half an answ")[:3],
-    },
-    "openai": {
-        "no-choices": [
-            sse(None, {"id": "x", "object": "chat.completion.chunk"}),
-            sse(None, "[DONE]"),
-        ],
-        "choices-is-a-number": [openai_chunk(choices=42), sse(None, "[DONE]")],
-        "choices-is-an-object": [openai_chunk(choices={"index": 0}), sse(None, "[DONE]")],
-        "choice-without-delta": [openai_chunk(choices=[{"index": 0}]), sse(None, "[DONE]")],
-        "content-is-a-number": openai_text(42),
-        "content-is-a-list": openai_text(["hi"]),
-        "finish-reason-is-an-object": openai_text("hi", finish={"why": "stop"}),
-        "tool-name-is-a-number": openai_tool("call_1", 42),
-        "tool-id-is-a-number": openai_tool(42, "memory"),
-        "tool-index-is-a-string": openai_tool("call_1", "memory", index="zero"),
-        "tool-without-name": openai_tool("call_1", None),
-        "usage-too-large-to-store": openai_text("hi", usage=10**30),
-        "usage-is-negative": openai_text("hi", usage=-5),
-        "ends-mid-event": [openai_chunk({"content": "Hel"}), b'data: {"id": "x", "choi'],
-        "deep-across-data-lines": [openai_chunk({"content": "Hel"}), DEEP_ACROSS_LINES],
-        "ends-after-text": openai_text("half an answ")[:2],
-    },
-}
 
 
 @pytest.mark.parametrize(
@@ -388,6 +213,22 @@ async def test_a_lone_surrogate_in_the_text_is_replaced_and_the_reply_stored(
     assert outcome.text.startswith("broken \ufffd") and outcome.text.endswith(" pair")
     session = await rig.dm(chat=chat)
     assert (await rig.store.messages(session.id))[-1].content == outcome.text
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(event=deep_event(), cut=st.integers(1, 64))
+async def test_an_event_nested_across_data_lines_is_refused_before_the_sdk_parses_it(
+    rigs: dict[str, Rig], kind: str, event: bytes, cut: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    rig = rigs[kind]
+    body = (b"event: content_block_delta\n" if kind == "anthropic" else b"") + event
+    chunks = [body[i : i + cut] for i in range(0, len(body), cut)]
+    rig.api.enqueue(Reply({}, [as_event(kind, b"1")[0], *chunks]))
+    with no_unhandled(caplog):
+        assert (await ask(rig, f"lines-{kind}", "hello?")).text == APOLOGY
 
 
 # -- tool-call arguments ------------------------------------------------------------------
@@ -499,3 +340,52 @@ async def test_tool_calls_past_the_per_reply_limit_are_answered_not_run(
 async def test_every_corpus_item_is_covered() -> None:
     """The corpus is shared: a new item reaches this door's tests without an edit here."""
     assert {name for name, _ in text_items()} == set(ITEMS)
+
+
+# -- what the agent reads back: the closing summary, stored tool rows ---------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(
+    ("summary", "title"),
+    [
+        ('{"title": ' + "[" * DEEP + "]" * DEEP + "}", "plan the garden trip"),
+        ('{"title": "odd \\ud800 title", "summary": "s"}', "odd \ufffd title"),
+    ],
+    ids=["deep", "lone-surrogate"],
+)
+async def test_a_hostile_closing_summary_still_closes_the_session(
+    rigs: dict[str, Rig], kind: str, summary: str, title: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    rig = rigs[kind]
+    chat = f"summary-{kind}-{len(summary)}"
+    rig.say("Sure.")
+    await ask(rig, chat, "plan the garden trip")
+    session = await rig.dm(chat=chat)
+    rig.say("nothing to save")  # the closing review
+    rig.say(summary)
+    with no_unhandled(caplog):
+        await rig.agent.close_session(session.id, "test")
+    async with rig.store.reading() as db:
+        rows = await db.execute_fetchall("SELECT title FROM sessions WHERE id = ?", (session.id,))
+    assert [row[0] for row in rows] == [title]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_unreadable_stored_tool_arguments_are_sent_back_empty(
+    rigs: dict[str, Rig], kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A tool row edited or imported into 100,000 levels of nesting: the rebuilt
+    conversation after a restart shows the call with no arguments, beside its result."""
+    rig = rigs[kind]
+    session = await rig.dm(chat=f"stored-{kind}")
+    await rig.store.append(session.id, NewMessage("user", "earlier", speaker="aiko"))
+    deep = NewMessage("tool", "", tool_name="memory", tool_arguments="[" * DEEP, tool_result="ok")
+    await rig.store.append(session.id, deep)
+    restarted = build_agent(rig.settings, rig.store, rig.agent.provider)
+    rig.say(GOOD)
+    with no_unhandled(caplog):
+        outcome = await restarted.respond(rig.turn(session, "and now?"))
+    assert outcome.text == GOOD
+    sent = json.dumps(rig.api.last.json)
+    assert '"input": {}' in sent or '"arguments": "{}"' in sent

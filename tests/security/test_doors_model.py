@@ -150,6 +150,21 @@ async def test_a_deep_or_huge_error_body_costs_one_apology(
     assert "kioku reads" in (outcome.error or "")
 
 
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_long_pretty_printed_error_body_is_still_read(
+    rigs: dict[str, Rig], kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An error body is checked whole: a hundred indented objects nest two levels, not a
+    hundred, so the server's own message still reaches the log."""
+    rig = rigs[kind]
+    error = {"message": "busy, try later", "type": "overloaded", "code": None}
+    body = json.dumps({"error": error, "seen": [{"n": n} for n in range(100)]}, indent=2)
+    rig.api.enqueue(Failure(503, body.encode()))
+    with no_unhandled(caplog):
+        outcome = await ask(rig, f"pretty-{kind}", "are you there?")
+    assert "busy, try later" in (outcome.error or ""), outcome
+
+
 # -- shapes a careless server sends -------------------------------------------------------
 
 

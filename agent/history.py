@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 
 from agent.providers import Block, ChatMessage, Text, ToolCall, ToolResult
+from config.limits import loads
 from memory.store.records import Message, NewMessage
 
 RenderUser = Callable[[Message], str]
@@ -119,8 +120,10 @@ def _results_first(blocks: tuple[Block, ...]) -> tuple[Block, ...]:
 
 
 def _arguments(raw: str | None) -> dict[str, object]:
+    """Stored arguments as sent back to the model; a row edited or imported into something
+    unreadable (malformed, too deep) becomes `{}`, beside its stored result."""
     try:
-        value = json.loads(raw) if raw else {}
-    except json.JSONDecodeError:
+        value = loads(raw, what="stored tool arguments") if raw else {}
+    except ValueError:
         return {}
     return value if isinstance(value, dict) else {}

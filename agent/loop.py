@@ -38,6 +38,12 @@ FORCE_ANSWER = (
     "what you have; do not call more tools.)"
 )
 NO_ANSWER = "I could not finish that one — please try again or rephrase."
+MAX_CALLS_PER_REPLY = 64
+"""More tool calls than a model makes in one reply; the rest are answered, not run."""
+NOT_RUN = (
+    f"Not run: kioku runs at most {MAX_CALLS_PER_REPLY} tool calls from one reply. "
+    "Call it again in your next reply if it is still needed."
+)
 
 
 class TurnRunner:
@@ -133,11 +139,13 @@ class TurnRunner:
         return reply
 
     async def _run_tools(self, calls: Sequence[ToolCall], ctx: ToolContext) -> list[ToolResult]:
-        """Independent calls run together; calls of sequential tools run in order among them."""
-        results: dict[str, ToolResult] = {}
+        """Independent calls run together; calls of sequential tools run in order among them.
+        Calls past `MAX_CALLS_PER_REPLY` are answered `NOT_RUN` (and not stored)."""
+        results = {call.id: ToolResult(call.id, NOT_RUN, True) for call in calls}
+        running = calls[:MAX_CALLS_PER_REPLY]
 
         async def run(call: ToolCall) -> None:
-            outcome = await self.registry.call(call.name, call.arguments, ctx)
+            outcome = await self.registry.call(call.name, call.arguments, ctx, refusal=call.refusal)
             result = ToolResult(call.id, outcome.content, outcome.is_error)
             await self.services.store.append(ctx.session_id, tool_row(call, result, ctx.speaker))
             results[call.id] = result
@@ -146,8 +154,8 @@ class TurnRunner:
             for call in chain:
                 await run(call)
 
-        sequential = [c for c in calls if self.registry.is_sequential(c.name, ctx)]
-        parallel = [c for c in calls if not self.registry.is_sequential(c.name, ctx)]
+        sequential = [c for c in running if self.registry.is_sequential(c.name, ctx)]
+        parallel = [c for c in running if not self.registry.is_sequential(c.name, ctx)]
         async with asyncio.TaskGroup() as group:
             group.create_task(in_order(sequential), name="tools-sequential")
             for call in parallel:

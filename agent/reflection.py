@@ -8,7 +8,6 @@ bounded in rounds and time, and its result is logged — never shown to anyone.
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 
 import structlog
@@ -18,6 +17,8 @@ from agent.live import LiveSession
 from agent.providers import ChatMessage, ChatRequest, Provider, Text, ToolResult
 from agent.tools.context import ToolContext
 from agent.tools.registry import ToolRegistry
+from agent.untrusted import readable_text
+from config.limits import loads
 from config.settings import ReflectionSettings
 
 log = structlog.get_logger("kioku.reflection")
@@ -65,7 +66,7 @@ async def review(
                 if call.name not in REVIEW_TOOLS:
                     results.append(ToolResult(call.id, "Not available during the review.", True))
                     continue
-                outcome = await registry.call(call.name, call.arguments, ctx)
+                outcome = await registry.call(call.name, call.arguments, ctx, refusal=call.refusal)
                 results.append(ToolResult(call.id, outcome.content, outcome.is_error))
                 refusals += outcome.is_error
                 changes += not outcome.is_error
@@ -106,14 +107,15 @@ def _json_object(text: str) -> dict[str, object]:
     if not match:
         return {}
     try:
-        value = json.loads(match.group(0))
-    except json.JSONDecodeError:
+        value = loads(match.group(0), what="the session summary")
+    except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
 
 
 def _clean(value: object, limit: int) -> str | None:
+    """A title or summary fit to store: one line of valid Unicode, at most `limit` long."""
     if not isinstance(value, str):
         return None
-    flat = " ".join(value.split())
+    flat = " ".join(readable_text(value).split())
     return flat[:limit] or None

@@ -4,45 +4,36 @@ The SDK's transports and sessions run anyio task groups, which must be entered a
 by the same task, so each server gets one long-lived task that connects, lists the tools,
 refreshes them when the server says they changed, and reconnects with backoff after a
 failure. Calls come from the conversations' tasks; each call also watches the
-connection, so a server that dies mid-call gives an error result at once, not a hang.
+connection, so a server that dies mid-call, or answers with a message the SDK cannot
+read, gives an error result at once, not a hang.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import Callable
 from typing import Any
 
-import anyio
 import structlog
-from jsonschema import Draft202012Validator, SchemaError
-from mcp import ClientSession, McpError, StdioServerParameters, types
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp.shared.message import SessionMessage
+from mcp import ClientSession, McpError, types
 from mcp.types import CONNECTION_CLOSED
 
-from agent.mcp.names import tool_name
-from agent.mcp.results import cap, render
+from agent.mcp.listing import accept, list_tools
+from agent.mcp.results import render
+from agent.mcp.session import CONNECT_TIMEOUT, Interrupted, Watch, connect, describe, race
 from agent.mcp.tools import McpTool
 from agent.retry import backoff_delay
 from agent.tools.context import ToolContext
 from agent.tools.registry import Handler, ToolError
+from config.limits import InputRefused
 from config.settings import McpServerSettings
 
 log = structlog.get_logger("kioku.mcp")
 
-CONNECT_TIMEOUT = 30.0
 RECONNECT_BASE = 1.0
 RECONNECT_CAP = 300.0
 """A server that keeps failing is retried 1 s after the first failure, doubling to 5 min."""
-MAX_DESCRIPTION = 2_000
-CLIENT_INFO = types.Implementation(name="kioku", version="0.1.0")
-
-MessageHandler = Callable[[Any], Awaitable[None]]
 
 
 class CallFailed(ToolError):
@@ -51,71 +42,6 @@ class CallFailed(ToolError):
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
-
-
-@asynccontextmanager
-async def connect(
-    settings: McpServerSettings, on_message: MessageHandler | None = None
-) -> AsyncIterator[tuple[ClientSession, asyncio.Event]]:
-    """An initialized session with the server, and an event set when its transport closes."""
-    closed = asyncio.Event()
-    async with AsyncExitStack() as stack:
-        if settings.command is not None:
-            params = StdioServerParameters(
-                command=settings.command, args=settings.args, env=settings.env or None
-            )
-            read, write = await stack.enter_async_context(stdio_client(params))
-        else:
-            http = await stack.enter_async_context(
-                create_mcp_http_client(headers=settings.headers or None)
-            )
-            read, write, _ = await stack.enter_async_context(
-                streamable_http_client(str(settings.url), http_client=http)
-            )
-        sink, source = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-        group = await stack.enter_async_context(anyio.create_task_group())
-        stack.callback(group.cancel_scope.cancel)
-        group.start_soon(_forward, read, sink, closed)
-        session = await stack.enter_async_context(
-            ClientSession(source, write, message_handler=on_message, client_info=CLIENT_INFO)
-        )
-        with anyio.fail_after(CONNECT_TIMEOUT):
-            await session.initialize()
-        yield session, closed
-
-
-async def _forward(read: Any, sink: Any, closed: asyncio.Event) -> None:
-    """Pass the transport's messages to the session; its end is how a dead server shows."""
-    try:
-        async with sink:
-            async for item in read:
-                await sink.send(item)
-    finally:
-        closed.set()
-
-
-async def list_tools(session: ClientSession) -> list[types.Tool]:
-    """Every tool the server lists, across pages."""
-    tools: list[types.Tool] = []
-    cursor: str | None = None
-    while True:
-        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        page = await session.list_tools(params=params)
-        tools += page.tools
-        cursor = page.nextCursor
-        if not cursor:
-            return tools
-
-
-def describe(exc: BaseException) -> str:
-    """One line for an error, unwrapping the task groups' exception groups."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    if isinstance(exc, McpError):
-        return exc.error.message
-    if isinstance(exc, TimeoutError):
-        return "no answer in time"
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 class ServerConnection:
@@ -131,6 +57,7 @@ class ServerConnection:
         self.tools: dict[str, McpTool] = {}
         self._session: ClientSession | None = None
         self._closed = asyncio.Event()
+        self._watch = Watch(name)
         self._wake = asyncio.Event()
         self._refresh_due = False
         self._changed = asyncio.Event()
@@ -192,39 +119,37 @@ class ServerConnection:
             )
 
     async def _call(self, name: str, remote: str, arguments: dict[str, Any]) -> str:
-        session, closed = self._session, self._closed
+        session, closed, unreadable = self._session, self._closed, self._watch.unreadable
         if session is None or self.state != "running" or closed.is_set():
             raise CallFailed("not connected", self._down_message())
-        call = asyncio.ensure_future(session.call_tool(remote, arguments))
-        watch = asyncio.ensure_future(closed.wait())
         try:
-            done, _ = await asyncio.wait(
-                {call, watch}, timeout=self.settings.timeout, return_when=asyncio.FIRST_COMPLETED
-            )
-        finally:
-            call.cancel()
-            watch.cancel()
-            await asyncio.gather(call, watch, return_exceptions=True)
-        if call in done:
-            try:
-                result = call.result()
-            except McpError as exc:
-                if exc.error.code == CONNECTION_CLOSED:
-                    raise CallFailed("connection lost", self._lost_message(name)) from None
-                raise CallFailed("refused", f"{name} was refused: {describe(exc)}") from None
-            except Exception as exc:
-                raise CallFailed("failed", f"The call to {name} failed: {describe(exc)}") from None
+            async with asyncio.timeout(self.settings.timeout):
+                result = await race(session.call_tool(remote, arguments), closed, unreadable)
+        except Interrupted as stop:
+            if stop.event is closed:
+                raise CallFailed("connection lost", self._lost_message(name)) from None
+            raise CallFailed("unreadable answer", self._unreadable_message(name)) from None
+        except TimeoutError:
+            raise CallFailed(
+                "timeout",
+                f"{name} did not answer within {self.settings.timeout:g} s and was abandoned "
+                "(it may still be running on the server). Do not retry it now; tell the person.",
+            ) from None
+        except McpError as exc:
+            if exc.error.code == CONNECTION_CLOSED:
+                raise CallFailed("connection lost", self._lost_message(name)) from None
+            raise CallFailed("refused", f"{name} was refused: {describe(exc)}") from None
+        except Exception as exc:
+            raise CallFailed("failed", f"The call to {name} failed: {describe(exc)}") from None
+        try:
             text = render(result)
-            if result.isError:
-                raise CallFailed("tool error", f"{name} reported an error: {text}")
-            return text
-        if watch in done:
-            raise CallFailed("connection lost", self._lost_message(name))
-        raise CallFailed(
-            "timeout",
-            f"{name} did not answer within {self.settings.timeout:g} s and was abandoned "
-            "(it may still be running on the server). Do not retry it now; tell the person.",
-        )
+        except InputRefused as refusal:
+            raise CallFailed(
+                "result refused", f"The result of {name} was refused: {refusal}."
+            ) from None
+        if result.isError:
+            raise CallFailed("tool error", f"{name} reported an error: {text}")
+        return text
 
     def _down_message(self) -> str:
         why = f" (last error: {self.error})" if self.error else ""
@@ -238,6 +163,13 @@ class ServerConnection:
         return (
             f"The MCP server {self.name!r} stopped during the call to {name}; kioku is "
             "restarting it. The call may or may not have taken effect: check before repeating it."
+        )
+
+    def _unreadable_message(self, name: str) -> str:
+        return (
+            f"The MCP server {self.name!r} answered the call to {name} with a message kioku "
+            f"could not read ({self._watch.error}). The call may or may not have taken "
+            "effect: check before repeating it, or tell the person."
         )
 
     def _set_state(self, state: str, error: str | None) -> None:
@@ -261,9 +193,9 @@ class ServerConnection:
             await asyncio.sleep(delay)
 
     async def _serve(self) -> None:
-        async with connect(self.settings, self._on_message) as (session, closed):
+        async with connect(self.settings, self._watch, self._on_message) as (session, closed):
             self._closed = closed
-            self._refresh(await list_tools(session))
+            self._refresh(await self._list(session))
             self._session = session
             self._failures = 0
             self._set_state("running", None)
@@ -272,7 +204,7 @@ class ServerConnection:
                 await self._wait_for_wake(closed)
                 if self._refresh_due and not closed.is_set():
                     self._refresh_due = False
-                    self._refresh(await list_tools(session))
+                    self._refresh(await self._list(session))
                     self._set_state("running", None)
                     log.info("mcp_tools_changed", server=self.name, tools=len(self.tools))
 
@@ -292,36 +224,23 @@ class ServerConnection:
         ):
             self._refresh_due = True
             self._wake.set()
-        elif isinstance(message, Exception):
-            log.warning("mcp_transport_error", server=self.name, error=describe(message))
+
+    async def _list(self, session: ClientSession) -> list[types.Tool]:
+        return await self._watch.answer(list_tools(session), "its tool list")
 
     def _refresh(self, listed: list[types.Tool]) -> None:
-        """Replace the tool set at once; a tool with an unusable schema is left out, logged."""
-        tools: dict[str, McpTool] = {}
-        for remote in listed:
-            name = tool_name(self.name, remote.name)
-            schema = {"type": "object", **remote.inputSchema}
-            try:
-                Draft202012Validator.check_schema(schema)
-            except SchemaError as exc:
-                log.warning(
-                    "mcp_tool_skipped", server=self.name, tool=remote.name, error=exc.message
-                )
-                continue
-            if name in tools:
-                log.warning(
-                    "mcp_tool_skipped", server=self.name, tool=remote.name, error="name clash"
-                )
-                continue
-            tools[name] = McpTool(
-                name=name,
-                description=cap(remote.description or remote.title or remote.name, MAX_DESCRIPTION),
-                input_schema=schema,
-                handler=self._handler(name, remote.name),
-                remote_name=remote.name,
+        """Replace the tool set at once; a tool `listing.accept` refuses is left out, logged."""
+        self.tools = {
+            tool.name: McpTool(
+                name=tool.name,
+                description=tool.description,
+                input_schema=tool.schema,
+                handler=self._handler(tool.name, tool.remote),
+                remote_name=tool.remote,
                 allow=frozenset(self.settings.allow),
             )
-        self.tools = tools
+            for tool in accept(self.name, listed)
+        }
 
     def _handler(self, name: str, remote: str) -> Handler:
         async def handle(arguments: dict[str, Any], ctx: ToolContext) -> str:
@@ -332,13 +251,14 @@ class ServerConnection:
 
 async def probe(settings: McpServerSettings, name: str) -> dict[str, Any]:
     """Start the server, list its tools, stop it: for `kioku mcp test` and `list`."""
+    watch = Watch(name)
     try:
-        async with asyncio.timeout(CONNECT_TIMEOUT), connect(settings) as (session, _):
-            listed = await list_tools(session)
+        async with asyncio.timeout(CONNECT_TIMEOUT), connect(settings, watch) as (session, _):
+            listed = await watch.answer(list_tools(session), "its tool list")
     except Exception as exc:
         return {"state": "failed", "error": describe(exc), "restarts": 0, "tools": []}
     tools = [
-        {"name": tool_name(name, tool.name), "tool": tool.name, "description": tool.description}
-        for tool in listed
+        {"name": tool.name, "tool": tool.remote, "description": tool.description}
+        for tool in accept(name, listed)
     ]
     return {"state": "ok", "error": None, "restarts": 0, "tools": tools}

@@ -6,6 +6,9 @@ import json
 
 from mcp import types
 
+from agent.untrusted import nesting
+from config.limits import MAX_JSON_DEPTH, InputRefused
+
 MAX_RESULT_CHARS = 16_384
 IMAGE_NOTE = "[image omitted: kioku cannot pass images on yet]"
 AUDIO_NOTE = "[audio omitted: kioku cannot pass audio on yet]"
@@ -13,10 +16,20 @@ EMPTY = "(the tool returned nothing)"
 
 
 def render(result: types.CallToolResult, limit: int = MAX_RESULT_CHARS) -> str:
-    """The text of `result`: its text blocks joined, a note for each block kioku cannot pass."""
+    """The text of `result`: its text blocks joined, a note for each block kioku cannot pass.
+    Structured content nested past `MAX_JSON_DEPTH` is refused with `InputRefused`."""
     parts = [_block_text(block) for block in result.content]
-    if not parts and result.structuredContent is not None:
-        parts.append(json.dumps(result.structuredContent, ensure_ascii=False))
+    structured = result.structuredContent
+    if not parts and structured is not None:
+        if nesting(structured, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+            raise InputRefused(
+                f"its structured content nests deeper than {MAX_JSON_DEPTH} levels; "
+                f"kioku passes on at most {MAX_JSON_DEPTH}"
+            )
+        try:
+            parts.append(json.dumps(structured, ensure_ascii=False))
+        except ValueError as exc:  # an integer past Python's 4,300-digit conversion limit
+            raise InputRefused(f"its structured content cannot be written out ({exc})") from None
     return cap("\n".join(parts) or EMPTY, limit)
 
 

@@ -7,12 +7,12 @@ from the cache (the earlier breakpoint keeps hitting even when a tool loop added
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import anthropic
 
+from agent.providers import fields
 from agent.providers.base import (
     Block,
     ChatMessage,
@@ -24,6 +24,7 @@ from agent.providers.base import (
     Usage,
     stop_reason_for,
 )
+from agent.providers.body import response_hooks
 from agent.providers.errors import ProviderError, error_for_status, stream_ended_early
 from agent.providers.retry import RetryPolicy, retry_after_seconds
 from agent.providers.streaming import SdkErrors, StreamingProvider
@@ -71,7 +72,11 @@ class AnthropicProvider(StreamingProvider):
             retry=retry,
         )
         self._client = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=0,
+            http_client=anthropic.DefaultAsyncHttpxClient(event_hooks=response_hooks()),
         )
 
     def _params(self, request: ChatRequest) -> dict[str, Any]:
@@ -180,7 +185,8 @@ def _mark_latest_turns(messages: list[dict[str, Any]]) -> None:
 
 
 class _Gathered:
-    """A streamed message put together from its events: text, tool calls, usage, stop reason."""
+    """A streamed message put together from its events: text, tool calls, usage, stop reason.
+    Every field is checked as it is read (`fields`): the events are not validated."""
 
     def __init__(self) -> None:
         self.blocks: dict[int, dict[str, Any]] = {}
@@ -195,19 +201,21 @@ class _Gathered:
             delta = event.delta
             block = self.blocks[event.index]
             if delta.type == "text_delta":
-                block["text"].append(delta.text)
-                return str(delta.text)
+                piece = fields.text(delta.text, "anthropic", "a text delta")
+                block["text"].append(piece)
+                return piece
             if delta.type == "input_json_delta":
-                block["json"].append(delta.partial_json)
+                block["json"].append(fields.text(delta.partial_json, "anthropic", "tool input"))
         elif kind == "content_block_start":
             start = event.content_block
             if start.type == "text":
-                self.blocks[event.index] = {"type": "text", "text": [start.text]}
+                text = fields.text(start.text, "anthropic", "a text block")
+                self.blocks[event.index] = {"type": "text", "text": [text]}
             elif start.type == "tool_use":
                 self.blocks[event.index] = {
                     "type": "tool_use",
-                    "id": start.id,
-                    "name": start.name,
+                    "id": fields.identifier(start.id, "anthropic", "a tool_use id"),
+                    "name": fields.identifier(start.name, "anthropic", "a tool_use name"),
                     "json": [],
                 }
             else:
@@ -215,7 +223,8 @@ class _Gathered:
         elif kind == "message_start":
             self._count(event.message.usage)
         elif kind == "message_delta":
-            self.stop_reason = event.delta.stop_reason or self.stop_reason
+            reason = fields.stop_reason(event.delta.stop_reason, "anthropic")
+            self.stop_reason = reason or self.stop_reason
             self._count(event.usage)
         elif kind == "message_stop":
             self.finished = True
@@ -230,7 +239,7 @@ class _Gathered:
         ):
             value = getattr(usage, name, None)
             if value is not None:
-                self.usage[name] = value
+                self.usage[name] = fields.token_count(value, "anthropic", name)
 
     def result(self) -> ModelReply:
         content: list[Block] = []
@@ -242,10 +251,8 @@ class _Gathered:
                     content.append(Text(text))
             elif block["type"] == "tool_use":
                 raw = "".join(block["json"])
-                arguments = json.loads(raw) if raw.strip() else {}
-                if not isinstance(arguments, dict):
-                    raise ProviderError(f"anthropic: tool_use input is not an object: {raw!r}")
-                content.append(ToolCall(block["id"], block["name"], arguments))
+                arguments, refusal = fields.tool_arguments(raw.strip(), block["name"])
+                content.append(ToolCall(block["id"], block["name"], arguments, refusal))
         return ModelReply(
             content=tuple(content),
             stop_reason=stop_reason_for(content, self.stop_reason in TRUNCATED),

@@ -22,11 +22,14 @@ class Text:
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """The model asks to run tool `name`; `id` pairs it with the `ToolResult` sent back."""
+    """The model asks to run tool `name`; `id` pairs it with the `ToolResult` sent back.
+    `refusal` is set when its arguments could not be used (then `arguments` is empty):
+    the call is answered with it as an error, not run."""
 
     id: str
     name: str
     arguments: dict[str, Any]
+    refusal: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

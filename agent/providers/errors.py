@@ -9,6 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from agent.untrusted import shorten
+
+MAX_DETAIL = 1000
+"""Characters of a failure's detail kept: a server may put megabytes in an error message."""
+
 
 class ProviderError(Exception):
     """The model call failed; also used as-is for malformed responses."""
@@ -23,7 +28,7 @@ class ProviderError(Exception):
         retryable: bool = False,
         retry_after: float | None = None,
     ) -> None:
-        super().__init__(detail)
+        super().__init__(shorten(detail, MAX_DETAIL))
         self.user_message = user_message or self.default_user_message
         self.retryable = retryable
         self.retry_after = retry_after

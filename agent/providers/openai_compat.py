@@ -15,6 +15,7 @@ from typing import Any
 import openai
 from openai.types import CompletionUsage
 
+from agent.providers import fields
 from agent.providers.base import (
     Block,
     ChatMessage,
@@ -26,6 +27,7 @@ from agent.providers.base import (
     Usage,
     stop_reason_for,
 )
+from agent.providers.body import response_hooks
 from agent.providers.errors import ProviderError, error_for_status, stream_ended_early
 from agent.providers.retry import RetryPolicy, retry_after_seconds
 from agent.providers.streaming import SdkErrors, StreamingProvider
@@ -39,6 +41,17 @@ class _PartialCall:
     id: str = ""
     name: str = ""
     arguments: str = ""
+
+    def add(self, piece: Any) -> None:
+        """One streamed piece of the call: its id and name come first, then arguments."""
+        if piece.id:
+            self.id = fields.identifier(piece.id, "openai", "a tool call id")
+        function = piece.function
+        if function is not None:
+            if function.name:
+                self.name += fields.text(function.name, "openai", "a tool call name")
+            if function.arguments:
+                self.arguments += fields.text(function.arguments, "openai", "tool call arguments")
 
 
 class OpenAICompatProvider(StreamingProvider):
@@ -68,7 +81,11 @@ class OpenAICompatProvider(StreamingProvider):
             retry=retry,
         )
         self._client = openai.AsyncOpenAI(
-            api_key=api_key or PLACEHOLDER_KEY, base_url=base_url, timeout=timeout, max_retries=0
+            api_key=api_key or PLACEHOLDER_KEY,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=0,
+            http_client=openai.DefaultAsyncHttpxClient(event_hooks=response_hooks()),
         )
 
     def _params(self, request: ChatRequest) -> dict[str, Any]:
@@ -108,20 +125,19 @@ class OpenAICompatProvider(StreamingProvider):
         async with stream:
             async for chunk in stream:
                 usage = chunk.usage or usage
+                if not isinstance(chunk.choices, list):
+                    raise ProviderError("openai: a stream chunk has no list of choices")
                 for choice in chunk.choices:
                     if choice.index != 0:
                         continue
                     delta = choice.delta
                     for piece in delta.tool_calls or ():
-                        call = calls.setdefault(piece.index, _PartialCall())
-                        call.id = piece.id or call.id
-                        if piece.function is not None:
-                            call.name += piece.function.name or ""
-                            call.arguments += piece.function.arguments or ""
-                    finish = choice.finish_reason or finish
+                        calls.setdefault(_call_index(piece.index), _PartialCall()).add(piece)
+                    finish = fields.stop_reason(choice.finish_reason, "openai") or finish
                     if delta.content:
-                        text.append(delta.content)
-                        yield delta.content
+                        content = fields.text(delta.content, "openai", "a content delta")
+                        text.append(content)
+                        yield content
         if finish is None:
             raise stream_ended_early("openai", "a finish_reason", stream.response.headers)
         yield _reply("".join(text), calls, finish, usage)
@@ -197,7 +213,11 @@ def _reply(
     content: list[Block] = [Text(text)] if text else []
     for index in sorted(calls):
         call = calls[index]
-        content.append(ToolCall(call.id or f"call_{uuid.uuid4().hex}", call.name, _arguments(call)))
+        if not call.name:
+            raise ProviderError("openai: a streamed tool call has no function name")
+        name = fields.identifier(call.name, "openai", "a tool call name")
+        arguments, refusal = fields.tool_arguments(call.arguments.strip(), name)
+        content.append(ToolCall(call.id or f"call_{uuid.uuid4().hex}", name, arguments, refusal))
     return ModelReply(
         content=tuple(content),
         stop_reason=stop_reason_for(content, finish == "length"),
@@ -205,18 +225,11 @@ def _reply(
     )
 
 
-def _arguments(call: _PartialCall) -> dict[str, Any]:
-    if not call.name:
-        raise ProviderError("openai: a streamed tool call has no function name")
-    try:
-        arguments = json.loads(call.arguments or "{}")
-    except ValueError as exc:
-        raise ProviderError(
-            f"openai: tool {call.name} arguments are not JSON: {call.arguments!r}"
-        ) from exc
-    if not isinstance(arguments, dict):
-        raise ProviderError(f"openai: tool {call.name} arguments are not an object: {arguments!r}")
-    return arguments
+def _call_index(value: object) -> int:
+    """Which call a streamed piece belongs to: pieces of one call share an integer index."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ProviderError(f"openai: a tool call's index is {type(value).__name__}, not a number")
+    return value
 
 
 def _usage(usage: CompletionUsage | None) -> Usage:
@@ -224,11 +237,14 @@ def _usage(usage: CompletionUsage | None) -> Usage:
     if usage is None:
         return Usage()
     details = usage.prompt_tokens_details
-    read = (details.cached_tokens or 0) if details else 0
-    write = (getattr(details, "cache_write_tokens", None) or 0) if details else 0
+    read = fields.token_count(getattr(details, "cached_tokens", None), "openai", "cached_tokens")
+    write = fields.token_count(
+        getattr(details, "cache_write_tokens", None), "openai", "cache_write_tokens"
+    )
+    prompt = fields.token_count(usage.prompt_tokens, "openai", "prompt_tokens")
     return Usage(
-        input_tokens=max(usage.prompt_tokens - read - write, 0),
-        output_tokens=usage.completion_tokens,
+        input_tokens=max(prompt - read - write, 0),
+        output_tokens=fields.token_count(usage.completion_tokens, "openai", "completion_tokens"),
         cache_read_tokens=read,
         cache_write_tokens=write,
     )

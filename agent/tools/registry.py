@@ -16,8 +16,11 @@ from typing import Any, Literal, Protocol
 
 import structlog
 from jsonschema import Draft202012Validator
+from referencing import Registry
+from referencing.exceptions import Unresolvable
 
 from agent.tools.context import ToolContext
+from agent.untrusted import shorten
 
 log = structlog.get_logger("kioku.tools")
 
@@ -44,8 +47,9 @@ class Tool:
 
     @cached_property
     def validator(self) -> Draft202012Validator:
-        """Checks the model's arguments; built once per tool, on its first call."""
-        return Draft202012Validator(self.input_schema)
+        """Checks the model's arguments; built once per tool, on its first call. Its `$ref`s
+        resolve only within the schema: a server's schema never makes kioku fetch a URL."""
+        return Draft202012Validator(self.input_schema, registry=Registry())
 
 
 @dataclass(frozen=True)
@@ -97,14 +101,35 @@ class ToolRegistry:
         tool = self._find(name, ctx)
         return tool is not None and tool.sequential
 
-    async def call(self, name: str, arguments: Any, ctx: ToolContext) -> ToolOutcome:
+    async def call(
+        self, name: str, arguments: Any, ctx: ToolContext, *, refusal: str | None = None
+    ) -> ToolOutcome:
+        """Run the tool `name` with the model's `arguments`; `refusal` is the provider's
+        reason the arguments could not be used (`ToolCall.refusal`), returned instead."""
         tool = self._find(name, ctx)
         if tool is None:
             names = ", ".join(t.name for t in self.available(ctx)) or "none"
             return ToolOutcome(f"There is no tool {name!r} here. Available tools: {names}.", True)
+        if refusal is not None:
+            return ToolOutcome(refusal, True)
         if not isinstance(arguments, dict):
             return ToolOutcome(f"Arguments for {name} must be a JSON object.", True)
-        problems = sorted(tool.validator.iter_errors(arguments), key=lambda e: e.path)
+        try:
+            problems = sorted(tool.validator.iter_errors(arguments), key=lambda e: e.path)
+        except (RecursionError, Unresolvable) as exc:
+            # The arguments nest at most MAX_JSON_DEPTH levels (the provider saw to it), so
+            # this is the schema's fault: a `$ref` loop, or one pointing outside itself.
+            why = (
+                "its $refs loop without end"
+                if isinstance(exc, RecursionError)
+                else f"a $ref points outside it, to {shorten(str(exc.ref), 120)}"
+            )
+            log.warning("tool_schema_unusable", tool=name, error=why)
+            return ToolOutcome(
+                f"The schema of {name} cannot check arguments ({why}), so it cannot be "
+                "called. Carry on without it, or tell the person.",
+                True,
+            )
         if problems:
             listed = "; ".join(_describe(problem) for problem in problems[:5])
             return ToolOutcome(
@@ -132,5 +157,6 @@ class ToolRegistry:
 
 
 def _describe(error: Any) -> str:
+    """One problem, short: jsonschema's message repeats the value, which may be huge."""
     where = "/".join(str(part) for part in error.absolute_path)
-    return f"{where}: {error.message}" if where else error.message
+    return shorten(f"{where}: {error.message}" if where else error.message)

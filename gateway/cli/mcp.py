@@ -18,6 +18,7 @@ from rich.table import Table
 
 from adapters.cli_protocol import socket_path
 from agent.mcp.manager import describe_server
+from config.logs import configure_from
 from config.settings import McpServerSettings, Settings
 from gateway.cli.common import EXIT_USAGE, fail, settings_or_exit
 from gateway.cli.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
@@ -32,6 +33,7 @@ def list_command(
 ) -> None:
     """Servers, their state and their tools (asks the daemon, or starts each server briefly)."""
     settings = settings_or_exit()
+    configure_from(settings)  # a server's warnings (tools left out) go to stderr, not stdout
     live = _daemon_view(settings)
     servers = live if live is not None else asyncio.run(_probe_all(settings))
     if as_json:
@@ -62,6 +64,7 @@ def list_command(
 def test_command(name: str = typer.Argument(..., help="The server's name in config.toml.")) -> None:
     """Start one server, list its tools, stop it; exit 1 with the reason if that fails."""
     settings = settings_or_exit()
+    configure_from(settings)
     server = settings.mcp.servers.get(name)
     if server is None:
         known = ", ".join(sorted(settings.mcp.servers)) or "none"

@@ -63,15 +63,17 @@ class FakeAnthropic(ScriptedServer):
     def reply_tool_use(
         self,
         name: str,
-        arguments: Mapping[str, Any],
+        arguments: Mapping[str, Any] | str,
         *,
         tool_id: str = "toolu_fake_1",
         text: str | None = None,
         usage: Mapping[str, int] | None = None,
     ) -> None:
-        """A `tool_use` turn, optionally preceded by text; the input JSON streams in two parts."""
+        """A `tool_use` turn, optionally preceded by text; the input JSON streams in two parts
+        (`arguments` as a string is sent as it is, however broken)."""
         blocks: list[tuple[str, Any]] = [("text", [text])] if text else []
-        blocks.append(("tool_use", {"id": tool_id, "name": name, "input": dict(arguments)}))
+        given = arguments if isinstance(arguments, str) else dict(arguments)
+        blocks.append(("tool_use", {"id": tool_id, "name": name, "input": given}))
         self.reply(blocks, stop_reason="tool_use", usage=usage)
 
     def reply(
@@ -201,7 +203,8 @@ def _block_events(index: int, kind: str, value: Any) -> list[bytes]:
         deltas = [{"type": "text_delta", "text": chunk} for chunk in value]
     else:
         start = {"type": "tool_use", "id": value["id"], "name": value["name"], "input": {}}
-        raw = json.dumps(value["input"])
+        given = value["input"]
+        raw = given if isinstance(given, str) else json.dumps(given)
         middle = len(raw) // 2
         deltas = [
             {"type": "input_json_delta", "partial_json": part}

@@ -44,18 +44,19 @@ class FakeOpenAI(ScriptedServer):
 
     def reply_tool_calls(
         self,
-        *calls: tuple[str, Mapping[str, Any]],
+        *calls: tuple[str, Mapping[str, Any] | str],
         text: str | None = None,
         usage: Mapping[str, int] | None = None,
         finish_reason: str = "tool_calls",
     ) -> None:
-        """Tool calls `(name, arguments)` with ids call_fake_0, call_fake_1, ..."""
+        """Tool calls `(name, arguments)` with ids call_fake_0, call_fake_1, ...; arguments
+        given as a string are sent as they are, however broken."""
         self.reply([text] if text else [], list(calls), finish_reason=finish_reason, usage=usage)
 
     def reply(
         self,
         chunks: list[str],
-        calls: list[tuple[str, Mapping[str, Any]]],
+        calls: list[tuple[str, Mapping[str, Any] | str]],
         *,
         finish_reason: str,
         usage: Mapping[str, int] | None = None,
@@ -65,7 +66,7 @@ class FakeOpenAI(ScriptedServer):
             {
                 "id": f"call_fake_{i}",
                 "type": "function",
-                "function": {"name": name, "arguments": json.dumps(dict(arguments))},
+                "function": {"name": name, "arguments": _raw(arguments)},
             }
             for i, (name, arguments) in enumerate(calls)
         ]
@@ -118,6 +119,10 @@ class FakeOpenAI(ScriptedServer):
     def _unscripted(self, number: int) -> web.Response:
         body = _error_body(f"FakeOpenAI: no step queued for request #{number}", None)
         return web.Response(status=400, body=body, content_type="application/json")
+
+
+def _raw(arguments: Mapping[str, Any] | str) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(dict(arguments))
 
 
 def _error_body(message: str, code: str | None) -> bytes:

@@ -37,7 +37,7 @@ class Rig:
             usage = None if prompt_tokens is None else {"prompt_tokens": prompt_tokens}
             self.api.reply_text(*chunks, usage=usage)
 
-    def call_tool(self, name: str, arguments: Mapping[str, Any], call_id: str = "t1") -> None:
+    def call_tool(self, name: str, arguments: Mapping[str, Any] | str, call_id: str = "t1") -> None:
         if isinstance(self.api, FakeAnthropic):
             self.api.reply_tool_use(name, arguments, tool_id=call_id)
         else:

@@ -168,7 +168,7 @@ async def test_malformed_stream_raises_provider_error(api, provider) -> None:
         await provider.complete(ask())
 
 
-async def test_invalid_tool_arguments_raise_provider_error(api, provider) -> None:
+async def test_invalid_tool_arguments_come_back_as_a_refusal_for_the_model(api, provider) -> None:
     broken = b'data: {"id":"x","object":"chat.completion.chunk","created":0,"model":"m",'
     broken += b'"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1",'
     broken += (
@@ -176,8 +176,10 @@ async def test_invalid_tool_arguments_raise_provider_error(api, provider) -> Non
     )
     broken += b"\n\ndata: [DONE]\n\n"
     api.malformed(broken, content_type="text/event-stream")
-    with pytest.raises(ProviderError, match="not JSON"):
-        await provider.complete(ask())
+    (call,) = (await provider.complete(ask())).tool_calls
+    assert (call.name, call.arguments) == ("recall", {})
+    assert call.refusal is not None
+    assert call.refusal.startswith("Arguments for recall must be valid JSON")
 
 
 async def test_cancellation_mid_stream_closes_the_connection(api, provider) -> None:

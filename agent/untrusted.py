@@ -1,0 +1,53 @@
+"""Small checks for what reaches the agent from servers it does not control: model
+endpoints (a local one may send anything) and MCP servers.
+
+A `str` parsed from JSON may hold a lone surrogate (`"\\ud800"`), which SQLite, the
+platforms and the model APIs all refuse; a parsed value may nest deeper than the
+recursive code after it (`json.dumps`, jsonschema) can follow; a message from such a
+server may be megabytes long. These helpers measure and repair that before use.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+SHORT = 300
+"""Characters of a remote message kept in a log line or an error (it says what, not all)."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def readable_text(text: str) -> str:
+    """`text` with every lone surrogate replaced by U+FFFD, so it can be stored and sent."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
+
+
+def shorten(text: str, limit: int = SHORT) -> str:
+    """`text` on one line and at most `limit` characters (an ellipsis marks a cut)."""
+    flat = " ".join(readable_text(text[: limit * 4]).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def nesting(value: Any, stop_at: int) -> int:
+    """How deep lists and dicts nest in `value` (a scalar is 0), counted without recursion;
+    counting stops once `stop_at` is passed, so a hostile value costs little."""
+    deepest = 0
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > deepest:
+            deepest = depth
+            if deepest > stop_at:
+                break
+        pending.extend((child, depth + 1) for child in children)
+    return deepest

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import ClassVar
 
-from config.text_limits import LONE_SURROGATE
+from config.text_limits import well_formed
 
 _TEXTS = ("chat", "sender", "text", "thread", "sender_name", "message_id", "reply_to_text")
 
@@ -69,11 +69,6 @@ class Inbound:
     @property
     def address(self) -> Address:
         return Address(self.platform, self.chat, self.thread, self.message_id)
-
-
-def well_formed(text: str) -> str:
-    """`text` with each lone surrogate replaced by U+FFFD, everything else kept."""
-    return LONE_SURROGATE.sub("\ufffd", text)
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ from agent.live import LiveSession
 from agent.providers import ChatMessage, ChatRequest, Provider, Text, ToolResult
 from agent.tools.context import ToolContext
 from agent.tools.registry import ToolRegistry
-from agent.untrusted import readable_text
 from config.limits import loads
 from config.settings import ReflectionSettings
+from config.text_limits import well_formed
 
 log = structlog.get_logger("kioku.reflection")
 
@@ -117,5 +117,5 @@ def _clean(value: object, limit: int) -> str | None:
     """A title or summary fit to store: one line of valid Unicode, at most `limit` long."""
     if not isinstance(value, str):
         return None
-    flat = " ".join(readable_text(value).split())
+    flat = " ".join(well_formed(value).split())
     return flat[:limit] or None

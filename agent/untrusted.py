@@ -9,26 +9,17 @@ server may be megabytes long. These helpers measure and repair that before use.
 
 from __future__ import annotations
 
-import re
 from typing import Any
+
+from config.text_limits import well_formed
 
 SHORT = 300
 """Characters of a remote message kept in a log line or an error (it says what, not all)."""
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def readable_text(text: str) -> str:
-    """`text` with every lone surrogate replaced by U+FFFD, so it can be stored and sent."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _SURROGATE.sub("\ufffd", text)
-    return text
 
 
 def shorten(text: str, limit: int = SHORT) -> str:
     """`text` on one line and at most `limit` characters (an ellipsis marks a cut)."""
-    flat = " ".join(readable_text(text[: limit * 4]).split())
+    flat = " ".join(well_formed(text[: limit * 4]).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

@@ -102,6 +102,16 @@ def decode_text(data: bytes, what: str, fix: str = "", allow_nul: bool = False) 
     return data.decode("utf-8")
 
 
+def well_formed(text: str) -> str:
+    """`text` with each lone surrogate replaced by U+FFFD (everything else kept), so it can
+    be stored and sent; the common case of valid text costs one encode."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return LONE_SURROGATE.sub("\ufffd", text)
+    return text
+
+
 def lone_surrogate(text: str) -> str | None:
     """The first lone surrogate in `text` (a JSON escape such as "\\ud800" makes one), as
     `\\ud800`, or None: such a string is not text and cannot be stored or printed."""

@@ -13,8 +13,9 @@ import json
 from typing import Any
 
 from agent.providers.errors import ProviderError
-from agent.untrusted import readable_text, shorten
+from agent.untrusted import shorten
 from config.limits import MAX_JSON_DEPTH, InputRefused, loads
+from config.text_limits import well_formed
 
 MAX_ID_CHARS = 256
 """A tool call's id or name (the APIs use ~30-character ids and 64-character names)."""
@@ -29,7 +30,7 @@ def text(value: object, provider: str, what: str) -> str:
     """A piece of text from the reply, made storable (lone surrogates replaced)."""
     if not isinstance(value, str):
         raise ProviderError(f"{provider}: {what} is {_kind(value)}, not text")
-    return readable_text(value)
+    return well_formed(value)
 
 
 def identifier(value: object, provider: str, what: str) -> str:
@@ -38,7 +39,7 @@ def identifier(value: object, provider: str, what: str) -> str:
         raise ProviderError(f"{provider}: {what} is {_kind(value)}, not a string")
     if len(value) > MAX_ID_CHARS:
         raise ProviderError(f"{provider}: {what} is {len(value):,} characters long")
-    return readable_text(value)
+    return well_formed(value)
 
 
 def stop_reason(value: object, provider: str) -> str | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import signal
 import socket
+from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -61,7 +62,7 @@ class DoorLog:
         return unhandled(self.text())
 
 
-class Door:
+class Door(ABC):
     """One door of a running daemon: a test marks the log (`begin`), sends its hostile
     input, then asks `held`: the next good input (`answers`, per platform) is answered,
     nothing went unhandled, no line is at ERROR, and what was stored before is unchanged."""
@@ -79,8 +80,9 @@ class Door:
     def good_text(self) -> str:
         return f"good input {next(self.numbers)}"
 
+    @abstractmethod
     async def answers(self) -> None:
-        raise NotImplementedError
+        """Send one good input on this door's platform and wait for its answer."""
 
     async def held(self, before: list[tuple[str, str]]) -> None:
         await self.answers()

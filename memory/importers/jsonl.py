@@ -38,7 +38,7 @@ from memory.store.records import (
     to_epoch,
 )
 from memory.store.sessions import insert_session
-from memory.store.writer import insert_messages
+from memory.store.writer import insert_messages, prepared
 
 CHUNK_MESSAGES = 2000
 MAX_LINE_BYTES = 8 * 1_048_576
@@ -306,7 +306,7 @@ async def _import_session(db: aiosqlite.Connection, past: PastSession) -> Import
         )
         if key not in present:
             present.add(key)
-            fresh.append((session_id, message, None))
+            fresh.append(prepared(session_id, message))
     if fresh:
         await insert_messages(db, fresh)
     return ImportCounts(added, len(fresh), len(past.messages) - len(fresh))

@@ -53,6 +53,15 @@ def segment(text: str | None) -> str:
     return segment_text(text)
 
 
+def stored_form(text: str) -> str | None:
+    """What `turns.body` keeps for `text`: its segmented form, or None when FTS5 would
+    tokenize `text` itself into the same terms (ASCII: its tokenizer folds case)."""
+    if text.isascii():
+        return None
+    segmented = segment_text(text)
+    return None if segmented == text else segmented
+
+
 def segment_text(text: str) -> str:
     """`segment` without the ASCII shortcut (which must give exactly the same string)."""
     parts = _CJK_SPLIT.split(normalize(text))

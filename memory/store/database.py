@@ -29,7 +29,6 @@ import aiosqlite
 
 from memory.access import identities
 from memory.access.people import validate_person_id
-from memory.search.segment import segment
 from memory.store import migrations, schema, sessions
 from memory.store.records import (
     ROLES,
@@ -289,7 +288,6 @@ async def connect(path: Path) -> aiosqlite.Connection:
         for pragma in schema.CONNECTION_PRAGMAS:
             await db.execute(pragma)
         await db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        await db.create_function(schema.SEGMENT_FUNCTION, 1, segment, deterministic=True)
     except BaseException:
         # Its worker thread would otherwise keep the process alive (e.g. state.db is
         # not a database): the caller must be able to report the error and exit.

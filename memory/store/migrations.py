@@ -6,7 +6,7 @@ connection inside a write transaction and the runner bumps `user_version` in the
 same transaction, so a crash mid-migration leaves the previous version intact.
 What the layout is once migrated (names, pragmas, the statements writes use) lives
 in `memory.store.schema`; since v5 the full-text index holds row ids only (see
-`_v5_lean_index`).
+`_v5_lean_index`), and since v7 it needs no function of kioku's (see `_v7_open_index`).
 """
 
 from __future__ import annotations
@@ -18,9 +18,15 @@ from collections.abc import Awaitable, Callable
 import aiosqlite
 
 from memory.access.people import OWNER
-from memory.store.schema import FTS_TABLE, SCOPE_TOKEN, SEGMENT_FUNCTION
+from memory.search.segment import segment, stored_form
+from memory.store.schema import FTS_TABLE, SCOPE_TOKEN
 
 Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
+# Up to v6 the index's view and triggers called this function, which kioku registered
+# on its connections; the steps before v7 still use it, so `migrate` registers it.
+SEGMENT_FUNCTION = "kioku_segment"
+# Turns per read while v7 stores their segmented text.
+BACKFILL_ROWS = 5000
 
 
 async def run_script(db: aiosqlite.Connection, script: str) -> None:
@@ -331,6 +337,63 @@ async def _v6_web(db: aiosqlite.Connection) -> None:
     )
 
 
+async def _v7_open_index(db: aiosqlite.Connection) -> None:
+    """The index's text is stored, so state.db needs nothing of kioku's to be used.
+
+    Each turn keeps its segmented text in `turns.body` (NULL when the content indexes
+    as itself), and the view and triggers read it instead of calling
+    `kioku_segment()`: a ranked MATCH or a DELETE in the stock `sqlite3` shell works.
+    The index is unchanged: it already holds these very terms. Deleting a session
+    deletes its turns and who took part first (a trigger, so it holds in a shell
+    without `PRAGMA foreign_keys`), while the session's scope is still there to find
+    their index rows; a session's scope cannot change, since its turns are indexed
+    under it.
+    """
+    await db.execute("ALTER TABLE turns ADD COLUMN body TEXT")
+    last = 0
+    while True:
+        rows = await db.execute_fetchall(
+            "SELECT id, content FROM turns WHERE id > ? ORDER BY id LIMIT ?", (last, BACKFILL_ROWS)
+        )
+        if not rows:
+            break
+        last = rows[-1][0]
+        bodies = [(body, id_) for id_, content in rows if (body := stored_form(content))]
+        await db.executemany("UPDATE turns SET body = ? WHERE id = ?", bodies)
+    await run_script(
+        db,
+        f"""
+        DROP TRIGGER turns_fts_delete;
+        DROP TRIGGER turns_fts_update;
+        DROP VIEW messages_indexed;
+        CREATE VIEW messages_indexed AS
+            SELECT t.id AS id, coalesce(t.body, t.content) AS body, {SCOPE_TOKEN} AS scope
+            FROM turns AS t JOIN sessions AS s ON s.id = t.session_id;
+        CREATE TRIGGER turns_fts_delete AFTER DELETE ON turns BEGIN
+            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, body, scope)
+            SELECT 'delete', old.id, coalesce(old.body, old.content), {SCOPE_TOKEN}
+            FROM sessions WHERE id = old.session_id;
+        END;
+        CREATE TRIGGER turns_fts_update AFTER UPDATE OF content, body, session_id ON turns BEGIN
+            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, body, scope)
+            SELECT 'delete', old.id, coalesce(old.body, old.content), {SCOPE_TOKEN}
+            FROM sessions WHERE id = old.session_id;
+            INSERT INTO {FTS_TABLE}(rowid, body, scope)
+            SELECT new.id, coalesce(new.body, new.content), {SCOPE_TOKEN}
+            FROM sessions WHERE id = new.session_id;
+        END;
+        CREATE TRIGGER sessions_delete BEFORE DELETE ON sessions BEGIN
+            DELETE FROM turns WHERE session_id = old.id;
+            DELETE FROM participants WHERE session_id = old.id;
+        END;
+        CREATE TRIGGER sessions_scope_fixed BEFORE UPDATE OF scope_id ON sessions
+        WHEN new.scope_id IS NOT old.scope_id BEGIN
+            SELECT RAISE(ABORT, 'a session''s scope_id cannot change: its turns are indexed under it');
+        END;
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_core,
     _v2_search_index,
@@ -338,6 +401,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _v4_gateway,
     _v5_lean_index,
     _v6_web,
+    _v7_open_index,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -350,8 +414,11 @@ async def migrate(db: aiosqlite.Connection, target: int = SCHEMA_VERSION) -> int
     """Apply the migrations after the database's version up to `target`; return the new version.
 
     Each step runs in its own IMMEDIATE transaction and re-reads the version inside
-    it, so two processes starting at once cannot apply the same step twice.
+    it, so two processes starting at once cannot apply the same step twice, and a
+    step cut short (a crash, a full disk) leaves the version before it, to be run
+    again from its start at the next open.
     """
+    await db.create_function(SEGMENT_FUNCTION, 1, segment, deterministic=True)
     while True:
         await db.execute("BEGIN IMMEDIATE")
         try:

@@ -4,12 +4,15 @@ Turns are stored compactly in `turns` (the role as a small integer) and read thr
 the view `messages`, which gives them back as the rest of kioku knows them.
 
 The full-text index is FTS5 *external content* over the view `messages_indexed`,
-which computes the segmented text with `kioku_segment()` (registered on every
-connection by the store): the text is stored once, in `turns`, while FTS5's
-`integrity-check` and `rebuild` still work. Each indexed row also carries its
-session's scope token (`SCOPE_MARK` + scope id), so a person's search is narrowed
-inside FTS5 instead of by a join after the match. The index holds row ids only
-(`detail=none`, `columnsize=0`).
+which reads each turn's indexed text from `turns.body`: the segmented form that
+`memory.search.segment` computes at write time, or, when the text indexes as itself
+(ASCII, which FTS5 case-folds on its own), NULL and `turns.content` stands in. The
+view and the triggers that keep the index in step are plain SQL, so every SQLite
+tool (the `sqlite3` shell, DB Browser, Datasette) can read, search and delete from
+state.db, and FTS5's `integrity-check` and `rebuild` work anywhere. Each indexed
+row also carries its session's scope token (`SCOPE_MARK` + scope id), so a person's
+search is narrowed inside FTS5 instead of by a join after the match. The index holds
+row ids only (`detail=none`, `columnsize=0`).
 
 How an older state.db reaches this layout lives in `memory.store.migrations`, whose steps
 are history and stay as released; this module is what today's connections, writes
@@ -22,7 +25,6 @@ import functools
 
 from memory.store.records import ROLES
 
-SEGMENT_FUNCTION = "kioku_segment"
 FTS_TABLE = "messages_fts"
 # How `turns.role` stores a role: its position in `records.ROLES`.
 ROLE_CODES = {role: code for code, role in enumerate(ROLES)}
@@ -49,15 +51,16 @@ TURN_COLUMNS = (
     "id, session_id, role, content, speaker_id, ts, tool_name, tool_arguments, tool_result, "
     "platform_message_id"
 )
-# Values per row of `insert_turns` and `index_turns`.
-TURN_VALUES = 10
+# Values per row of `insert_turns` (TURN_COLUMNS, then `body`) and of `index_turns`.
+TURN_VALUES = 11
 INDEX_VALUES = 3
 
 
 @functools.lru_cache(maxsize=256)
 def insert_turns(rows: int) -> str:
     """One INSERT of `rows` turns: a single statement is one SQLite step for the batch."""
-    return f"INSERT INTO turns({TURN_COLUMNS}) VALUES " + ",".join(["(?,?,?,?,?,?,?,?,?,?)"] * rows)
+    row = "(" + ",".join("?" * TURN_VALUES) + ")"
+    return f"INSERT INTO turns({TURN_COLUMNS}, body) VALUES " + ",".join([row] * rows)
 
 
 # What starts a scope token in the index: a private-use character, which no query word

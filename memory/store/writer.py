@@ -39,13 +39,13 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from memory.search.segment import segment
+from memory.search.segment import stored_form
 from memory.store import schema
 from memory.store.records import NewMessage, to_epoch
 from memory.store.wal import Checkpointer, Done, WalSyncer
 
 T = TypeVar("T")
-# (session id, turn, its segmented text if already computed)
+# (session id, turn, what `turns.body` keeps for it: see `prepared`)
 Append = tuple[int, NewMessage, str | None]
 Op = Callable[[aiosqlite.Connection], Awaitable[T]]
 
@@ -102,7 +102,7 @@ class GroupCommitWriter:
         overlaps with the writer thread's SQLite work instead of adding to it.
         """
         future: asyncio.Future[int] = self._loop.create_future()
-        self._queue.append(_Job(future, append=(session_id, message, segment(message.content))))
+        self._queue.append(_Job(future, append=prepared(session_id, message)))
         self._wake.set()
         return await future
 
@@ -254,7 +254,6 @@ class _AppendConnection:
         )
         for pragma in (*schema.CONNECTION_PRAGMAS, *schema.WRITER_PRAGMAS):
             db.execute(pragma)
-        db.create_function(schema.SEGMENT_FUNCTION, 1, segment, deterministic=True)
         self._db = db
         return db
 
@@ -262,6 +261,11 @@ class _AppendConnection:
         if self._db is not None:
             self._db.close()
             self._db = None
+
+
+def prepared(session_id: int, message: NewMessage) -> Append:
+    """A turn ready to store: its indexed form is computed here, before the transaction."""
+    return session_id, message, stored_form(message.content)
 
 
 def insert_statements(first: int, appends: list[Append]) -> Iterator[tuple[str, list[Any]]]:
@@ -274,8 +278,8 @@ def insert_statements(first: int, appends: list[Append]) -> Iterator[tuple[str, 
         id_ = first + offset
         ts = now if msg.ts is None else to_epoch(msg.ts)
         turns += (id_, session_id, codes[msg.role], msg.content, msg.speaker, ts, msg.tool_name)
-        turns += (msg.tool_arguments, msg.tool_result, msg.platform_message_id)
-        index += (id_, segment(msg.content) if body is None else body, session_id)
+        turns += (msg.tool_arguments, msg.tool_result, msg.platform_message_id, body)
+        index += (id_, msg.content if body is None else body, session_id)
     for start in range(0, len(appends), CHUNK):
         rows = min(CHUNK, len(appends) - start)
         span = slice(start * schema.TURN_VALUES, (start + rows) * schema.TURN_VALUES)

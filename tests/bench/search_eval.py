@@ -69,7 +69,14 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def load_set(directory: Path = DEFAULT_SET) -> EvalSet:
-    """Read and check a labelled set: every answer must be a session of its asker."""
+    """Read and check a labelled set: every answer must be a session of its asker.
+
+    A folder in the LoCoMo layout (`import.jsonl` and `queries.jsonl`, as
+    ../shared/data/locomo-dev) is read too: its questions are English, their answers
+    the `evidence_sessions`; a question without evidence sessions is left out.
+    """
+    if (directory / "import.jsonl").exists() and (directory / "queries.jsonl").exists():
+        return _load_locomo(directory)
     sessions_file = directory / "sessions.jsonl"
     messages = _read_jsonl(sessions_file)
     owners: dict[str, str] = {}
@@ -84,8 +91,25 @@ def load_set(directory: Path = DEFAULT_SET) -> EvalSet:
             raise EvalSetError(
                 f"session {row['session']} has messages of both {owner} and {row['person']}"
             )
+    rows = _read_jsonl(directory / "questions.jsonl")
+    return EvalSet(sessions_file, messages, _questions(rows, owners), owners)
+
+
+def _load_locomo(directory: Path) -> EvalSet:
+    sessions_file = directory / "import.jsonl"
+    messages = _read_jsonl(sessions_file)
+    owners = {row["session"]: row["person"] for row in messages}
+    rows = [
+        {**row, "lang": "en", "answers": row["evidence_sessions"]}
+        for row in _read_jsonl(directory / "queries.jsonl")
+        if row.get("evidence_sessions")
+    ]
+    return EvalSet(sessions_file, messages, _questions(rows, owners), owners)
+
+
+def _questions(rows: list[dict[str, Any]], owners: Mapping[str, str]) -> list[Question]:
     questions = []
-    for row in _read_jsonl(directory / "questions.jsonl"):
+    for row in rows:
         question = Question(
             id=str(row["id"]),
             person=row["person"],
@@ -102,7 +126,7 @@ def load_set(directory: Path = DEFAULT_SET) -> EvalSet:
                     f"{question.person}"
                 )
         questions.append(question)
-    return EvalSet(sessions_file, messages, questions, owners)
+    return questions
 
 
 @dataclass

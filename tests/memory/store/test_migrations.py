@@ -35,7 +35,7 @@ V2_MESSAGES = [
 async def _make_v2(path: Path) -> None:
     """A version-2 database holding a DM of the owner and a group ben spoke in."""
     async with aiosqlite.connect(path, isolation_level=None) as db:
-        await db.create_function(schema.SEGMENT_FUNCTION, 1, segment, deterministic=True)
+        await db.create_function(migrations.SEGMENT_FUNCTION, 1, segment, deterministic=True)
         await migrations.migrate(db, target=2)
         await db.execute("PRAGMA foreign_keys = ON")
         await db.execute("INSERT INTO persons(id, created_at) VALUES ('ben', 0)")
@@ -118,7 +118,7 @@ async def test_an_upgrade_that_rebuilds_the_turns_gives_their_old_pages_back(
             "INSERT INTO messages(session_id, speaker_id, role, content, ts) VALUES (?,?,?,?,?)",
             rows,
         )
-        await db.create_function(schema.SEGMENT_FUNCTION, 1, segment, deterministic=True)
+        await db.create_function(migrations.SEGMENT_FUNCTION, 1, segment, deterministic=True)
         await db.execute(f"INSERT INTO {schema.FTS_TABLE}({schema.FTS_TABLE}) VALUES ('rebuild')")
         (pages,) = await db.execute_fetchall("PRAGMA page_count")
     async with await Store.open(path) as store:

@@ -388,7 +388,7 @@ async def _v7_open_index(db: aiosqlite.Connection) -> None:
         END;
         CREATE TRIGGER sessions_scope_fixed BEFORE UPDATE OF scope_id ON sessions
         WHEN new.scope_id IS NOT old.scope_id BEGIN
-            SELECT RAISE(ABORT, 'a session''s scope_id cannot change: its turns are indexed under it');
+            SELECT RAISE(ABORT, 'sessions.scope_id cannot change: its turns are indexed under it');
         END;
         """,
     )

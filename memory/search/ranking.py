@@ -1,27 +1,31 @@
 """Session search: any text in, ranked sessions out, never beyond the searcher's scope.
 
-Finding. The MATCH expression is built from the query's words (see
-memory.search.words), each quoted, so no user text ever reaches FTS5's query syntax.
-Latin words are matched as FTS5 stems them (porter: plans/planned/planning), in
-British and American spelling alike (colour/color); a CJK word is found by all of
-the bigrams the index holds for it (see memory.search.segment), a long one also by any one
-of them; a kana written alone (シ and ツ) is searched as itself. FTS5 returns the best
-CANDIDATES turns by BM25.
+Finding. Each word of the query (see memory.search.words) becomes quoted FTS5 terms,
+so no user text ever reaches FTS5's query syntax. Latin words are matched as FTS5
+stems them (porter: plans/planned/planning), in British and American spelling alike
+(colour/color); a CJK word is found by all of the bigrams the index holds for it (see
+memory.search.segment), a long one also by any one of them; a kana written alone (シ
+and ツ) is searched as itself.
 
-Ranking. BM25 over those terms is a poor judge of sessions: a long CJK word is five
-terms where a short one is one, and a session whose turns share out the query's
-words loses to a near miss holding a few of them in one turn. So the candidates are
-ranked again by the query's *words*. A turn holds each word fully, partly (some of a
-long CJK word's bigrams, or only the kanji of a verb) or not, and a word weighs its
-inverse document frequency. A session scores its best turn (words said together)
-plus every word it holds in any turn, saturating as more turns repeat it (BM25's
-term-frequency curve, over turns). Ties go to the better BM25 turn, then the newer.
+FTS5 is asked, in one statement, for the newest `PER_WORD` turns holding each word,
+and the newest holding all of them. Each of these stops after its limit, so finding
+costs the same for a word in five turns and a word in every tenth one: nothing scales
+with how many turns match (BM25 over all matches would, and with an index without
+positions it tokenizes every matching turn again). A word found fewer than `PER_WORD`
+times is found everywhere it is; turns holding more of the words, and rarer ones,
+make the `CANDIDATES` that are read and ranked.
 
-Scope is part of the same MATCH: every indexed turn carries its session's scope
-token, and a person's search asks for their DM token OR the tokens of the groups
-they spoke in, so FTS5 intersects the scope itself instead of a join after it.
-Turns of any other scope (a text can spell a scope token) and group sessions the
-person did not take part in are then dropped.
+Ranking. The candidates are ranked by the query's *words*. A turn holds each word
+fully, partly (some of a long CJK word's bigrams, or only the kanji of a verb) or
+not, and a word weighs its inverse document frequency. A session scores its best turn
+(words said together) plus every word it holds in any turn, saturating as more turns
+repeat it (BM25's term-frequency curve, over turns). Ties go to the newer.
+
+Scope is part of every MATCH: each indexed turn carries its session's scope token,
+and a person's search asks for their DM token OR the tokens of the groups they spoke
+in, so FTS5 intersects the scope itself instead of a join after it. Turns of any
+other scope (a text can spell a scope token) and group sessions the person did not
+take part in are then dropped.
 """
 
 from __future__ import annotations
@@ -38,7 +42,14 @@ from typing import Any
 import aiosqlite
 
 from memory.search.segment import bigrams, normalize
-from memory.search.words import Word, light_stem, match_terms, query_words, spellings, terms
+from memory.search.words import (
+    MAX_TERMS,
+    Word,
+    light_stem,
+    match_terms,
+    query_words,
+    spellings,
+)
 from memory.store.database import Store
 from memory.store.records import (
     ContextTurn,
@@ -52,6 +63,7 @@ from memory.store.schema import SCOPE_MARK
 
 __all__ = ["Scope", "light_stem", "match_terms", "query_words", "search", "spellings"]
 
+PER_WORD = 200
 CANDIDATES = 200
 HITS_PER_SESSION = 3
 SNIPPET_CHARS = 200
@@ -83,31 +95,22 @@ async def search(
     store: Store, query: str, scope: Scope, *, limit: int = 10, context: int = 2
 ) -> list[SessionResult]:
     """Sessions matching `query` within `scope`, best first (at most `limit`)."""
-    words = query_words(query)
-    wanted = terms(words)
-    if not wanted or limit <= 0:
+    words = _searched(query_words(query))
+    if not words or limit <= 0:
         return []
     async with store.reading() as db:
         scopes, allowed_groups = await _scope_ids(db, scope)
         if not scopes:
             return []
         tokens = " OR ".join(f'"{SCOPE_MARK}{s}"' for s in sorted(scopes))
-        expression = f"({tokens}) AND ({' OR '.join(wanted)})"
-        rows = await db.execute_fetchall(
-            "SELECT c.rowid, c.score, m.session_id, m.role, m.ts, m.content, s.kind, "
-            "(SELECT max(id) FROM messages), s.scope_id "
-            "FROM (SELECT rowid, bm25(messages_fts, 1.0, 0.0) AS score FROM messages_fts "
-            "WHERE messages_fts MATCH ? ORDER BY score LIMIT ?) AS c "
-            "JOIN messages AS m ON m.id = c.rowid JOIN sessions AS s ON s.id = m.session_id",
-            (expression, CANDIDATES),
-        )
+        candidates = await _candidates(db, words, f"({tokens})")
         kept = [
             r
-            for r in rows
-            if r[8] in scopes
-            and (r[6] != "group" or allowed_groups is None or r[2] in allowed_groups)
+            for r in candidates.rows
+            if r[6] in scopes
+            and (r[5] != "group" or allowed_groups is None or r[1] in allowed_groups)
         ]
-        ranked = _rank(words, kept, rows[0][7] if rows else 0)[:limit]
+        ranked = _rank(words, kept, candidates.found, candidates.total)[:limit]
         if not ranked:
             return []
         sessions = await _sessions(db, [s.session_id for s in ranked])
@@ -123,13 +126,89 @@ async def search(
             started_at=from_epoch(sessions[s.session_id][4]),
             score=round(s.score, 6),
             hits=[
-                Hit(r[0], r[3], from_epoch(r[4]), marker.snippet(r[5]), r[5])
+                Hit(r[0], r[2], from_epoch(r[3]), marker.snippet(r[4]), r[4])
                 for r in s.turns[:HITS_PER_SESSION]
             ],
             context=windows.get(s.session_id, []),
         )
         for s in ranked
     ]
+
+
+def _searched(words: list[Word]) -> list[Word]:
+    """The words searched for: as many as fit in `MAX_TERMS` FTS5 terms, in query order."""
+    kept, used = [], 0
+    for word in words:
+        used += len(word.terms)
+        if used > MAX_TERMS:
+            break
+        kept.append(word)
+    return kept
+
+
+def _match(terms: tuple[str, ...]) -> str:
+    return "(" + " OR ".join(terms) + ")"
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidates:
+    """The turns worth ranking: (id, session id, role, ts, content, session kind, scope
+    id); about how many turns hold each word, and how many turns are stored."""
+
+    rows: list[Any]
+    found: list[int]
+    total: int
+
+
+async def _candidates(db: aiosqlite.Connection, words: list[Word], scope: str) -> _Candidates:
+    """The newest turns holding each word, and all of them; the best `CANDIDATES` kept."""
+    expressions = [f"{scope} AND {_match(w.terms)}" for w in words]
+    if len(words) > 1:
+        expressions.append(" AND ".join([scope, *(_match(w.terms) for w in words)]))
+    found = await db.execute_fetchall(
+        " UNION ALL ".join(
+            f"SELECT {index}, rowid FROM (SELECT rowid FROM messages_fts "
+            f"WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT {PER_WORD})"
+            for index in range(len(expressions))
+        )
+        + " UNION ALL SELECT -1, max(id) FROM turns",
+        expressions,
+    )
+    held: dict[int, list[int]] = defaultdict(list)
+    for index, rowid in found:
+        held[index].append(rowid)
+    total = int(held.pop(-1)[0] or 0)
+    counts = [_turns_holding(held[index], total) for index in range(len(words))]
+    weights = [_idf(count, total) for count in counts]
+    priority: dict[int, float] = defaultdict(float)
+    for index, weight in enumerate(weights):
+        for rowid in held[index]:
+            priority[rowid] += weight
+    for rowid in held.get(len(words), ()):
+        priority[rowid] = sum(weights)
+    chosen = sorted(priority, key=lambda rowid: (-priority[rowid], -rowid))[:CANDIDATES]
+    if not chosen:
+        return _Candidates([], counts, total)
+    rows = await db.execute_fetchall(
+        "SELECT t.id, t.session_id, t.role, t.ts, t.content, s.kind, s.scope_id "
+        "FROM messages AS t JOIN sessions AS s ON s.id = t.session_id "
+        f"WHERE t.id IN ({','.join('?' * len(chosen))})",
+        chosen,
+    )
+    return _Candidates(rows, counts, total)
+
+
+def _turns_holding(newest: list[int], total: int) -> int:
+    """How many turns hold a word, from the newest ones FTS5 gave: all of them if fewer
+    than `PER_WORD`, else as many as their density over the ids they span makes it."""
+    if len(newest) < PER_WORD:
+        return len(newest)
+    return round(len(newest) * total / max(1, total - min(newest) + 1))
+
+
+def _idf(found: int, total: int) -> float:
+    """BM25's inverse document frequency of a word found in `found` of `total` turns."""
+    return math.log(1 + (max(total, found) - found + 0.5) / (found + 0.5))
 
 
 @dataclass(slots=True)
@@ -140,40 +219,41 @@ class _Ranked:
     newest: float
 
 
-def _rank(words: list[Word], rows: list[Any], total: int) -> list[_Ranked]:
+def _rank(words: list[Word], rows: list[Any], found: list[int], total: int) -> list[_Ranked]:
     """Sessions of the candidate `rows` by the query words they hold, best first.
 
-    `total` is about how many turns are stored: a word in few of the candidates is
-    rare there, but only as rare as the whole history makes it.
+    A word's weight comes from how many turns hold it: FTS5's count in scope (`found`)
+    or, if more, the candidates holding it; `total` is about how many turns are
+    stored, so a word is only as rare as the whole history makes it.
     """
     matcher = _Matcher(words)
-    held = [matcher.held(normalize(row[5])) for row in rows]
-    total = max(total, len(rows))
-    weights = []
-    for column in zip(*held, strict=True) if held else ():
-        found = len(column) - column.count(0.0)
-        weights.append(math.log(1 + (total - found + 0.5) / (found + 0.5)))
+    held = [matcher.held(normalize(row[4])) for row in rows]
+    columns = zip(*held, strict=True) if held else ()
+    weights = [
+        _idf(max(count, len(column) - column.count(0.0)), max(total, len(rows)))
+        for count, column in zip(found, columns, strict=False)
+    ]
     scores = [sum(map(operator.mul, weights, h)) for h in held]
-    order = sorted(range(len(rows)), key=lambda i: (-scores[i], rows[i][1], -rows[i][4]))
+    order = sorted(range(len(rows)), key=lambda i: (-scores[i], len(rows[i][4]), -rows[i][3]))
     sessions: dict[int, _Ranked] = {}
     repeats: dict[int, list[float]] = {}
     for index in order:
         row = rows[index]
-        found = sessions.get(row[2])
+        found = sessions.get(row[1])
         if found is None:
-            sessions[row[2]] = _Ranked(row[2], scores[index], [row], row[4])
-            repeats[row[2]] = list(held[index])
+            sessions[row[1]] = _Ranked(row[1], scores[index], [row], row[3])
+            repeats[row[1]] = list(held[index])
             continue
         found.turns.append(row)
-        found.newest = max(found.newest, row[4])
-        repeats[row[2]] = list(map(operator.add, repeats[row[2]], held[index]))
+        found.newest = max(found.newest, row[3])
+        repeats[row[1]] = list(map(operator.add, repeats[row[1]], held[index]))
     for session in sessions.values():
         session.score += sum(
             w * n * (SATURATION + 1) / (n + SATURATION)
             for w, n in zip(weights, repeats[session.session_id], strict=True)
             if n
         )
-    return sorted(sessions.values(), key=lambda s: (-s.score, s.turns[0][1], -s.newest))
+    return sorted(sessions.values(), key=lambda s: (-s.score, len(s.turns[0][4]), -s.newest))
 
 
 class _Matcher:
@@ -281,7 +361,7 @@ async def _context(
                 "SELECT * FROM (SELECT id, session_id, role, ts, content FROM messages "
                 f"WHERE session_id = ? AND id {op} ? ORDER BY id {order} LIMIT ?)"
             )
-            params += [row[2], row[0], size]
+            params += [row[1], row[0], size]
     rows = await db.execute_fetchall(" UNION ALL ".join(parts), params)
     windows: dict[int, list[ContextTurn]] = defaultdict(list)
     for r in sorted(rows, key=lambda r: r[0]):

@@ -7,13 +7,8 @@ stems them (porter: plans/planned/planning), in British and American spelling al
 memory.search.segment), a long one also by any one of them; a kana written alone (シ
 and ツ) is searched as itself.
 
-FTS5 is asked, in one statement, for the newest `PER_WORD` turns holding each word,
-and the newest holding all of them. Each of these stops after its limit, so finding
-costs the same for a word in five turns and a word in every tenth one: nothing scales
-with how many turns match (BM25 over all matches would, and with an index without
-positions it tokenizes every matching turn again). A word found fewer than `PER_WORD`
-times is found everywhere it is; turns holding more of the words, and rarer ones,
-make the `CANDIDATES` that are read and ranked.
+Which turns are ranked is memory.search.candidates: the newest in scope holding each
+word, and all of them, found at a cost that does not grow with how many turns match.
 
 Ranking. The candidates are ranked by the query's *words*. A turn holds each word
 fully, partly (some of a long CJK word's bigrams, or only the kanji of a verb) or
@@ -21,17 +16,13 @@ not, and a word weighs its inverse document frequency. A session scores its best
 (words said together) plus every word it holds in any turn, saturating as more turns
 repeat it (BM25's term-frequency curve, over turns). Ties go to the newer.
 
-Scope is part of every MATCH: each indexed turn carries its session's scope token,
-and a person's search asks for their DM token OR the tokens of the groups they spoke
-in, so FTS5 intersects the scope itself instead of a join after it. Turns of any
-other scope (a text can spell a scope token) and group sessions the person did not
-take part in are then dropped.
+Scope: a person's search covers their DMs and the group chats they spoke in; of
+those chats' sessions, the ones the person took part in.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 import operator
 import re
 from collections import defaultdict
@@ -41,6 +32,7 @@ from typing import Any
 
 import aiosqlite
 
+from memory.search.candidates import find, idf
 from memory.search.segment import bigrams, normalize
 from memory.search.words import (
     MAX_TERMS,
@@ -59,12 +51,9 @@ from memory.store.records import (
     group_scope,
     person_scope,
 )
-from memory.store.schema import SCOPE_MARK
 
 __all__ = ["Scope", "light_stem", "match_terms", "query_words", "search", "spellings"]
 
-PER_WORD = 200
-CANDIDATES = 200
 HITS_PER_SESSION = 3
 SNIPPET_CHARS = 200
 # A lone kanji (or a verb's kanji without its kana) says little of the word meant;
@@ -102,8 +91,7 @@ async def search(
         scopes, allowed_groups = await _scope_ids(db, scope)
         if not scopes:
             return []
-        tokens = " OR ".join(f'"{SCOPE_MARK}{s}"' for s in sorted(scopes))
-        candidates = await _candidates(db, words, f"({tokens})")
+        candidates = await find(db, words, scopes)
         kept = [
             r
             for r in candidates.rows
@@ -146,71 +134,6 @@ def _searched(words: list[Word]) -> list[Word]:
     return kept
 
 
-def _match(terms: tuple[str, ...]) -> str:
-    return "(" + " OR ".join(terms) + ")"
-
-
-@dataclass(frozen=True, slots=True)
-class _Candidates:
-    """The turns worth ranking: (id, session id, role, ts, content, session kind, scope
-    id); about how many turns hold each word, and how many turns are stored."""
-
-    rows: list[Any]
-    found: list[int]
-    total: int
-
-
-async def _candidates(db: aiosqlite.Connection, words: list[Word], scope: str) -> _Candidates:
-    """The newest turns holding each word, and all of them; the best `CANDIDATES` kept."""
-    expressions = [f"{scope} AND {_match(w.terms)}" for w in words]
-    if len(words) > 1:
-        expressions.append(" AND ".join([scope, *(_match(w.terms) for w in words)]))
-    found = await db.execute_fetchall(
-        " UNION ALL ".join(
-            f"SELECT {index}, rowid FROM (SELECT rowid FROM messages_fts "
-            f"WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT {PER_WORD})"
-            for index in range(len(expressions))
-        )
-        + " UNION ALL SELECT -1, max(id) FROM turns",
-        expressions,
-    )
-    held: dict[int, list[int]] = defaultdict(list)
-    for index, rowid in found:
-        held[index].append(rowid)
-    total = int(held.pop(-1)[0] or 0)
-    counts = [_turns_holding(held[index], total) for index in range(len(words))]
-    weights = [_idf(count, total) for count in counts]
-    priority: dict[int, float] = defaultdict(float)
-    for index, weight in enumerate(weights):
-        for rowid in held[index]:
-            priority[rowid] += weight
-    for rowid in held.get(len(words), ()):
-        priority[rowid] = sum(weights)
-    chosen = sorted(priority, key=lambda rowid: (-priority[rowid], -rowid))[:CANDIDATES]
-    if not chosen:
-        return _Candidates([], counts, total)
-    rows = await db.execute_fetchall(
-        "SELECT t.id, t.session_id, t.role, t.ts, t.content, s.kind, s.scope_id "
-        "FROM messages AS t JOIN sessions AS s ON s.id = t.session_id "
-        f"WHERE t.id IN ({','.join('?' * len(chosen))})",
-        chosen,
-    )
-    return _Candidates(rows, counts, total)
-
-
-def _turns_holding(newest: list[int], total: int) -> int:
-    """How many turns hold a word, from the newest ones FTS5 gave: all of them if fewer
-    than `PER_WORD`, else as many as their density over the ids they span makes it."""
-    if len(newest) < PER_WORD:
-        return len(newest)
-    return round(len(newest) * total / max(1, total - min(newest) + 1))
-
-
-def _idf(found: int, total: int) -> float:
-    """BM25's inverse document frequency of a word found in `found` of `total` turns."""
-    return math.log(1 + (max(total, found) - found + 0.5) / (found + 0.5))
-
-
 @dataclass(slots=True)
 class _Ranked:
     session_id: int
@@ -230,7 +153,7 @@ def _rank(words: list[Word], rows: list[Any], found: list[int], total: int) -> l
     held = [matcher.held(normalize(row[4])) for row in rows]
     columns = zip(*held, strict=True) if held else ()
     weights = [
-        _idf(max(count, len(column) - column.count(0.0)), max(total, len(rows)))
+        idf(max(count, len(column) - column.count(0.0)), max(total, len(rows)))
         for count, column in zip(found, columns, strict=False)
     ]
     scores = [sum(map(operator.mul, weights, h)) for h in held]

@@ -11,7 +11,8 @@ does in its discovery shape: `search_messages` over user and assistant turns
     python hermes_driver.py quality --sessions F --questions F --dir D --layout shared|per-person
         [--or-words]   (ask `w1 OR w2 OR ...` instead of the question as written)
     python hermes_driver.py ingest --corpus F --db PATH
-    python hermes_driver.py latency --db PATH --queries F [--limit N] [--or-words]
+    python hermes_driver.py latency --db PATH --queries F [--limit N] [--or-words] [--bare]
+        (--bare: time `search_messages(query)` alone, with its defaults)
 """
 
 from __future__ import annotations
@@ -129,7 +130,10 @@ def run_latency(args: argparse.Namespace) -> None:
     latencies = []
     for query in queries:
         started = time.perf_counter()
-        discover(db, query, args.limit)
+        if args.bare:
+            db.search_messages(query=query)
+        else:
+            discover(db, query, args.limit)
         latencies.append((time.perf_counter() - started) * 1000)
     db.close()
     print(json.dumps({"latencies_ms": latencies}))
@@ -153,6 +157,7 @@ def main() -> int:
     latency.add_argument("--queries", type=Path, required=True)
     latency.add_argument("--limit", type=int, default=5)
     latency.add_argument("--or-words", action="store_true", help="ask `w1 OR w2 ...`")
+    latency.add_argument("--bare", action="store_true", help="search_messages(query) alone")
     args = parser.parse_args()
     {"quality": run_quality, "ingest": run_ingest, "latency": run_latency}[args.command](args)
     return 0

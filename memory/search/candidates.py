@@ -6,12 +6,13 @@ limit, so finding costs about the same for a word in five turns and for a word i
 every tenth one; BM25 over every match would not (and with an index without
 positions it tokenizes every matching turn again).
 
-Two ways to keep to the scope, chosen by the scope's share of the newest `SAMPLE`
-turns. Most searches are a person's who holds much of the history: a join checks
-each turn's scope as it comes, and `PER_WORD` in scope come after a few times that
-many. A person with a small share would wait through everyone else's turns that way,
-so for them the word is AND-ed with their scope tokens in FTS5, whose doclists are
-then short (with a large share, walking those long doclists is the slow part).
+Two ways to keep to the scope, chosen by its share of the newest turns
+(`memory.search.scope.Reach.share`). Most searches are a person's who holds much of
+the history: a join checks each turn's scope as it comes, and `PER_WORD` in scope
+come after a few times that many. A person with a small share would wait through
+everyone else's turns that way, so for them the word is AND-ed with their scope
+tokens in FTS5, whose doclists are then short (with a large share, walking those
+long doclists is the slow part).
 
 From these, the turns holding more of the words, and rarer ones, make the
 `CANDIDATES` that `memory.search.ranking` reads and ranks.
@@ -27,11 +28,12 @@ from typing import Any
 
 import aiosqlite
 
+from memory.search.scope import Reach
 from memory.search.words import Word
+from memory.store.records import ROLES
 from memory.store.schema import FTS_TABLE, SCOPE_MARK
 
 PER_WORD = 200
-SAMPLE = 1000
 # Below this share of the newest turns, a scope is narrowed by its tokens in FTS5.
 JOIN_SHARE = 0.1
 CANDIDATES = 200
@@ -39,27 +41,30 @@ CANDIDATES = 200
 
 @dataclass(frozen=True, slots=True)
 class Candidates:
-    """The turns worth ranking, as rows (id, session id, role, ts, content, session kind,
-    scope id); about how many turns hold each word; about how many turns are stored."""
+    """The turns worth ranking, as rows (id, session id, role, ts, content), all readable
+    by the searcher; about how many turns hold each word; about how many are stored."""
 
     rows: list[Any]
     found: list[int]
     total: int
 
 
-async def find(db: aiosqlite.Connection, words: Sequence[Word], scopes: set[int]) -> Candidates:
-    """The best `CANDIDATES` turns of `scopes` for `words`."""
+async def find(db: aiosqlite.Connection, words: Sequence[Word], reach: Reach) -> Candidates:
+    """The best `CANDIDATES` turns `reach` may read for `words`."""
     expressions = [_match(w.terms) for w in words]
-    if len(words) > 1:
-        expressions.append(" AND ".join(expressions))
-    ordered = sorted(scopes)
-    share, total = await _share(db, ordered)
-    if share >= JOIN_SHARE:
-        held = await _newest_joined(db, expressions, ordered)
-    else:
-        held = await _newest_by_token(db, expressions, ordered)
-    counts = [_turns_holding(held[index], total) for index in range(len(words))]
-    weights = [idf(count, total) for count in counts]
+    newest = _newest_joined if reach.share >= JOIN_SHARE else _newest_by_token
+    found = await newest(db, expressions, reach, 0)
+    held: dict[int, list[int]] = defaultdict(list)
+    for row in found:
+        held[row[0]].append(row[1])
+    if len(words) > 1 and all(len(held[i]) == PER_WORD for i in range(len(words))):
+        # Every word is in more turns than were taken: the turns holding all of them
+        # may lie further back. (Otherwise the rarest word's turns are all here.)
+        together = await newest(db, [" AND ".join(expressions)], reach, len(words))
+        found += together
+        held[len(words)] = [row[1] for row in together]
+    counts = [_turns_holding(held[index], reach.total) for index in range(len(words))]
+    weights = [idf(count, reach.total) for count in counts]
     priority: dict[int, float] = defaultdict(float)
     for index, weight in enumerate(weights):
         for rowid in held[index]:
@@ -67,15 +72,12 @@ async def find(db: aiosqlite.Connection, words: Sequence[Word], scopes: set[int]
     for rowid in held.get(len(words), ()):
         priority[rowid] = sum(weights)
     chosen = sorted(priority, key=lambda rowid: (-priority[rowid], -rowid))[:CANDIDATES]
-    if not chosen:
-        return Candidates([], counts, total)
-    rows = await db.execute_fetchall(
-        "SELECT t.id, t.session_id, t.role, t.ts, t.content, s.kind, s.scope_id "
-        "FROM messages AS t JOIN sessions AS s ON s.id = t.session_id "
-        f"WHERE t.id IN ({','.join('?' * len(chosen))})",
-        chosen,
-    )
-    return Candidates(rows, counts, total)
+    if newest is _newest_joined:
+        texts = {row[1]: row[1:] for row in found}
+        rows = [texts[rowid] for rowid in chosen]
+    else:
+        rows = await _readable_rows(db, chosen, reach) if chosen else []
+    return Candidates([(r[0], r[1], ROLES[r[2]], r[3], r[4]) for r in rows], counts, reach.total)
 
 
 def idf(found: int, total: int) -> float:
@@ -87,57 +89,66 @@ def _match(terms: tuple[str, ...]) -> str:
     return "(" + " OR ".join(terms) + ")"
 
 
-async def _share(db: aiosqlite.Connection, scopes: list[int]) -> tuple[float, int]:
-    """The share of the newest `SAMPLE` turns that are in `scopes`, and the highest turn id."""
-    marks = ",".join("?" * len(scopes))
-    rows = await db.execute_fetchall(
-        "SELECT count(*), (SELECT max(id) FROM turns) FROM "
-        f"(SELECT session_id FROM turns ORDER BY id DESC LIMIT {SAMPLE}) AS t "
-        f"JOIN sessions AS s ON s.id = t.session_id WHERE s.scope_id IN ({marks})",
-        scopes,
+def _readable(reach: Reach) -> tuple[str, list[Any]]:
+    """The SQL condition on session `s` that `reach` may read it, and its parameters."""
+    where = f"s.scope_id IN ({','.join('?' * len(reach.scopes))})"
+    if reach.person is None:
+        return where, list(reach.scopes)
+    taken_part = (
+        "(s.kind = 'dm' OR EXISTS(SELECT 1 FROM participants AS p "
+        "WHERE p.person_id = ? AND p.session_id = s.id))"
     )
-    in_scope, total = rows[0]
-    return in_scope / SAMPLE, int(total or 0)
+    return f"{where} AND {taken_part}", [*reach.scopes, reach.person]
 
 
 async def _newest_joined(
-    db: aiosqlite.Connection, expressions: list[str], scopes: list[int]
-) -> dict[int, list[int]]:
-    """Per expression, the newest `PER_WORD` turns holding it whose session is in scope."""
-    marks = ",".join("?" * len(scopes))
+    db: aiosqlite.Connection, expressions: list[str], reach: Reach, first: int
+) -> list[Any]:
+    """Per expression, the newest `PER_WORD` turns holding it that `reach` may read:
+    (expression index counted from `first`, id, session id, role code, ts, content)."""
+    where, where_params = _readable(reach)
     parts, params = [], []
-    for index, expression in enumerate(expressions):
+    for index, expression in enumerate(expressions, first):
         parts.append(
-            f"SELECT * FROM (SELECT {index}, f.rowid FROM {FTS_TABLE} AS f "
+            f"SELECT * FROM (SELECT {index}, f.rowid, t.session_id, t.role, t.ts, t.content "
+            f"FROM {FTS_TABLE} AS f "
             "JOIN turns AS t ON t.id = f.rowid JOIN sessions AS s ON s.id = t.session_id "
-            f"WHERE f.{FTS_TABLE} MATCH ? AND s.scope_id IN ({marks}) "
+            f"WHERE f.{FTS_TABLE} MATCH ? AND {where} "
             f"ORDER BY f.rowid DESC LIMIT {PER_WORD})"
         )
-        params += [expression, *scopes]
-    return _by_index(await db.execute_fetchall(" UNION ALL ".join(parts), params))
+        params += [expression, *where_params]
+    return list(await db.execute_fetchall(" UNION ALL ".join(parts), params))
 
 
 async def _newest_by_token(
-    db: aiosqlite.Connection, expressions: list[str], scopes: list[int]
-) -> dict[int, list[int]]:
-    """Per expression, the newest `PER_WORD` turns holding it AND one of the scope tokens."""
-    tokens = "(" + " OR ".join(f'"{SCOPE_MARK}{s}"' for s in scopes) + ")"
+    db: aiosqlite.Connection, expressions: list[str], reach: Reach, first: int
+) -> list[Any]:
+    """Per expression, the newest `PER_WORD` turns holding it AND one of the scope tokens:
+    (expression index counted from `first`, id). Some may be unreadable: `find` reads
+    only the readable ones."""
+    tokens = "(" + " OR ".join(f'"{SCOPE_MARK}{s}"' for s in reach.scopes) + ")"
     rows = await db.execute_fetchall(
         " UNION ALL ".join(
             f"SELECT * FROM (SELECT {index}, rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? "
             f"ORDER BY rowid DESC LIMIT {PER_WORD})"
-            for index in range(len(expressions))
+            for index in range(first, first + len(expressions))
         ),
         [f"{tokens} AND {expression}" for expression in expressions],
     )
-    return _by_index(rows)
+    return list(rows)
 
 
-def _by_index(rows: list[Any]) -> dict[int, list[int]]:
-    held: dict[int, list[int]] = defaultdict(list)
-    for index, rowid in rows:
-        held[index].append(rowid)
-    return held
+async def _readable_rows(db: aiosqlite.Connection, chosen: list[int], reach: Reach) -> list[Any]:
+    """(id, session id, role code, ts, content) of the turns in `chosen` `reach` may read."""
+    where, params = _readable(reach)
+    return list(
+        await db.execute_fetchall(
+            "SELECT t.id, t.session_id, t.role, t.ts, t.content FROM turns AS t "
+            "JOIN sessions AS s ON s.id = t.session_id "
+            f"WHERE t.id IN ({','.join('?' * len(chosen))}) AND {where}",
+            [*chosen, *params],
+        )
+    )
 
 
 def _turns_holding(newest: list[int], total: int) -> int:

@@ -33,6 +33,7 @@ from typing import Any
 import aiosqlite
 
 from memory.search.candidates import find, idf
+from memory.search.scope import Scope, resolve
 from memory.search.segment import bigrams, normalize
 from memory.search.words import (
     MAX_TERMS,
@@ -43,14 +44,7 @@ from memory.search.words import (
     spellings,
 )
 from memory.store.database import Store
-from memory.store.records import (
-    ContextTurn,
-    Hit,
-    SessionResult,
-    from_epoch,
-    group_scope,
-    person_scope,
-)
+from memory.store.records import ContextTurn, Hit, SessionResult, from_epoch
 
 __all__ = ["Scope", "light_stem", "match_terms", "query_words", "search", "spellings"]
 
@@ -64,22 +58,6 @@ PARTIAL_WEIGHT = 0.5
 SATURATION = 1.2
 
 
-@dataclass(frozen=True)
-class Scope:
-    """On whose behalf a search runs: a person (their DMs and groups) or one group chat."""
-
-    person: str | None = None
-    group: tuple[str, str] | None = None
-
-    @classmethod
-    def of_person(cls, person: str) -> Scope:
-        return cls(person=person)
-
-    @classmethod
-    def of_group(cls, platform: str, chat: str) -> Scope:
-        return cls(group=(platform, chat))
-
-
 async def search(
     store: Store, query: str, scope: Scope, *, limit: int = 10, context: int = 2
 ) -> list[SessionResult]:
@@ -88,17 +66,11 @@ async def search(
     if not words or limit <= 0:
         return []
     async with store.reading() as db:
-        scopes, allowed_groups = await _scope_ids(db, scope)
-        if not scopes:
+        reach = await resolve(db, scope)
+        if not reach.scopes:
             return []
-        candidates = await find(db, words, scopes)
-        kept = [
-            r
-            for r in candidates.rows
-            if r[6] in scopes
-            and (r[5] != "group" or allowed_groups is None or r[1] in allowed_groups)
-        ]
-        ranked = _rank(words, kept, candidates.found, candidates.total)[:limit]
+        candidates = await find(db, words, reach)
+        ranked = _rank(words, candidates.rows, candidates.found, candidates.total)[:limit]
         if not ranked:
             return []
         sessions = await _sessions(db, [s.session_id for s in ranked])
@@ -241,24 +213,6 @@ def _partial(grams: list[str], text: str) -> float:
         if gram in text:
             covered |= 3 << start
     return PARTIAL_WEIGHT * covered.bit_count() / (len(grams) + 1)
-
-
-async def _scope_ids(db: aiosqlite.Connection, scope: Scope) -> tuple[set[int], set[int] | None]:
-    """Scope ids to search, and for a person the group sessions they took part in."""
-    if scope.group is not None:
-        rows = await db.execute_fetchall(
-            "SELECT id FROM scopes WHERE name = ?", (group_scope(*scope.group),)
-        )
-        return {r[0] for r in rows}, None
-    if scope.person is None:
-        raise ValueError("a search needs a person or a group scope")
-    rows = await db.execute_fetchall(
-        "SELECT s.scope_id, s.id FROM participants AS p JOIN sessions AS s ON s.id = p.session_id "
-        "WHERE p.person_id = ? AND s.kind = 'group' "
-        "UNION ALL SELECT id, NULL FROM scopes WHERE name = ?",
-        (scope.person, person_scope(scope.person)),
-    )
-    return {r[0] for r in rows}, {r[1] for r in rows if r[1] is not None}
 
 
 async def _sessions(db: aiosqlite.Connection, ids: list[int]) -> dict[int, tuple[Any, ...]]:

@@ -33,6 +33,9 @@ _SCRIPT_RUN = re.compile(f"(?P<han>[{_HAN}]+)|(?P<kata>[{_KATAKANA}]+)|(?P<hira>
 
 def normalize(text: str) -> str:
     """NFKC + casefold: the one canonical form used for indexing, querying and highlighting."""
+    if text.isascii():
+        # NFKC leaves ASCII as it is, and casefold is lower() there.
+        return text.lower()
     return unicodedata.normalize("NFKC", text).casefold()
 
 

@@ -347,7 +347,9 @@ async def _v7_open_index(db: aiosqlite.Connection) -> None:
     deletes its turns and who took part first (a trigger, so it holds in a shell
     without `PRAGMA foreign_keys`), while the session's scope is still there to find
     their index rows; a session's scope cannot change, since its turns are indexed
-    under it.
+    under it. `group_members` keeps which group chats each person has spoken in (a
+    trigger on `participants`), so a search finds a person's scopes without reading
+    every session they took part in.
     """
     await db.execute("ALTER TABLE turns ADD COLUMN body TEXT")
     last = 0
@@ -385,6 +387,21 @@ async def _v7_open_index(db: aiosqlite.Connection) -> None:
         CREATE TRIGGER sessions_delete BEFORE DELETE ON sessions BEGIN
             DELETE FROM turns WHERE session_id = old.id;
             DELETE FROM participants WHERE session_id = old.id;
+        END;
+        -- The group chats each person has spoken in, for a search to find its scopes at once.
+        CREATE TABLE group_members (
+            person_id TEXT NOT NULL REFERENCES persons(id) ON DELETE CASCADE,
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            PRIMARY KEY (person_id, scope_id)
+        ) WITHOUT ROWID;
+        INSERT INTO group_members(person_id, scope_id)
+            SELECT DISTINCT p.person_id, s.scope_id
+            FROM participants AS p JOIN sessions AS s ON s.id = p.session_id
+            WHERE s.kind = 'group';
+        CREATE TRIGGER participants_group AFTER INSERT ON participants BEGIN
+            INSERT OR IGNORE INTO group_members(person_id, scope_id)
+            SELECT new.person_id, scope_id FROM sessions
+            WHERE id = new.session_id AND kind = 'group';
         END;
         CREATE TRIGGER sessions_scope_fixed BEFORE UPDATE OF scope_id ON sessions
         WHEN new.scope_id IS NOT old.scope_id BEGIN

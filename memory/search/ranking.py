@@ -73,8 +73,7 @@ async def search(
         ranked = _rank(words, candidates.rows, candidates.found, candidates.total)[:limit]
         if not ranked:
             return []
-        sessions = await _sessions(db, [s.session_id for s in ranked])
-        windows = await _context(db, [s.turns[0] for s in ranked], context)
+        sessions, windows = await _details(db, ranked, context)
     marker = _Highlighter(words)
     return [
         SessionResult(
@@ -215,35 +214,33 @@ def _partial(grams: list[str], text: str) -> float:
     return PARTIAL_WEIGHT * covered.bit_count() / (len(grams) + 1)
 
 
-async def _sessions(db: aiosqlite.Connection, ids: list[int]) -> dict[int, tuple[Any, ...]]:
-    marks = ",".join("?" * len(ids))
-    rows = await db.execute_fetchall(
-        "SELECT id, external_id, platform, title, summary, started_at FROM sessions "
-        f"WHERE id IN ({marks})",
-        ids,
-    )
-    return {r[0]: tuple(r[1:]) for r in rows}
-
-
-async def _context(
-    db: aiosqlite.Connection, best: list[Any], size: int
-) -> dict[int, list[ContextTurn]]:
-    """The `size` turns before and after each session's best hit, in one query."""
-    if size <= 0:
-        return {}
-    parts, params = [], []
-    for row in best:
+async def _details(
+    db: aiosqlite.Connection, ranked: list[_Ranked], size: int
+) -> tuple[dict[int, tuple[Any, ...]], dict[int, list[ContextTurn]]]:
+    """The ranked sessions (external id, platform, title, summary, start) and the `size`
+    turns before and after each one's best hit, in one statement."""
+    ids = [s.session_id for s in ranked]
+    parts = [
+        "SELECT 0, id, external_id, platform, title, summary, started_at FROM sessions "
+        f"WHERE id IN ({','.join('?' * len(ids))})"
+    ]
+    params: list[Any] = list(ids)
+    for best in (s.turns[0] for s in ranked) if size > 0 else ():
         for op, order in (("<", "DESC"), (">", "ASC")):
             parts.append(
-                "SELECT * FROM (SELECT id, session_id, role, ts, content FROM messages "
+                "SELECT * FROM (SELECT 1, id, session_id, role, ts, content, NULL FROM messages "
                 f"WHERE session_id = ? AND id {op} ? ORDER BY id {order} LIMIT ?)"
             )
-            params += [row[1], row[0], size]
-    rows = await db.execute_fetchall(" UNION ALL ".join(parts), params)
+            params += [best[1], best[0], size]
+    sessions: dict[int, tuple[Any, ...]] = {}
     windows: dict[int, list[ContextTurn]] = defaultdict(list)
-    for r in sorted(rows, key=lambda r: r[0]):
-        windows[r[1]].append(ContextTurn(r[0], r[2], from_epoch(r[3]), r[4]))
-    return windows
+    rows = await db.execute_fetchall(" UNION ALL ".join(parts), params)
+    for r in sorted(rows, key=lambda r: (r[0], r[1])):
+        if r[0] == 0:
+            sessions[r[1]] = tuple(r[2:])
+        else:
+            windows[r[2]].append(ContextTurn(r[1], r[3], from_epoch(r[4]), r[5]))
+    return sessions, windows
 
 
 _LATIN_WORD = re.compile(r"[^\W_\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")

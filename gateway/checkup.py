@@ -1,7 +1,8 @@
 """The checks behind `kioku doctor`: the whole setup, and for each problem how to fix it.
 
-Read-only: the database is opened only if it already exists, and a missing folder is
-reported rather than created. The CLI prints the findings and picks the exit code.
+Read-only: the database is opened only if it already exists (and never migrated), and a
+missing folder is reported rather than created. `repair_database` is the one writer, for
+`kioku doctor --repair`. The CLI prints the findings and picks the exit code.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import SecretStr
 
@@ -25,9 +26,13 @@ from config.settings import Settings
 from gateway import instance
 from gateway.service_units import user_unit_path
 
+if TYPE_CHECKING:
+    from memory.store.health import Dangling, Health, Repair
+
 PRIVATE_FILES = ("state.db", ".env", "config.toml", "gateway.sock", instance.LOCK_NAME)
 
 Level = Literal["ok", "note", "problem"]
+REPAIR = "stop kioku, then `kioku doctor --repair`"
 
 
 @dataclass(frozen=True)
@@ -55,7 +60,7 @@ async def examine() -> list[Finding]:
         findings += _check_platforms(settings)
     if home.is_dir():
         findings += _check_private_files(home)
-        findings.append(await _check_database(home / "state.db"))
+        findings += await _check_database(home / "state.db")
         findings.append(_check_daemon(home))
     findings += await asyncio.to_thread(_check_linger)
     return findings
@@ -166,33 +171,156 @@ def _set(value: object) -> bool:
     return bool(value)
 
 
-async def _check_database(path: Path) -> Finding:
+async def _check_database(path: Path) -> list[Finding]:
     if not await asyncio.to_thread(path.exists):
-        return Finding("note", "database", f"{path} does not exist yet (created on first start)")
-    from memory.store.database import Store, unreadable
+        return [Finding("note", "database", f"{path} does not exist yet (created on first start)")]
+    from memory.store.database import unreadable
+    from memory.store.health import diagnose
 
     reason = await asyncio.to_thread(unreadable, path)
     if reason is not None:
-        return _corrupt(path, reason)
+        return [_corrupt(path, reason)]
     try:
-        store = await Store.open(path)
+        health = await diagnose(path)
     except sqlite3.DatabaseError as exc:
-        return _corrupt(path, str(exc))
-    try:
-        report = await store.check_integrity()
-    except sqlite3.DatabaseError as exc:
-        return _corrupt(path, str(exc))
-    finally:
-        await store.close()
-    if not report.ok:
-        return _corrupt(path, "; ".join(report.problems[:5]))
+        return [_corrupt(path, str(exc))]
+    if health.damage:
+        return [_corrupt(path, "; ".join(health.damage[:5]))]
+    findings = _version_findings(path, health)
+    findings += [_dangling_finding(found) for found in health.dangling]
+    if health.missing:
+        findings.append(_missing_finding(health.missing))
+    if health.index:
+        findings.append(
+            Finding(
+                "problem",
+                "database",
+                "the full-text index is out of step with the turns (FTS5's integrity-check: "
+                f"{health.index}): search misses turns, or finds deleted ones",
+                f"{REPAIR} rebuilds it from the turns",
+            )
+        )
+    if health.stale_bodies:
+        findings.append(
+            Finding(
+                "problem",
+                "database",
+                f"{health.stale_bodies} turn(s) keep an indexed text (turns.body) that is not "
+                "their content's (content changed by hand): search finds their old words",
+                f"{REPAIR} recomputes it",
+            )
+        )
+    if health.ok:
+        findings.append(
+            Finding(
+                "ok",
+                "database",
+                f"integrity and full-text index ok (schema v{health.layout}; persons: "
+                f"{health.persons}, sessions: {health.sessions}, messages: {health.turns}; "
+                f"{health.size_bytes / 1e6:.1f} MB)",
+            )
+        )
+    return findings
+
+
+def _version_findings(path: Path, health: Health) -> list[Finding]:
+    from memory.store.migrations import SCHEMA_VERSION
+
+    version, layout = health.user_version, health.layout
+    by_hand = f"with kioku stopped, `sqlite3 {path} 'PRAGMA user_version = {layout}'`"
+    if version > SCHEMA_VERSION and health.unknown:
+        return [
+            Finding(
+                "problem",
+                "database",
+                f"schema version {version} is newer than this kioku ({SCHEMA_VERSION}), and "
+                f"it holds tables this kioku does not know ({', '.join(health.unknown[:5])})",
+                "upgrade kioku to the version that wrote it (if you made those tables "
+                f"yourself and only the number is wrong: {by_hand})",
+            )
+        ]
+    if version != layout:
+        return [
+            Finding(
+                "problem",
+                "database",
+                f"its user_version says schema v{version}, but its tables are those of "
+                f"v{layout} (the number was changed by hand): kioku will not open it",
+                f"{REPAIR} sets it to {layout}; or {by_hand}",
+            )
+        ]
+    if layout < SCHEMA_VERSION:
+        return [
+            Finding(
+                "note",
+                "database",
+                f"schema v{layout}: the next `kioku serve` upgrades it to v{SCHEMA_VERSION}",
+            )
+        ]
+    return []
+
+
+def _dangling_finding(found: Dangling) -> Finding:
+    names = ", ".join(found.missing)
+    if found.parent == "sessions":
+        return Finding(
+            "problem",
+            "database",
+            f"{found.rows} row(s) of {found.table} belong to a session that is gone "
+            f"(session {names}; deleted by hand?): kioku can show them nowhere",
+            f"{REPAIR} deletes them",
+        )
+    if found.parent == "persons":
+        return Finding(
+            "problem",
+            "database",
+            f"{found.rows} row(s) of {found.table} name a person missing from persons "
+            f"({names}; deleted by hand?)",
+            f"{REPAIR} creates the person again (no name), so nothing naming them is lost; "
+            "to forget someone, use `kioku people forget`",
+        )
     return Finding(
-        "ok",
+        "problem",
         "database",
-        f"integrity and full-text index ok (schema v{report.schema_version}; persons: "
-        f"{report.persons}, sessions: {report.sessions}, messages: {report.messages}; "
-        f"{report.size_bytes / 1e6:.1f} MB)",
+        f"{found.rows} row(s) of {found.table} name a row of {found.parent} that is gone "
+        f"({found.column} = {names})",
+        "restore state.db from a backup",
     )
+
+
+def _missing_finding(missing: list[str]) -> Finding:
+    tables = [name for name in missing if name.startswith("table ")]
+    return Finding(
+        "problem",
+        "database",
+        f"kioku's {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} gone "
+        "(dropped by hand?)",
+        "restore state.db from a backup (a table is gone)"
+        if tables
+        else f"{REPAIR} creates them again",
+    )
+
+
+async def repair_database() -> Repair:
+    """`kioku doctor --repair`: put right what `memory.store.health` can in state.db, holding
+    the daemon's lock meanwhile; `instance.AlreadyRunning` while the daemon runs."""
+    from memory.store.database import unreadable
+    from memory.store.health import Repair, repair
+
+    home = kioku_home()
+    path = home / "state.db"
+    if not await asyncio.to_thread(path.exists):
+        return Repair(left=[f"{path} does not exist: there is nothing to repair"])
+    reason = await asyncio.to_thread(unreadable, path)
+    if reason is not None:
+        return Repair(
+            left=[f"{path} is no database SQLite can read ({reason}): nothing was changed"]
+        )
+    lock = instance.acquire(home)
+    try:
+        return await repair(path)
+    finally:
+        lock.release()
 
 
 def _corrupt(path: Path, detail: str) -> Finding:

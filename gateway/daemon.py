@@ -35,7 +35,7 @@ from gateway.identity import Identities
 from gateway.supervisor import Supervisor
 from gateway.systemd import Notifier
 from memory.store.database import Store
-from memory.store.migrations import SchemaTooNew
+from memory.store.migrations import SchemaVersionError
 from memory.store.writer import is_disk_full
 from web.app import WebServer
 
@@ -84,8 +84,13 @@ async def why_unopenable(path: Path, exc: Exception) -> str:
             f"cannot open {path}: {exc.strerror}; make it and its folder writable for "
             "this user, then start kioku again"
         )
+    if isinstance(exc, SchemaVersionError):
+        return (
+            f"cannot open {path}: {exc}. `kioku doctor` says more, and `kioku doctor --repair` "
+            "sets it back when only the number is wrong"
+        )
     code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
-    if isinstance(exc, SchemaTooNew) or code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
         return (
             f"cannot open {path}: {exc}. `kioku doctor` checks it; restore it from a "
             "backup, or move it aside to start with an empty history"
@@ -126,7 +131,7 @@ class Daemon:
         path = self.settings.home / "state.db"
         try:
             store = await Store.open(path)
-        except (sqlite3.DatabaseError, SchemaTooNew, OSError) as exc:
+        except (sqlite3.DatabaseError, SchemaVersionError, OSError) as exc:
             raise StartupError(await why_unopenable(path, exc)) from exc
         try:
             await self.mcp.start()

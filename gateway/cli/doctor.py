@@ -14,8 +14,21 @@ from gateway.checkup import examine
 MARKS = {"ok": "ok     ", "note": "note   ", "problem": "PROBLEM"}
 
 
-def doctor() -> None:
-    """Check config, credentials, permissions, the database and the service; exit 1 on problems."""
+def doctor(
+    repair: bool = typer.Option(
+        False,
+        "--repair",
+        help="First put right what a hand-edited state.db needs (kioku must be stopped): "
+        "delete turns and participants of deleted sessions, recompute stale turns.body, "
+        "rebuild the full-text index, set a wrong user_version; then check again.",
+    ),
+) -> None:
+    """Check config, credentials, permissions, the database and the service; exit 1 on problems.
+
+    It finds what a hand edit broke in state.db, each with its fix; --repair fixes those.
+    """
+    if repair:
+        _repair()
     findings = asyncio.run(examine())
     for finding in findings:
         typer.echo(f"{MARKS[finding.level]} {finding.topic}: {finding.text}")
@@ -25,6 +38,29 @@ def doctor() -> None:
     typer.echo(f"\n{problems} problem(s) found." if problems else "\nNo problems found.")
     if problems:
         raise typer.Exit(1)
+
+
+def _repair() -> None:
+    """Repair state.db and say what was done, then let `doctor` check again."""
+    from gateway.checkup import repair_database
+    from gateway.instance import AlreadyRunning
+
+    try:
+        outcome = asyncio.run(repair_database())
+    except AlreadyRunning as exc:
+        typer.echo(
+            f"{exc}: stop it first (`systemctl --user stop kioku`, or Ctrl-C in its terminal), "
+            "then run `kioku doctor --repair` again; nothing was changed",
+            err=True,
+        )
+        raise typer.Exit(1) from None
+    for line in outcome.done:
+        typer.echo(f"done    {line}")
+    for line in outcome.left:
+        typer.echo(f"left    {line}")
+    if not outcome.done and not outcome.left:
+        typer.echo("done    nothing: the database needed no repair")
+    typer.echo("\nChecking again:")
 
 
 def register(parent: typer.Typer) -> None:

@@ -19,6 +19,7 @@ import aiosqlite
 
 from memory.access.people import OWNER
 from memory.search.segment import segment, stored_form
+from memory.store.layout import layout_version
 from memory.store.schema import FTS_TABLE, SCOPE_TOKEN
 
 Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
@@ -423,8 +424,46 @@ MIGRATIONS: tuple[Migration, ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-class SchemaTooNew(RuntimeError):
-    """state.db was written by a newer kioku; opening it could corrupt it."""
+class SchemaVersionError(RuntimeError):
+    """state.db's `user_version` is one this kioku must not open it at; `str()` says why and
+    how to set it right. `version` is what it says, `layout` what its tables are."""
+
+    def __init__(self, message: str, version: int, layout: int) -> None:
+        super().__init__(message)
+        self.version = version
+        self.layout = layout
+
+
+class SchemaTooNew(SchemaVersionError):
+    """state.db says a newer kioku wrote it; opening it could corrupt it."""
+
+    def __init__(self, version: int, layout: int) -> None:
+        super().__init__(
+            f"state.db has schema version {version}, newer than this kioku "
+            f"({SCHEMA_VERSION}); upgrade kioku to open it. If its user_version was set by "
+            f"hand instead (its tables are those of version {layout}), "
+            f"`PRAGMA user_version = {layout}` sets it back",
+            version,
+            layout,
+        )
+
+
+class SchemaMismatch(SchemaVersionError):
+    """`user_version` is not the version of the tables state.db holds: it was set by hand."""
+
+    def __init__(self, version: int, layout: int) -> None:
+        harm = (
+            f"upgrading from {version} would re-create tables it has"
+            if version < layout
+            else f"kioku would use tables of version {version} it does not have"
+        )
+        super().__init__(
+            f"state.db says schema version {version} (PRAGMA user_version), but its tables "
+            f"are those of version {layout}, so the number was changed by hand and {harm}; "
+            f"`PRAGMA user_version = {layout}` sets it back",
+            version,
+            layout,
+        )
 
 
 async def migrate(db: aiosqlite.Connection, target: int = SCHEMA_VERSION) -> int:
@@ -433,18 +472,19 @@ async def migrate(db: aiosqlite.Connection, target: int = SCHEMA_VERSION) -> int
     Each step runs in its own IMMEDIATE transaction and re-reads the version inside
     it, so two processes starting at once cannot apply the same step twice, and a
     step cut short (a crash, a full disk) leaves the version before it, to be run
-    again from its start at the next open.
+    again from its start at the next open. A `user_version` that disagrees with the
+    tables (see `memory.store.layout`) is refused before anything is run.
     """
     await db.create_function(SEGMENT_FUNCTION, 1, segment, deterministic=True)
     while True:
         await db.execute("BEGIN IMMEDIATE")
         try:
             version = await user_version(db)
+            layout = await layout_version(db)
             if version > SCHEMA_VERSION:
-                raise SchemaTooNew(
-                    f"state.db has schema version {version}, newer than this kioku "
-                    f"({SCHEMA_VERSION}); upgrade kioku to open it"
-                )
+                raise SchemaTooNew(version, layout)
+            if version != layout:
+                raise SchemaMismatch(version, layout)
             if version >= target:
                 await db.execute("COMMIT")
                 return version

@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import aiosqlite
+import pytest
 
 from memory.search.ranking import Scope, search
 from memory.search.segment import segment
 from memory.store import migrations, schema
 from memory.store.database import Store
+from memory.store.layout import layout_version
 from memory.store.records import NewMessage
 
 # (id, session, speaker, role, content, tool name, tool arguments, tool result, platform id, ts)
@@ -130,3 +132,25 @@ async def test_an_upgrade_that_rebuilds_the_turns_gives_their_old_pages_back(
     assert report.messages == 2004
     assert free[0] == 0
     assert after[0] <= pages[0] * 1.1
+
+
+async def test_a_user_version_below_the_tables_is_refused_before_anything_runs(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "state.db"
+    await (await Store.open(path)).close()
+    async with aiosqlite.connect(path, isolation_level=None) as db:
+        await db.execute("PRAGMA user_version = 3")
+        with pytest.raises(migrations.SchemaMismatch) as refused:
+            await migrations.migrate(db)
+        assert await migrations.user_version(db) == 3
+    assert (refused.value.version, refused.value.layout) == (3, 7)
+    assert "re-create tables it has; `PRAGMA user_version = 7` sets it back" in str(refused.value)
+
+
+async def test_each_layout_is_told_by_its_tables(tmp_path: Path) -> None:
+    async with aiosqlite.connect(tmp_path / "state.db", isolation_level=None) as db:
+        assert await layout_version(db) == 0
+        for target in range(1, migrations.SCHEMA_VERSION + 1):
+            await migrations.migrate(db, target=target)
+            assert await layout_version(db) == target

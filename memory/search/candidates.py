@@ -21,12 +21,11 @@ From these, the turns holding more of the words, and rarer ones, make the
 from __future__ import annotations
 
 import math
+import sqlite3
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
-
-import aiosqlite
 
 from memory.search.scope import Reach
 from memory.search.words import Word
@@ -49,18 +48,20 @@ class Candidates:
     total: int
 
 
-async def find(db: aiosqlite.Connection, words: Sequence[Word], reach: Reach) -> Candidates:
+def find(db: sqlite3.Connection, words: Sequence[Word], reach: Reach) -> Candidates:
     """The best `CANDIDATES` turns `reach` may read for `words`."""
     expressions = [_match(w.terms) for w in words]
     newest = _newest_joined if reach.share >= JOIN_SHARE else _newest_by_token
-    found = await newest(db, expressions, reach, 0)
+    found = newest(db, expressions, reach, 0)
     held: dict[int, list[int]] = defaultdict(list)
     for row in found:
         held[row[0]].append(row[1])
     if len(words) > 1 and all(len(held[i]) == PER_WORD for i in range(len(words))):
         # Every word is in more turns than were taken: the turns holding all of them
-        # may lie further back. (Otherwise the rarest word's turns are all here.)
-        together = await newest(db, [" AND ".join(expressions)], reach, len(words))
+        # may lie further back. (Otherwise the rarest word's turns are all here.) Those
+        # newer than every word's oldest taken turn are already in every list.
+        before = max(min(held[i]) for i in range(len(words)))
+        together = newest(db, [" AND ".join(expressions)], reach, len(words), before)
         found += together
         held[len(words)] = [row[1] for row in together]
     counts = [_turns_holding(held[index], reach.total) for index in range(len(words))]
@@ -76,7 +77,7 @@ async def find(db: aiosqlite.Connection, words: Sequence[Word], reach: Reach) ->
         texts = {row[1]: row[1:] for row in found}
         rows = [texts[rowid] for rowid in chosen]
     else:
-        rows = await _readable_rows(db, chosen, reach) if chosen else []
+        rows = _readable_rows(db, chosen, reach) if chosen else []
     return Candidates([(r[0], r[1], ROLES[r[2]], r[3], r[4]) for r in rows], counts, reach.total)
 
 
@@ -101,11 +102,16 @@ def _readable(reach: Reach) -> tuple[str, list[Any]]:
     return f"{where} AND {taken_part}", [*reach.scopes, reach.person]
 
 
-async def _newest_joined(
-    db: aiosqlite.Connection, expressions: list[str], reach: Reach, first: int
+def _newest_joined(
+    db: sqlite3.Connection,
+    expressions: list[str],
+    reach: Reach,
+    first: int,
+    before: int | None = None,
 ) -> list[Any]:
-    """Per expression, the newest `PER_WORD` turns holding it that `reach` may read:
-    (expression index counted from `first`, id, session id, role code, ts, content)."""
+    """Per expression, the newest `PER_WORD` turns (older than `before`) holding it that
+    `reach` may read: (expression index counted from `first`, id, session id, role code,
+    ts, content)."""
     where, where_params = _readable(reach)
     parts, params = [], []
     for index, expression in enumerate(expressions, first):
@@ -113,36 +119,44 @@ async def _newest_joined(
             f"SELECT * FROM (SELECT {index}, f.rowid, t.session_id, t.role, t.ts, t.content "
             f"FROM {FTS_TABLE} AS f "
             "JOIN turns AS t ON t.id = f.rowid JOIN sessions AS s ON s.id = t.session_id "
-            f"WHERE f.{FTS_TABLE} MATCH ? AND {where} "
+            f"WHERE f.{FTS_TABLE} MATCH ? AND f.rowid < ? AND {where} "
             f"ORDER BY f.rowid DESC LIMIT {PER_WORD})"
         )
-        params += [expression, *where_params]
-    return list(await db.execute_fetchall(" UNION ALL ".join(parts), params))
+        params += [expression, _bound(before), *where_params]
+    return list(db.execute(" UNION ALL ".join(parts), params))
 
 
-async def _newest_by_token(
-    db: aiosqlite.Connection, expressions: list[str], reach: Reach, first: int
+def _newest_by_token(
+    db: sqlite3.Connection,
+    expressions: list[str],
+    reach: Reach,
+    first: int,
+    before: int | None = None,
 ) -> list[Any]:
     """Per expression, the newest `PER_WORD` turns holding it AND one of the scope tokens:
     (expression index counted from `first`, id). Some may be unreadable: `find` reads
     only the readable ones."""
     tokens = "(" + " OR ".join(f'"{SCOPE_MARK}{s}"' for s in reach.scopes) + ")"
-    rows = await db.execute_fetchall(
+    rows = db.execute(
         " UNION ALL ".join(
             f"SELECT * FROM (SELECT {index}, rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? "
-            f"ORDER BY rowid DESC LIMIT {PER_WORD})"
+            f"AND rowid < ? ORDER BY rowid DESC LIMIT {PER_WORD})"
             for index in range(first, first + len(expressions))
         ),
-        [f"{tokens} AND {expression}" for expression in expressions],
+        [p for e in expressions for p in (f"{tokens} AND {e}", _bound(before))],
     )
     return list(rows)
 
 
-async def _readable_rows(db: aiosqlite.Connection, chosen: list[int], reach: Reach) -> list[Any]:
+def _bound(before: int | None) -> int:
+    return (1 << 63) - 1 if before is None else before
+
+
+def _readable_rows(db: sqlite3.Connection, chosen: list[int], reach: Reach) -> list[Any]:
     """(id, session id, role code, ts, content) of the turns in `chosen` `reach` may read."""
     where, params = _readable(reach)
     return list(
-        await db.execute_fetchall(
+        db.execute(
             "SELECT t.id, t.session_id, t.role, t.ts, t.content FROM turns AS t "
             "JOIN sessions AS s ON s.id = t.session_id "
             f"WHERE t.id IN ({','.join('?' * len(chosen))}) AND {where}",

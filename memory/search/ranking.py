@@ -25,12 +25,11 @@ from __future__ import annotations
 import functools
 import operator
 import re
+import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
-
-import aiosqlite
 
 from memory.search.candidates import find, idf
 from memory.search.scope import Scope, resolve
@@ -65,15 +64,21 @@ async def search(
     words = _searched(query_words(query))
     if not words or limit <= 0:
         return []
-    async with store.reading() as db:
-        reach = await resolve(db, scope)
-        if not reach.scopes:
-            return []
-        candidates = await find(db, words, reach)
-        ranked = _rank(words, candidates.rows, candidates.found, candidates.total)[:limit]
-        if not ranked:
-            return []
-        sessions, windows = await _details(db, ranked, context)
+    return await store.read(functools.partial(_search, words, scope, limit, context))
+
+
+def _search(
+    words: list[Word], scope: Scope, limit: int, context: int, db: sqlite3.Connection
+) -> list[SessionResult]:
+    """The whole search, run in one hop to a read connection (see memory.store.read_pool)."""
+    reach = resolve(db, scope)
+    if not reach.scopes:
+        return []
+    candidates = find(db, words, reach)
+    ranked = _rank(words, candidates.rows, candidates.found, candidates.total)[:limit]
+    if not ranked:
+        return []
+    sessions, windows = _details(db, ranked, context)
     marker = _Highlighter(words)
     return [
         SessionResult(
@@ -214,8 +219,8 @@ def _partial(grams: list[str], text: str) -> float:
     return PARTIAL_WEIGHT * covered.bit_count() / (len(grams) + 1)
 
 
-async def _details(
-    db: aiosqlite.Connection, ranked: list[_Ranked], size: int
+def _details(
+    db: sqlite3.Connection, ranked: list[_Ranked], size: int
 ) -> tuple[dict[int, tuple[Any, ...]], dict[int, list[ContextTurn]]]:
     """The ranked sessions (external id, platform, title, summary, start) and the `size`
     turns before and after each one's best hit, in one statement."""
@@ -234,7 +239,7 @@ async def _details(
             params += [best[1], best[0], size]
     sessions: dict[int, tuple[Any, ...]] = {}
     windows: dict[int, list[ContextTurn]] = defaultdict(list)
-    rows = await db.execute_fetchall(" UNION ALL ".join(parts), params)
+    rows = db.execute(" UNION ALL ".join(parts), params).fetchall()
     for r in sorted(rows, key=lambda r: (r[0], r[1])):
         if r[0] == 0:
             sessions[r[1]] = tuple(r[2:])

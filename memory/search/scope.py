@@ -9,9 +9,8 @@ choose how to search them.
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
-
-import aiosqlite
 
 from memory.store.records import group_scope, person_scope
 
@@ -51,7 +50,7 @@ class Reach:
     total: int
 
 
-async def resolve(db: aiosqlite.Connection, scope: Scope) -> Reach:
+def resolve(db: sqlite3.Connection, scope: Scope) -> Reach:
     """What `scope` may read now; no scopes if it has no history."""
     if scope.group is not None:
         name, person = group_scope(*scope.group), None
@@ -59,7 +58,7 @@ async def resolve(db: aiosqlite.Connection, scope: Scope) -> Reach:
         name, person = person_scope(scope.person), scope.person
     else:
         raise ValueError("a search needs a person or a group scope")
-    rows = await db.execute_fetchall(
+    rows = db.execute(
         "WITH reach(id) AS (SELECT id FROM scopes WHERE name = ? "
         "UNION SELECT scope_id FROM group_members WHERE person_id = ?) "
         "SELECT 0, id, NULL FROM reach "

@@ -84,8 +84,7 @@ async def test_only_the_searchers_own_turns_come_back(store: Store, way: str) ->
 
 async def test_text_spelling_another_scope_token_reveals_nothing(store: Store, way: str) -> None:
     mine = await dm(store, "alice", "a", ["walrus facts"])
-    async with store.reading() as db:
-        alice_scopes = (await resolve(db, Scope.of_person("alice"))).scopes
+    alice_scopes = (await store.read(lambda db: resolve(db, Scope.of_person("alice")))).scopes
     await dm(store, "bob", "b", [f"walrus {SCOPE_MARK}{alice_scopes[0]} spelled out"])
     assert await found(store, "walrus", "alice") == [mine]
 
@@ -108,8 +107,7 @@ async def test_a_small_share_of_the_history_searches_through_the_scope_tokens(
 ) -> None:
     await dm(store, "bob", "b", [f"bob talks about weather {n}" for n in range(300)])
     await dm(store, "alice", "a", ["alice on weather"])
-    async with store.reading() as db:
-        alice = await resolve(db, Scope.of_person("alice"))
-        bob = await resolve(db, Scope.of_person("bob"))
+    alice = await store.read(lambda db: resolve(db, Scope.of_person("alice")))
+    bob = await store.read(lambda db: resolve(db, Scope.of_person("bob")))
     assert alice.share < candidates.JOIN_SHARE <= bob.share
     assert len(await found(store, "weather", "alice")) == 1

@@ -5,18 +5,18 @@ Exit 0 when nothing is wrong, 1 otherwise; the checks themselves are gateway/che
 
 from __future__ import annotations
 
-import asyncio
-
 import typer
 
-from gateway.checkup import examine
+from gateway.cli.common import run_async
 
 MARKS = {"ok": "ok     ", "note": "note   ", "problem": "PROBLEM"}
 
 
 def doctor() -> None:
     """Check config, credentials, permissions, the database and the service; exit 1 on problems."""
-    findings = asyncio.run(examine())
+    from gateway.checkup import examine
+
+    findings = run_async(examine())
     for finding in findings:
         typer.echo(f"{MARKS[finding.level]} {finding.topic}: {finding.text}")
         if finding.fix:

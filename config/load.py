@@ -10,19 +10,18 @@ from __future__ import annotations
 
 import io
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dotenv import dotenv_values
-from dotenv.parser import parse_stream
 from pydantic import ValidationError
 
 from config.limits import InputRefused
 from config.paths import kioku_home
 from config.settings import Settings
+from config.sources import SourceError
 from config.text_limits import check_toml, read_text
+from config.validated import remember
 
 MAX_FILE_BYTES = 1_048_576
 """config.toml and .env: a real one is a few kilobytes."""
@@ -48,32 +47,40 @@ class Problem:
 
 
 def load_settings() -> Settings:
-    """Read and validate the effective settings, or raise `ConfigError` listing every problem."""
+    """Read and validate the effective settings, or raise `ConfigError` listing every problem;
+    a success is noted for the quick commands (`config.validated`)."""
     home = kioku_home()
     toml_data = _read_toml(home / "config.toml")
     _check_dotenv(home / ".env")
     try:
-        return Settings()
+        settings = Settings()
+    except SourceError as exc:
+        raise ConfigError(_report([Problem(exc.where, exc.name, exc.expected)])) from None
     except ValidationError as exc:
         problems = [_describe(error, home, toml_data) for error in exc.errors()]
         raise ConfigError(_report(problems)) from None
+    remember(settings)
+    return settings
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
         text = _read_config_text(path, None)
-        check_toml(text, str(path), MAX_DEPTH)
-        return tomllib.loads(text)
     except FileNotFoundError:
         return {}
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror}") from None
+    import tomllib
+
+    try:
+        check_toml(text, str(path), MAX_DEPTH)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}\n{FIX}") from None
     except InputRefused as exc:
         raise ConfigError(f"{exc}.") from None
     except RecursionError:
         raise ConfigError(f"{path}: nests too deeply to be read.\n{FIX}") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot be read: {exc.strerror}") from None
 
 
 def _check_dotenv(path: Path) -> None:
@@ -85,6 +92,8 @@ def _check_dotenv(path: Path) -> None:
         return
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read: {exc.strerror}") from None
+    from dotenv.parser import parse_stream
+
     for binding in parse_stream(io.StringIO(text)):
         original = binding.original.string
         # A binding's text starts with the blank lines before it; its line is the first after.
@@ -123,13 +132,19 @@ def _describe(error: dict[str, Any], home: Path, toml_data: dict[str, Any]) -> P
     if any(name.upper() == env_name for name in os.environ):
         return Problem("environment", env_name, expected)
     dotenv_path = home / ".env"
-    if dotenv_path.is_file() and any(k.upper() == env_name for k in dotenv_values(dotenv_path)):
+    if dotenv_path.is_file() and _dotenv_has(dotenv_path, env_name):
         return Problem(str(dotenv_path), env_name, expected)
     if _toml_has(toml_data, loc):
         section = ".".join(loc[:-1])
         key = f"[{section}] {loc[-1]}" if section else loc[-1]
         return Problem(str(home / "config.toml"), key, expected)
     return Problem("settings", ".".join(loc), expected)
+
+
+def _dotenv_has(path: Path, env_name: str) -> bool:
+    from dotenv import dotenv_values
+
+    return any(name.upper() == env_name for name in dotenv_values(path))
 
 
 def _toml_has(data: dict[str, Any], loc: list[str]) -> bool:

@@ -1,25 +1,19 @@
 """The one settings model, read once at start-up from env, `.env` and `config.toml`.
 
 Sections grow with the features that need them; every section is a plain pydantic
-model so that a typo in `config.toml` is reported instead of silently ignored.
+model so that a typo in `config.toml` is reported instead of silently ignored. Where
+the values come from, and in which order, is `config.sources`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
-from pydantic_settings import (
-    BaseSettings,
-    DotEnvSettingsSource,
-    EnvSettingsSource,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-    TomlConfigSettingsSource,
-)
 
 from config.paths import kioku_home
+from config.sources import gather
 
 
 class Section(BaseModel):
@@ -268,15 +262,14 @@ class WebSettings(Section):
     )
 
 
-class Settings(BaseSettings):
-    """Effective configuration. Sources, highest first: environment, `.env`, `config.toml`."""
+class Settings(BaseModel):
+    """Effective configuration. Sources, highest first: keyword arguments, environment,
+    `.env`, `config.toml` (`config.sources`)."""
 
-    model_config = SettingsConfigDict(
-        env_prefix="KIOKU_",
-        env_nested_delimiter="__",
-        extra="forbid",
-        validate_default=True,
-    )
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+    def __init__(self, **values: Any) -> None:
+        super().__init__(**gather(type(self), kioku_home(), values))
 
     @property
     def home(self) -> Path:
@@ -297,25 +290,3 @@ class Settings(BaseSettings):
     slack: SlackSettings = SlackSettings()
     mcp: McpSettings = McpSettings()
     web: WebSettings = WebSettings()
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        home = kioku_home()
-        return (
-            init_settings,
-            EnvSettingsSource(settings_cls, env_ignore_empty=True),
-            DotEnvSettingsSource(
-                settings_cls,
-                env_file=home / ".env",
-                env_ignore_empty=True,
-                dotenv_filtering="match_prefix",
-            ),
-            TomlConfigSettingsSource(settings_cls, toml_file=home / "config.toml"),
-        )

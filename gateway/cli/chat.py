@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
-from rich.live import Live
-from rich.markdown import Markdown
-from rich.markup import escape
 
 from adapters.cli_protocol import DEFAULT_CONVERSATION, socket_path
 from config.paths import kioku_home
@@ -26,6 +23,9 @@ from gateway.cli.socket_client import (
     NotRunning,
     SocketClient,
 )
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 DEFAULT_TIMEOUT = 600.0
 
@@ -70,6 +70,10 @@ def chat_command(
 
 
 def _interactive(client: SocketClient, conversation: str) -> None:
+    # rich only here: a message sent with -m is printed as plain text.
+    from rich.console import Console
+    from rich.markup import escape
+
     console = Console()
     console.print(
         f"[dim]kioku chat — conversation [bold]{escape(conversation)}[/bold]; "
@@ -102,6 +106,9 @@ def _exchange(client: SocketClient, console: Console, text: str, conversation: s
         reply = client.ask(text, conversation, on_delta=lambda piece: _write(piece))
         _write("\n" if reply and not reply.endswith("\n") else "")
         return
+    from rich.live import Live
+    from rich.markdown import Markdown
+
     written: list[str] = []
     with Live(Markdown(""), console=console, refresh_per_second=12, transient=False) as live:
 

@@ -1,27 +1,57 @@
-"""What the `kioku` commands share: the settings or a clean exit, person ids, report printing."""
+"""What the `kioku` commands share: the settings or a clean exit, person ids, report printing.
+
+Every command module is imported to build `kioku --help`, so a module imports at its top
+only typer and what its options need; the settings, the store, asyncio (`run_async`),
+rich and the SDKs are imported inside the commands that use them
+(tests/gateway/cli/test_startup_imports.py, tests/bench/bench_cli_startup.py).
+"""
 
 from __future__ import annotations
 
 import sys
-from typing import NoReturn
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 
-from config.load import ConfigError, load_settings
-from config.settings import Settings
 from memory.access.people import InvalidPersonId, validate_person_id
-from memory.skills.imports import ImportReport
+
+if TYPE_CHECKING:
+    from config.settings import Settings
+    from config.validated import Essentials
+    from memory.skills.imports import ImportReport
 
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
+T = TypeVar("T")
+
+
+def run_async(work: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run(work)`, asyncio imported by the first command that needs it: importing
+    asyncio costs more than a bare interpreter start, and `kioku --help` or `chat -m` need
+    no event loop."""
+    import asyncio
+
+    return asyncio.run(work)
 
 
 def settings_or_exit() -> Settings:
     """The effective settings; a broken config ends the command with its report, exit 1."""
+    from config.load import ConfigError, load_settings
+
     try:
         return load_settings()
     except ConfigError as exc:
         fail(str(exc))
+
+
+def essentials_or_exit() -> Essentials:
+    """The data folder and notes limits, for a command needing nothing else: from the note
+    of the last validation while the configuration is unchanged, else as `settings_or_exit`
+    (a broken config ends the command with the same report)."""
+    from config.validated import essentials, recall
+
+    return recall() or essentials(settings_or_exit())
 
 
 def fail(message: str, code: int = EXIT_REFUSED) -> NoReturn:

@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 import typer
-from pydantic import SecretStr
 
 from gateway.cli.common import settings_or_exit
 
@@ -41,6 +40,8 @@ SECRET_TABLES = ("env", "headers")
 
 
 def _masked(value: Any, key: str = "") -> Any:
+    from pydantic import SecretStr
+
     if isinstance(value, SecretStr):
         return MASK if value.get_secret_value() else ""
     if isinstance(value, dict) and key in SECRET_TABLES:

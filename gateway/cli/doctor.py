@@ -5,11 +5,9 @@ Exit 0 when nothing is wrong, 1 otherwise; the checks themselves are gateway/che
 
 from __future__ import annotations
 
-import asyncio
-
 import typer
 
-from gateway.checkup import examine
+from gateway.cli.common import run_async
 
 MARKS = {"ok": "ok     ", "note": "note   ", "problem": "PROBLEM"}
 
@@ -27,9 +25,11 @@ def doctor(
 
     It finds what a hand edit broke in state.db, each with its fix; --repair fixes those.
     """
+    from gateway.checkup import examine
+
     if repair:
         _repair()
-    findings = asyncio.run(examine())
+    findings = run_async(examine())
     for finding in findings:
         typer.echo(f"{MARKS[finding.level]} {finding.topic}: {finding.text}")
         if finding.fix:
@@ -46,7 +46,7 @@ def _repair() -> None:
     from gateway.instance import AlreadyRunning
 
     try:
-        outcome = asyncio.run(repair_database())
+        outcome = run_async(repair_database())
     except AlreadyRunning as exc:
         typer.echo(
             f"{exc}: stop it first (`systemctl --user stop kioku`, or Ctrl-C in its terminal), "

@@ -7,21 +7,17 @@ the server on its own, so it works while the daemon runs too.
 
 from __future__ import annotations
 
-import asyncio
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from adapters.cli_protocol import socket_path
-from agent.mcp.manager import describe_server
-from config.logs import configure_from
-from config.settings import McpServerSettings, Settings
-from gateway.cli.common import EXIT_USAGE, fail, settings_or_exit
+from gateway.cli.common import EXIT_USAGE, fail, run_async, settings_or_exit
 from gateway.cli.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
+
+if TYPE_CHECKING:
+    from config.settings import McpServerSettings, Settings
 
 app = typer.Typer(help="Tools from MCP servers: list them, test one.", no_args_is_help=True)
 STATUS_TIMEOUT = 10.0
@@ -32,13 +28,19 @@ def list_command(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Servers, their state and their tools (asks the daemon, or starts each server briefly)."""
+    from config.logs import configure_from
+
     settings = settings_or_exit()
     configure_from(settings)  # a server's warnings (tools left out) go to stderr, not stdout
     live = _daemon_view(settings)
-    servers = live if live is not None else asyncio.run(_probe_all(settings))
+    servers = live if live is not None else run_async(_probe_all(settings))
     if as_json:
         print(json.dumps({"running": live is not None, "servers": servers}, ensure_ascii=False))
         return
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
     console = Console()
     if not servers:
         console.print("No MCP servers configured: add [mcp.servers.<name>] to config.toml.")
@@ -63,6 +65,8 @@ def list_command(
 @app.command("test")
 def test_command(name: str = typer.Argument(..., help="The server's name in config.toml.")) -> None:
     """Start one server, list its tools, stop it; exit 1 with the reason if that fails."""
+    from config.logs import configure_from
+
     settings = settings_or_exit()
     configure_from(settings)
     server = settings.mcp.servers.get(name)
@@ -71,7 +75,7 @@ def test_command(name: str = typer.Argument(..., help="The server's name in conf
         fail(f"no MCP server {name!r} in config.toml (configured: {known})", EXIT_USAGE)
     from agent.mcp.connection import probe
 
-    result = asyncio.run(probe(server, name))
+    result = run_async(probe(server, name))
     if result["state"] != "ok":
         fail(f"{name}: failed: {result['error']}")
     note = "" if server.enabled else " (disabled in config.toml; tested anyway)"
@@ -98,11 +102,15 @@ def _daemon_view(settings: Settings) -> dict[str, Any] | None:
 
 async def _probe_all(settings: Settings) -> dict[str, Any]:
     names = list(settings.mcp.servers)
+    import asyncio
+
     results = await asyncio.gather(*(_probe(settings.mcp.servers[n], n) for n in names))
     return dict(zip(names, results, strict=True))
 
 
 async def _probe(server: McpServerSettings, name: str) -> dict[str, Any]:
+    from agent.mcp.manager import describe_server
+
     described = describe_server(server)
     if not server.enabled:
         return {**described, "state": "disabled", "error": None, "restarts": 0, "tools": []}

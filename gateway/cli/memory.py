@@ -7,7 +7,6 @@ reason on stderr), 2 usage error.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shlex
@@ -15,16 +14,17 @@ import subprocess
 import tempfile
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from config.paths import ensure_home
-from gateway.cli.common import fail, person_id, settings_or_exit
-from memory.access.people import OWNER
-from memory.notes.files import NotesFileError, ensure_directory
-from memory.notes.format import FILE_NAMES, ROLES, TARGETS, NotesState, parse_entries
-from memory.notes.person_notes import NotesResult, PersonNotes
-from memory.notes.render import count_entries
+from gateway.cli.common import essentials_or_exit, fail, person_id, run_async, settings_or_exit
+from memory.access.people import OWNER, person_dir
+
+if TYPE_CHECKING:
+    from memory.notes.format import NotesState
+    from memory.notes.person_notes import NotesResult, PersonNotes
 
 app = typer.Typer(
     help="See and change a person's notes: MEMORY.md (their world) and USER.md (who they are).",
@@ -48,10 +48,21 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Print a person's notes with their usage and any entries blocked from the assistant."""
-    notes = _notes(person)
+    from memory.notes.files import NotesFileError, notes_path, read_notes
+    from memory.notes.format import TARGETS, NotesState
+
+    # Read as PersonNotes.read does, without its event loop (a read takes no lock) and with
+    # the limits of the last validation while the configuration is unchanged: this is the
+    # command scripts poll, so it starts without asyncio and pydantic.
+    known = essentials_or_exit()
+    directory = person_dir(ensure_home(known.home), person)
+    limits = {"memory": known.memory_limit, "user": known.user_limit}
     targets = [target.value] if target else list(TARGETS)
     try:
-        states = [asyncio.run(notes.read(name)) for name in targets]
+        states = [
+            NotesState(name, read_notes(notes_path(directory, name)).entries, limits[name])
+            for name in targets
+        ]
     except NotesFileError as exc:
         fail(str(exc))
     if as_json:
@@ -61,7 +72,7 @@ def show(
         }
         typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
         return
-    typer.echo("\n\n".join(_describe(notes, state) for state in states))
+    typer.echo("\n\n".join(_describe(notes_path(directory, s.target), s) for s in states))
 
 
 @app.command("add")
@@ -71,7 +82,7 @@ def add(
     target: Target = TARGET,
 ) -> None:
     """Add an entry to a notes file."""
-    _report(asyncio.run(_notes(person).add(target.value, text)))
+    _report(run_async(_notes(person).add(target.value, text)))
 
 
 @app.command("replace")
@@ -82,7 +93,7 @@ def replace(
     target: Target = TARGET,
 ) -> None:
     """Replace the one entry containing OLD_TEXT with NEW_TEXT."""
-    _report(asyncio.run(_notes(person).replace(target.value, old_text, new_text)))
+    _report(run_async(_notes(person).replace(target.value, old_text, new_text)))
 
 
 @app.command("remove")
@@ -92,16 +103,19 @@ def remove(
     target: Target = TARGET,
 ) -> None:
     """Remove the one entry containing OLD_TEXT."""
-    _report(asyncio.run(_notes(person).remove(target.value, old_text)))
+    _report(run_async(_notes(person).remove(target.value, old_text)))
 
 
 @app.command("edit")
 def edit(person: str = PERSON, target: Target = TARGET) -> None:
     """Edit a notes file in $EDITOR; the result is checked (limit, safety) before it is saved."""
+    from memory.notes.files import NotesFileError, ensure_directory
+    from memory.notes.format import FILE_NAMES, parse_entries
+
     notes = _notes(person)
     name = FILE_NAMES[target.value]
     try:
-        raw = asyncio.run(notes.read_raw(target.value))
+        raw = run_async(notes.read_raw(target.value))
         ensure_directory(notes.directory)
     except NotesFileError as exc:
         fail(str(exc))
@@ -123,7 +137,7 @@ def edit(person: str = PERSON, target: Target = TARGET) -> None:
         draft.unlink()
         typer.echo(f"No changes; {name} is unchanged.")
         return
-    result = asyncio.run(notes.rewrite(target.value, edited, expected=raw.entries))
+    result = run_async(notes.rewrite(target.value, edited, expected=raw.entries))
     if not result.ok:
         fail(f"{result.message}\n{kept}")
     draft.unlink()
@@ -131,6 +145,8 @@ def edit(person: str = PERSON, target: Target = TARGET) -> None:
 
 
 def _notes(person: str) -> PersonNotes:
+    from memory.notes.person_notes import PersonNotes
+
     settings = settings_or_exit()
     ensure_home(settings.home)
     return PersonNotes(settings.home, person, settings.memory.notes)
@@ -145,10 +161,13 @@ def _report(result: NotesResult) -> None:
         typer.echo(f"The previous file had hand edits that did not round-trip; kept as {path}.")
 
 
-def _describe(notes: PersonNotes, state: NotesState) -> str:
+def _describe(path: Path, state: NotesState) -> str:
+    from memory.notes.format import ROLES
+    from memory.notes.render import count_entries
+
     lines = [
         f"{state.file_name} — {ROLES[state.target]}",
-        f"{notes.path(state.target)}",
+        f"{path}",
         f"{state.usage}, {count_entries(len(state.entries))}"
         + (" — over the limit" if state.over_limit else ""),
     ]

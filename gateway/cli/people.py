@@ -7,27 +7,25 @@ message. Exit codes: 0 done, 1 refused (the reason on stderr), 2 usage error.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-import structlog
 import typer
 
-from config.logs import configure_from
+from config.loggers import get_logger
 from config.paths import ensure_home
-from config.settings import Settings
-from gateway.cli.common import fail, person_id, settings_or_exit
-from gateway.identity import InvalidIdentity, validate_identity
-from memory.access import codes, identities
-from memory.access.forget import CannotForget, ForgetReport, forget_person, survey
-from memory.store.database import Store
+from gateway.cli.common import fail, person_id, run_async, settings_or_exit
+
+if TYPE_CHECKING:
+    from config.settings import Settings
+    from memory.access.forget import ForgetReport
+    from memory.store.database import Store
 
 T = TypeVar("T")
-log = structlog.get_logger("kioku.identity")
+log = get_logger("kioku.identity")
 
 pairing = typer.Typer(
     help="Strangers asking to talk to kioku: list, approve or deny their pairing codes.",
@@ -39,6 +37,8 @@ people = typer.Typer(
 
 
 def _identity(value: str) -> str:
+    from gateway.identity import InvalidIdentity, validate_identity
+
     try:
         return validate_identity(value)
     except InvalidIdentity as exc:
@@ -46,14 +46,18 @@ def _identity(value: str) -> str:
 
 
 def _with_store(settings: Settings, work: Callable[[Store], Awaitable[T]]) -> T:
+    from memory.store.database import Store
+
     async def run() -> T:
         async with await Store.open(ensure_home(settings.home) / "state.db") as store:
             return await work(store)
 
-    return asyncio.run(run())
+    return run_async(run())
 
 
 def _settings() -> Settings:
+    from config.logs import configure_from
+
     settings = settings_or_exit()
     configure_from(settings)
     return settings
@@ -80,6 +84,8 @@ def _kept(identity: str) -> str:
 @pairing.command("list")
 def pairing_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Show the pairing requests waiting for approval (they expire after one hour)."""
+    from memory.access import codes
+
     settings = _settings()
     requests = _with_store(settings, lambda store: codes.pending_pairings(store, time.time()))
     if as_json:
@@ -101,6 +107,8 @@ def pairing_approve(
     ),
 ) -> None:
     """Let a stranger in: as a new person, or with --as as that person."""
+    from memory.access import codes
+
     settings = _settings()
     try:
         approval = _with_store(
@@ -116,6 +124,8 @@ def pairing_approve(
 @pairing.command("deny")
 def pairing_deny(code: str = typer.Argument(..., help="The code to refuse (any case).")) -> None:
     """Refuse a pairing request; that stranger gets no new code for a day."""
+    from memory.access import codes
+
     settings = _settings()
     try:
         request = _with_store(settings, lambda store: codes.deny_pairing(store, code, time.time()))
@@ -131,6 +141,8 @@ def pairing_deny(code: str = typer.Argument(..., help="The code to refuse (any c
 @people.command("list")
 def people_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Show every person and the identities that are theirs."""
+    from memory.access import identities
+
     settings = _settings()
     entries = _with_store(settings, identities.list_people)
     if as_json:
@@ -147,6 +159,8 @@ def people_link(
     to: str = typer.Option(..., "--to", callback=person_id, help="The person (created if new)."),
 ) -> None:
     """Make IDENTITY belong to a person, moving it from whoever had it."""
+    from memory.access import identities
+
     settings = _settings()
     keeps = _owner_keeps(settings)
     try:
@@ -171,6 +185,8 @@ def people_unlink(
     identity: str = typer.Argument(..., callback=_identity, help="e.g. telegram:123456789"),
 ) -> None:
     """Detach IDENTITY from its person; it is a stranger again (the person keeps everything)."""
+    from memory.access import identities
+
     settings = _settings()
     keeps = _owner_keeps(settings)
     try:
@@ -191,6 +207,8 @@ def people_forget(
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
 ) -> None:
     """Remove a person: notes, skills, DM sessions, their words in groups, identities."""
+    from memory.access.forget import CannotForget, forget_person, survey
+
     settings = _settings()
     home = settings.home
 

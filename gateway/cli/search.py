@@ -6,39 +6,36 @@ They open state.db directly (WAL lets them run beside the daemon). Exit codes:
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from collections.abc import Callable
 from contextlib import nullcontext
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import Progress
 
 from config.limits import InputRefused, loads
 from config.paths import ensure_home
-from config.settings import Settings
 from config.text_limits import text_lines
-from gateway.cli.common import EXIT_USAGE, fail, person_id, print_skill_import, settings_or_exit
-from memory.access.people import OWNER, InvalidPersonId, validate_person_id
-from memory.importers.hermes import HermesError
-from memory.importers.hermes_home import (
-    HermesHistory,
-    HermesImport,
-    import_hermes_home,
-    read_hermes_history,
+from gateway.cli.common import (
+    EXIT_USAGE,
+    essentials_or_exit,
+    fail,
+    person_id,
+    print_skill_import,
+    run_async,
+    settings_or_exit,
 )
-from memory.importers.jsonl import Parsed, check_conflicts, export_jsonl, parse_jsonl, store_parsed
-from memory.notes.person_notes import PersonNotes
-from memory.search.ranking import Scope, search
-from memory.skills.library import SkillsLibrary
-from memory.store.database import Store
-from memory.store.records import ImportCounts, SessionResult
+from memory.access.people import OWNER, InvalidPersonId, validate_person_id
+
+if TYPE_CHECKING:
+    from config.settings import Settings
+    from memory.importers.hermes_home import HermesImport
+    from memory.importers.jsonl import Parsed
+    from memory.store.database import Store
+    from memory.store.records import ImportCounts, SessionResult
 
 MAX_PROBLEMS_SHOWN = 50
 PROGRESS_FROM = 5000
@@ -59,8 +56,10 @@ def register(parent: typer.Typer) -> None:
     parent.command("export")(export_command)
 
 
-def _open(settings: Settings) -> Any:
-    return Store.open(ensure_home(settings.home) / "state.db")
+def _open(home: Path) -> Any:
+    from memory.store.database import Store
+
+    return Store.open(ensure_home(home) / "state.db")
 
 
 # -- search ------------------------------------------------------------------------------
@@ -78,13 +77,13 @@ def search_command(
     """Search a person's past sessions (every platform, never anyone else's DMs)."""
     if (query is None) == (queries is None):
         fail("give either a QUERY or --queries FILE (one of the two)", EXIT_USAGE)
-    settings = settings_or_exit()
+    home = essentials_or_exit().home
     if queries is not None:
         batch = _read_queries(queries)
-        asyncio.run(_search_many(settings, batch))
+        run_async(_search_many(home, batch))
         return
     assert query is not None and person is not None
-    results = asyncio.run(_search_one(settings, query, person, limit))
+    results = run_async(_search_one(home, query, person, limit))
     if as_json:
         typer.echo(json.dumps([r.to_json() for r in results], ensure_ascii=False, indent=2))
     else:
@@ -132,16 +131,18 @@ def _query_line(line: str) -> tuple[str, str, int]:
     return person, row["query"], limit
 
 
-async def _search_one(
-    settings: Settings, query: str, person: str, limit: int
-) -> list[SessionResult]:
-    async with await _open(settings) as store:
+async def _search_one(home: Path, query: str, person: str, limit: int) -> list[SessionResult]:
+    from memory.search.ranking import Scope, search
+
+    async with await _open(home) as store:
         await _require_person(store, person)
         return await search(store, query, Scope.of_person(person), limit=limit)
 
 
-async def _search_many(settings: Settings, batch: list[tuple[str, str, int]]) -> None:
-    async with await _open(settings) as store:
+async def _search_many(home: Path, batch: list[tuple[str, str, int]]) -> None:
+    from memory.search.ranking import Scope, search
+
+    async with await _open(home) as store:
         for person in {p for p, _, _ in batch}:
             await _require_person(store, person)
         for person, query, limit in batch:
@@ -155,6 +156,9 @@ async def _require_person(store: Store, person: str) -> None:
 
 
 def _render(results: list[SessionResult], query: str) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+
     console = Console(highlight=False)
     if not results:
         console.print(f"No sessions match {escape(query)!r}.")
@@ -175,6 +179,8 @@ def _render(results: list[SessionResult], query: str) -> None:
 
 def _bold(snippet: str) -> str:
     """`**word**` markers from search become rich bold; everything else is escaped."""
+    from rich.markup import escape
+
     parts = snippet.split("**")
     return "".join(
         escape(p) if i % 2 == 0 else f"[bold yellow]{escape(p)}[/bold yellow]"
@@ -201,14 +207,21 @@ def import_command(
     if not file.exists():
         fail(f"{file} does not exist")
     settings = settings_or_exit()
-    asyncio.run(_import(settings, file, fmt, person or OWNER, skip_invalid))
+    run_async(_import(settings, file, fmt, person or OWNER, skip_invalid))
 
 
 async def _import(
     settings: Settings, file: Path, fmt: Format, person: str, skip_invalid: bool
 ) -> None:
+    import asyncio
+
+    from memory.importers.hermes_home import HermesHistory, import_hermes_home
+    from memory.importers.jsonl import check_conflicts, store_parsed
+    from memory.notes.person_notes import PersonNotes
+    from memory.skills.library import SkillsLibrary
+
     parsed = await asyncio.to_thread(_parse, file, fmt, person)
-    async with await _open(settings) as store:
+    async with await _open(settings.home) as store:
         await check_conflicts(store, parsed)
         if parsed.problems:
             _report_problems(parsed, file, skip_invalid)
@@ -235,6 +248,10 @@ def _print_hermes(report: HermesImport, skipped: int) -> None:
 
 
 def _parse(file: Path, fmt: Format, person: str) -> Parsed:
+    from memory.importers.hermes import HermesError
+    from memory.importers.hermes_home import read_hermes_history
+    from memory.importers.jsonl import parse_jsonl
+
     if fmt is Format.hermes:
         try:
             return read_hermes_history(file, person)
@@ -273,6 +290,9 @@ def _progress(total: int) -> Any:
 
 class _ProgressBar:
     def __init__(self, total: int) -> None:
+        from rich.console import Console
+        from rich.progress import Progress
+
         self.progress = Progress(console=Console(stderr=True), transient=True)
         self.task = self.progress.add_task("importing", total=total)
 
@@ -300,12 +320,13 @@ def export_command(
     person: str = typer.Option(OWNER, "--person", "-p", callback=person_id, help="Whose history."),
 ) -> None:
     """Write a person's sessions as jsonl on stdout (the format `kioku import` reads)."""
-    settings = settings_or_exit()
-    asyncio.run(_export(settings, person))
+    run_async(_export(essentials_or_exit().home, person))
 
 
-async def _export(settings: Settings, person: str) -> None:
-    async with await _open(settings) as store:
+async def _export(home: Path, person: str) -> None:
+    from memory.importers.jsonl import export_jsonl
+
+    async with await _open(home) as store:
         await _require_person(store, person)
         async for line in export_jsonl(store, person):
             sys.stdout.write(line + "\n")

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import typer
 
-from config.logs import configure_from
-from gateway.cli.common import fail, settings_or_exit
+from gateway.cli.common import fail, run_async, settings_or_exit
 
 
 def serve() -> None:
     """Run the daemon in the foreground (Ctrl-C or SIGTERM stops it)."""
+    from config.logs import configure_from
+
     settings = settings_or_exit()
     configure_from(settings)
     # Imported here: the daemon pulls in the agent and the web page, which no other command needs.
@@ -19,7 +18,7 @@ def serve() -> None:
     from gateway.daemon import serve as run_daemon
 
     try:
-        asyncio.run(run_daemon(settings))
+        run_async(run_daemon(settings))
     except StartupError as exc:
         fail(str(exc))
 

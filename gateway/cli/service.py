@@ -7,7 +7,6 @@ import os
 import typer
 
 from gateway.cli.common import EXIT_USAGE, fail, settings_or_exit
-from gateway.service_units import next_steps, render, this_install, unit_path, write_unit
 
 app = typer.Typer(help="Run kioku as a systemd service.", no_args_is_help=True)
 
@@ -21,6 +20,8 @@ def install(
     """Write the systemd unit for this install and print the next steps."""
     if user and system:
         fail("Choose one of --user and --system.", EXIT_USAGE)
+    from gateway.service_units import next_steps, render, this_install, unit_path, write_unit
+
     spec = this_install(settings_or_exit(), system=system)
     path = unit_path(system=system)
     text = render(spec)

@@ -10,23 +10,29 @@ daemon. Exit codes: 0 done, 1 refused (the reason on stderr), 2 usage error.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from config.logs import configure_from
 from config.paths import ensure_home
-from gateway.cli.common import EXIT_USAGE, fail, person_id, print_skill_import, settings_or_exit
+from gateway.cli.common import (
+    EXIT_USAGE,
+    fail,
+    person_id,
+    print_skill_import,
+    run_async,
+    settings_or_exit,
+)
 from memory.access.people import OWNER
-from memory.skills.files import SkillProblem
-from memory.skills.format import SkillError
-from memory.skills.library import ListedSkill, SkillListing, SkillsLibrary
-from memory.skills.proposals import Proposal
+
+if TYPE_CHECKING:
+    from memory.skills.files import SkillProblem
+    from memory.skills.library import ListedSkill, SkillListing, SkillsLibrary
+    from memory.skills.proposals import Proposal
 
 app = typer.Typer(
     help="See and manage skills: the owner's, another person's (--person), the shared (--shared).",
@@ -206,6 +212,9 @@ def _place(person: str | None, shared: bool) -> str | None:
 
 
 def _library() -> SkillsLibrary:
+    from config.logs import configure_from
+    from memory.skills.library import SkillsLibrary
+
     settings = settings_or_exit()
     configure_from(settings)
     ensure_home(settings.home)
@@ -214,8 +223,10 @@ def _library() -> SkillsLibrary:
 
 def _run(work: Any) -> Any:
     """Run one library call; a refusal ends the command with its reason, exit 1."""
+    from memory.skills.format import SkillError
+
     try:
-        return asyncio.run(work)
+        return run_async(work)
     except SkillError as exc:
         fail(str(exc))
 

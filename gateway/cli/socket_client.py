@@ -3,8 +3,8 @@
 A plain blocking socket: these commands run no event loop, and a blocking read is
 what lets Ctrl-C end them at once. What the daemon sends is held to the limits the
 daemon holds its clients to (`MAX_FRAME`, the decode of `cli_protocol`), and a status
-must have the shape the commands print: anything else is a `DaemonError`, never a
-traceback.
+must have the shape the commands print (`status_shape`): anything else is a
+`DaemonError`, never a traceback.
 """
 
 from __future__ import annotations
@@ -14,9 +14,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import Any
 
 from adapters.cli_protocol import (
     DEFAULT_CONVERSATION,
@@ -52,52 +50,6 @@ class NoAnswer(TimeoutError):
     """The daemon did not answer in time."""
 
 
-_Count = Annotated[int, Field(ge=0, lt=2**63)]
-
-
-class _Part(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-
-class _Adapter(_Part):
-    state: str
-    since: str | None = None
-    last_error: str | None = None
-
-
-class _Conversation(_Part):
-    key: str
-    session_id: _Count | None = None
-    queued: _Count = 0
-    busy: bool = False
-
-
-class _Tool(_Part):
-    tool: str
-
-
-class _Server(_Part):
-    state: str
-    transport: str
-    error: str | None = None
-    allow: list[str] = []
-    tools: list[_Tool] = []
-
-
-class _Status(_Part):
-    """The shape `kioku status` and `kioku mcp list` read: what they print must be there."""
-
-    pid: _Count | None = None
-    started_at: str | None = None
-    adapters: dict[str, _Adapter] = {}
-    open_sessions: _Count = 0
-    in_flight: _Count = 0
-    queued: _Count = 0
-    conversations: list[_Conversation] = []
-    database_bytes: _Count = 0
-    mcp: dict[str, _Server] = {}
-
-
 class SocketClient:
     """One connection; `ask` sends a message and returns the complete reply."""
 
@@ -131,14 +83,11 @@ class SocketClient:
         while True:
             frame = self._receive(deadline)
             if frame.get("type") == "status":
-                try:
-                    _Status.model_validate(frame)
-                except ValidationError as exc:
-                    problem = exc.errors()[0]
-                    where = ".".join(map(str, problem["loc"]))
-                    raise DaemonError(
-                        f"kioku sent a status this client cannot read ({where}: {problem['msg']})"
-                    ) from None
+                from gateway.cli.status_shape import status_problem
+
+                problem = status_problem(frame)
+                if problem is not None:
+                    raise DaemonError(f"kioku sent a status this client cannot read ({problem})")
                 return frame
             if frame.get("type") == "error" and "id" not in frame:
                 raise DaemonError(str(frame.get("message")))

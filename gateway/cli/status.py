@@ -13,15 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from adapters.cli_protocol import socket_path
 from config.paths import kioku_home
 from gateway.cli.common import fail
 from gateway.cli.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
-from memory.store.database import bytes_on_disk
 
 EXIT_NOT_RUNNING = 3
 DATABASE = "state.db"
@@ -38,6 +34,8 @@ def status_command(
         with SocketClient(path, STATUS_TIMEOUT) as client:
             status = client.status()
     except NotRunning as exc:
+        from memory.store.database import bytes_on_disk
+
         size = bytes_on_disk(home / DATABASE)
         if as_json:
             report = {"running": False, "socket": str(path), "database_bytes": size}
@@ -54,10 +52,16 @@ def status_command(
     if as_json:
         print(json.dumps({"running": True, **status}, ensure_ascii=False))
         return
-    _show(Console(), status, home)
+    _show(status, home)
 
 
-def _show(console: Console, status: dict[str, Any], home: Path) -> None:
+def _show(status: dict[str, Any], home: Path) -> None:
+    """The status as tables for a person (rich is imported for this alone, not for --json)."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console()
     console.print(
         f"kioku is running (pid {status.get('pid')}, since {_when(status.get('started_at'))})"
     )
@@ -92,6 +96,8 @@ def _show(console: Console, status: dict[str, Any], home: Path) -> None:
 
 def _when(value: Any) -> str:
     """A time the daemon sent, in local time; as sent when no clock can show it."""
+    from rich.markup import escape
+
     if not value:
         return ""
     try:

@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-
 from config.limits import InputRefused
 from config.text_limits import decode_text
 from memory.files import atomic_write, fsync_directory
@@ -91,7 +89,11 @@ def read_notes(path: Path) -> RawNotes:
 
 @contextlib.contextmanager
 def locked(directory: Path, targets: Iterable[Target]) -> Iterator[None]:
-    """Hold the cross-process locks of `targets`, always taken in the same order (no deadlock)."""
+    """Hold the cross-process locks of `targets`, always taken in the same order (no deadlock).
+    filelock is imported here, by writers only: reading notes (`kioku memory show`) takes no
+    lock, and filelock's import costs about half a bare interpreter start."""
+    from filelock import FileLock, Timeout
+
     wanted = set(targets)
     with contextlib.ExitStack() as stack:
         for target in TARGETS:

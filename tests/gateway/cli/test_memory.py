@@ -54,7 +54,7 @@ def test_memory_help_lists_every_command_with_one_line(kioku: Kioku) -> None:
     done = kioku("memory", "--help")
     assert done.returncode == 0
     for command in ("show", "add", "replace", "remove", "edit"):
-        assert re.search(rf"│ {command}\s+\S", done.stdout), done.stdout
+        assert re.search(rf"(?m)^  {command}\s+\S", done.stdout), done.stdout
 
 
 def test_show_json_gives_entries_chars_and_limit_of_both_files(kioku: Kioku) -> None:

@@ -43,7 +43,7 @@ def test_skills_help_lists_every_command(kioku: Kioku) -> None:
     done = kioku("skills", "--help")
     assert done.returncode == 0
     for command in ("list", "show", "promote", "delete", "import", "pending", "approve", "reject"):
-        assert re.search(rf"│ {command}\s+\S", done.stdout), done.stdout
+        assert re.search(rf"(?m)^  {command}\s+\S", done.stdout), done.stdout
 
 
 def test_list_shows_own_and_shared_with_shadowing_usage_and_skipped_folders(

@@ -1,0 +1,131 @@
+"""A note in KIOKU_HOME that the configuration, exactly as it is now, was found valid.
+
+Validating the settings imports pydantic and builds every model: about three bare
+interpreter starts, more than all the rest of `kioku search` or `kioku memory show`,
+which need nothing from the settings but the data folder and the notes limits. So each
+time `load_settings` succeeds it writes `.settings-validated` with a digest of
+everything the settings are made from (config.toml and .env byte for byte, every
+`KIOKU_` variable, the code that reads and checks them, pydantic's version) and those
+few values; a quick command takes them from the note while the digest still matches,
+and otherwise validates as every command does, with the same report when something is
+wrong. The note holds no secret: a digest and two numbers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from importlib.util import find_spec
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from config.paths import kioku_home
+
+if TYPE_CHECKING:
+    from config.settings import Settings
+
+RECORD = ".settings-validated"
+READ_AT_MOST = 2 * 1_048_576
+"""Of config.toml and .env, more than `config.load.MAX_FILE_BYTES`."""
+CONFIG_CODE = Path(__file__).parent
+"""config/: what reads, merges and checks the settings (a new kioku validates anew)."""
+
+
+@dataclass(frozen=True)
+class Essentials:
+    """What the quick commands take from settings known to be valid."""
+
+    home: Path
+    memory_limit: int
+    user_limit: int
+
+
+def essentials(settings: Settings) -> Essentials:
+    notes = settings.memory.notes
+    return Essentials(settings.home, notes.memory_limit, notes.user_limit)
+
+
+def remember(settings: Settings) -> None:
+    """Note that the configuration as it is now is valid; the home is not created for it,
+    and a note that cannot be written only means the next command validates again."""
+    home = settings.home
+    path = home / RECORD
+    if not home.is_dir():
+        return
+    known = essentials(settings)
+    try:
+        record = {
+            "digest": digest(home),
+            "memory_limit": known.memory_limit,
+            "user_limit": known.user_limit,
+        }
+        data = json.dumps(record, sort_keys=True).encode()
+        if path.is_file() and path.read_bytes() == data:
+            return
+    except OSError:
+        return
+    scratch = home / f"{RECORD}.{os.getpid()}"
+    try:
+        descriptor = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(data)
+        os.replace(scratch, path)
+    except OSError:
+        scratch.unlink(missing_ok=True)
+
+
+def recall() -> Essentials | None:
+    """The noted values when nothing the settings are made from changed since they were
+    found valid; None when something did (or there is no note): then validate."""
+    home = kioku_home()
+    try:
+        record = json.loads((home / RECORD).read_bytes())
+        if record["digest"] != digest(home):
+            return None
+        memory_limit, user_limit = record["memory_limit"], record["user_limit"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not all(type(value) is int for value in (memory_limit, user_limit)):
+        return None
+    return Essentials(home, memory_limit, user_limit)
+
+
+def digest(home: Path) -> str:
+    """A digest of every input of the settings: the two files, the `KIOKU_` variables,
+    config/'s code and pydantic's version (`OSError` when a file cannot be read)."""
+    inputs: list[tuple[str, bytes]] = [
+        (f"code:{path.name}", path.read_bytes()) for path in sorted(CONFIG_CODE.glob("*.py"))
+    ]
+    inputs.append(("pydantic", _pydantic_version()))
+    for name in ("config.toml", ".env"):
+        inputs.append((f"file:{name}", _head(home / name)))
+    inputs += sorted(
+        (f"env:{name}", value.encode("utf-8", "surrogateescape"))
+        for name, value in os.environ.items()
+        if name.upper().startswith("KIOKU_")
+    )
+    hashed = hashlib.sha256()
+    for label, value in inputs:
+        for part in (label.encode("utf-8", "surrogateescape"), value):
+            hashed.update(len(part).to_bytes(8, "big"))
+            hashed.update(part)
+    return hashed.hexdigest()
+
+
+def _head(path: Path) -> bytes:
+    """The file's bytes, up to a bound past what `load_settings` accepts: a file that long
+    was never found valid, and its head differs from any file that was."""
+    if not path.exists():
+        return b"\0absent"
+    with path.open("rb") as file:
+        return file.read(READ_AT_MOST)
+
+
+def _pydantic_version() -> bytes:
+    """pydantic's version.py as installed, found without importing pydantic."""
+    spec = find_spec("pydantic")
+    if spec is None or spec.origin is None:
+        return b"\0absent"
+    return Path(spec.origin).with_name("version.py").read_bytes()

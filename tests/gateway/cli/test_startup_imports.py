@@ -1,0 +1,92 @@
+"""`kioku` starts at once: a command imports what it uses and nothing else.
+
+Each case runs a fresh interpreter, the way the console script starts, and lists the
+heavy packages it loaded. How long that takes is `tests/bench/bench_cli_startup.py`;
+this only guards which imports happen, so it cannot flake on a busy machine.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from config.paths import ensure_home
+
+HEAVY = (
+    "anthropic",
+    "openai",
+    "mcp",
+    "discord",
+    "telegram",
+    "slack_bolt",
+    "slack_sdk",
+    "jsonschema",
+    "aiohttp",
+    "pydantic_settings",
+)
+"""Packages no command in these cases uses: SDKs, servers, and the schema validator."""
+
+LOADED = """
+import json, sys
+from typer.testing import CliRunner
+from gateway.cli.app import app
+result = CliRunner().invoke(app, {args!r})
+heavy = {heavy!r}
+print(json.dumps({{"exit": result.exit_code, "output": result.output,
+    "loaded": sorted({{m.split(".")[0] for m in sys.modules}} & set(heavy)),
+    "modules": sorted(sys.modules)}}))
+"""
+
+
+def run(args: list[str], env: dict[str, str] | None = None) -> dict[str, object]:
+    """What a fresh interpreter loaded while running `kioku ARGS`."""
+    code = LOADED.format(args=args, heavy=HEAVY)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_importing_the_cli_and_its_help_loads_no_sdk_and_no_settings() -> None:
+    seen = run(["--help"])
+    assert seen["exit"] == 0 and "memory" in str(seen["output"])
+    assert seen["loaded"] == []
+    modules = set(seen["modules"])  # type: ignore[arg-type]
+    assert not modules & {"pydantic", "rich", "structlog", "asyncio", "aiosqlite"}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["memory", "show", "--json"],
+        ["search", "anything", "--json"],
+        ["status", "--json"],
+        ["chat", "-m", "hi"],
+        ["config", "check"],
+        ["people", "list", "--json"],
+        ["skills", "list", "--json"],
+    ],
+)
+def test_a_command_loads_no_sdk(args: list[str]) -> None:
+    seen = run(args)
+    assert seen["loaded"] == [], seen["output"]
+
+
+def test_a_message_from_a_script_needs_neither_pydantic_nor_rich() -> None:
+    modules = set(run(["chat", "-m", "hi"])["modules"])  # type: ignore[arg-type]
+    assert not modules & {"pydantic", "rich", "structlog"}
+
+
+@pytest.mark.parametrize("args", [["memory", "show", "--json"], ["search", "x", "--json"]])
+def test_with_the_configuration_unchanged_a_quick_command_needs_no_pydantic(
+    args: list[str], home: Path
+) -> None:
+    ensure_home(home)
+    assert run(["config", "check"])["exit"] == 0  # validates, and notes it
+    seen = run(args)
+    assert "pydantic" not in set(seen["modules"])  # type: ignore[arg-type]

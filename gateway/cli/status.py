@@ -34,7 +34,7 @@ def status_command(
         with SocketClient(path, STATUS_TIMEOUT) as client:
             status = client.status()
     except NotRunning as exc:
-        from memory.store.database import bytes_on_disk
+        from memory.store.files_on_disk import bytes_on_disk
 
         size = bytes_on_disk(home / DATABASE)
         if as_json:

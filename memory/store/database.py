@@ -277,18 +277,6 @@ class Store:
         )
 
 
-def bytes_on_disk(path: Path) -> int:
-    """The database at `path` with its WAL and shared-memory files, as it takes space on
-    disk; readable without opening it (for `kioku status` when the daemon is down)."""
-    total = 0
-    for suffix in ("", "-wal", "-shm"):
-        try:
-            total += path.with_name(path.name + suffix).stat().st_size
-        except FileNotFoundError:
-            continue
-    return total
-
-
 async def connect(path: Path) -> aiosqlite.Connection:
     """A connection to state.db as every kioku connection is set up (the store's own use)."""
     db = await aiosqlite.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)

@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import aiosqlite
-import structlog
 
-log = structlog.get_logger("kioku.store")
+from config.loggers import get_logger
+
+log = get_logger("kioku.store")
 
 CHECKPOINT_EVERY = 8  # WAL syncs between background checkpoints
 WAL_RESTART_FRAMES = 8192  # 32 MiB of 4 KiB pages

@@ -78,12 +78,15 @@ def search_command(
     if (query is None) == (queries is None):
         fail("give either a QUERY or --queries FILE (one of the two)", EXIT_USAGE)
     home = essentials_or_exit().home
+    batch = _read_queries(queries) if queries is not None else [(person, query or "", limit)]
+    answered = _search_current(home, batch)
+    if answered is None:
+        answered = run_async(_search_opened(home, batch))
     if queries is not None:
-        batch = _read_queries(queries)
-        run_async(_search_many(home, batch))
+        for results in answered:
+            sys.stdout.write(json.dumps([r.to_json() for r in results], ensure_ascii=False) + "\n")
         return
-    assert query is not None and person is not None
-    results = run_async(_search_one(home, query, person, limit))
+    results = answered[0]
     if as_json:
         typer.echo(json.dumps([r.to_json() for r in results], ensure_ascii=False, indent=2))
     else:
@@ -131,28 +134,45 @@ def _query_line(line: str) -> tuple[str, str, int]:
     return person, row["query"], limit
 
 
-async def _search_one(home: Path, query: str, person: str, limit: int) -> list[SessionResult]:
-    from memory.search.ranking import Scope, search
+def _search_current(
+    home: Path, batch: list[tuple[str, str, int]]
+) -> list[list[SessionResult]] | None:
+    """The answers, read straight from a state.db already in this kioku's layout; None
+    when it is not (then the store is opened, and upgrades it)."""
+    from contextlib import closing
 
-    async with await _open(home) as store:
-        await _require_person(store, person)
-        return await search(store, query, Scope.of_person(person), limit=limit)
+    from memory.search.ranking import Scope, search_in
+    from memory.store.quick_read import open_current, person_exists
+
+    path = home / "state.db"
+    db = open_current(path)
+    if db is None:
+        return None
+    with closing(db):
+        for person in {p for p, _, _ in batch}:
+            if not person_exists(db, person):
+                _no_person(person, path)
+        return [search_in(db, q, Scope.of_person(p), limit=n) for p, q, n in batch]
 
 
-async def _search_many(home: Path, batch: list[tuple[str, str, int]]) -> None:
+async def _search_opened(
+    home: Path, batch: list[tuple[str, str, int]]
+) -> list[list[SessionResult]]:
     from memory.search.ranking import Scope, search
 
     async with await _open(home) as store:
         for person in {p for p, _, _ in batch}:
             await _require_person(store, person)
-        for person, query, limit in batch:
-            results = await search(store, query, Scope.of_person(person), limit=limit)
-            sys.stdout.write(json.dumps([r.to_json() for r in results], ensure_ascii=False) + "\n")
+        return [await search(store, q, Scope.of_person(p), limit=n) for p, q, n in batch]
 
 
 async def _require_person(store: Store, person: str) -> None:
     if await store.get_person(person) is None:
-        fail(f"no person {person!r} in {store.path}; persons appear when they first talk or import")
+        _no_person(person, store.path)
+
+
+def _no_person(person: str, path: Path) -> None:
+    fail(f"no person {person!r} in {path}; persons appear when they first talk or import")
 
 
 def _render(results: list[SessionResult], query: str) -> None:

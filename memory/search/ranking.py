@@ -29,7 +29,7 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory.search.candidates import find, idf
 from memory.search.scope import Scope, resolve
@@ -42,10 +42,20 @@ from memory.search.words import (
     query_words,
     spellings,
 )
-from memory.store.database import Store
 from memory.store.records import ContextTurn, Hit, SessionResult, from_epoch
 
-__all__ = ["Scope", "light_stem", "match_terms", "query_words", "search", "spellings"]
+if TYPE_CHECKING:
+    from memory.store.database import Store
+
+__all__ = [
+    "Scope",
+    "light_stem",
+    "match_terms",
+    "query_words",
+    "search",
+    "search_in",
+    "spellings",
+]
 
 HITS_PER_SESSION = 3
 SNIPPET_CHARS = 200
@@ -65,6 +75,17 @@ async def search(
     if not words or limit <= 0:
         return []
     return await store.read(functools.partial(_search, words, scope, limit, context))
+
+
+def search_in(
+    db: sqlite3.Connection, query: str, scope: Scope, *, limit: int = 10, context: int = 2
+) -> list[SessionResult]:
+    """`search` on a plain connection, for a short-lived command that reads state.db
+    without opening the store (see memory.store.quick_read)."""
+    words = _searched(query_words(query))
+    if not words or limit <= 0:
+        return []
+    return _search(words, scope, limit, context, db)
 
 
 def _search(

@@ -19,6 +19,7 @@ import aiosqlite
 
 from memory.access.people import OWNER
 from memory.search.segment import segment, stored_form
+from memory.store import schema
 from memory.store.layout import layout_version
 from memory.store.schema import FTS_TABLE, SCOPE_TOKEN
 
@@ -421,7 +422,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _v6_web,
     _v7_open_index,
 )
-SCHEMA_VERSION = len(MIGRATIONS)
+SCHEMA_VERSION = schema.SCHEMA_VERSION
 
 
 class SchemaVersionError(RuntimeError):

@@ -25,6 +25,9 @@ import functools
 
 from memory.store.records import ROLES
 
+# The `user_version` of a state.db in this layout: one per migration in
+# `memory.store.migrations.MIGRATIONS` (a test holds the two together).
+SCHEMA_VERSION = 7
 FTS_TABLE = "messages_fts"
 # How `turns.role` stores a role: its position in `records.ROLES`.
 ROLE_CODES = {role: code for code, role in enumerate(ROLES)}

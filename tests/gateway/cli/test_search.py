@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+import shutil
+import sqlite3
 import subprocess
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
+from memory.store import schema
 from tests.helpers.history_files import LINES, make_hermes_home, write_jsonl
+from tests.helpers.paths import DATA
 
 Kioku = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -157,3 +162,21 @@ def test_importing_a_missing_file_is_refused(kioku: Kioku, tmp_path: Path) -> No
     done = kioku("import", str(tmp_path / "nope.jsonl"))
     assert done.returncode == 1
     assert "does not exist" in done.stderr
+
+
+def test_search_reads_a_current_database_and_upgrades_an_old_one_first(
+    kioku: Kioku, home: Path
+) -> None:
+    """A v6 file is opened through the store (which upgrades it); after that, the file is
+    current and read straight, with the same answers."""
+    home.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(DATA / "state-v6.db", home / "state.db")
+    first = kioku("search", "Kyoto", "--json")
+    assert first.returncode == 0, first.stderr
+    with closing(sqlite3.connect(home / "state.db")) as db:
+        (version,) = db.execute("PRAGMA user_version").fetchone()
+    assert version == schema.SCHEMA_VERSION
+    again = kioku("search", "Kyoto", "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout) == json.loads(first.stdout) != []
+    assert kioku("search", "Kyoto", "--person", "nobody").returncode == 1

@@ -154,3 +154,7 @@ async def test_each_layout_is_told_by_its_tables(tmp_path: Path) -> None:
         for target in range(1, migrations.SCHEMA_VERSION + 1):
             await migrations.migrate(db, target=target)
             assert await layout_version(db) == target
+
+
+def test_the_layouts_version_is_one_per_migration() -> None:
+    assert len(migrations.MIGRATIONS) == schema.SCHEMA_VERSION

@@ -1,0 +1,38 @@
+"""Reading state.db from a short-lived command, without the store's machinery.
+
+`Store.open` starts a writer, a checkpointer and a pool of readers, and migrates an old
+file: right for the daemon, a fifth of a second too much for `kioku search` on a file
+that is already current. `open_current` gives a plain read-only connection when the
+file is in this kioku's layout, and None otherwise (the caller then opens the store,
+which upgrades it, or reports why it cannot).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from memory.store.schema import SCHEMA_VERSION
+
+BUSY_TIMEOUT_S = 30.0
+
+
+def open_current(path: Path) -> sqlite3.Connection | None:
+    """A read-only connection to state.db at `path` if it exists in the current layout."""
+    if not path.is_file():
+        return None
+    db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
+    try:
+        db.execute("PRAGMA query_only = 1")
+        (version,) = db.execute("PRAGMA user_version").fetchone()
+    except sqlite3.DatabaseError:
+        db.close()
+        return None
+    if version != SCHEMA_VERSION:
+        db.close()
+        return None
+    return db
+
+
+def person_exists(db: sqlite3.Connection, person: str) -> bool:
+    return db.execute("SELECT 1 FROM persons WHERE id = ?", (person,)).fetchone() is not None

@@ -135,17 +135,21 @@ def _newest_by_token(
 ) -> list[Any]:
     """Per expression, the newest `PER_WORD` turns holding it AND one of the scope tokens:
     (expression index counted from `first`, id). Some may be unreadable: `find` reads
-    only the readable ones."""
+    only the readable ones.
+
+    FTS5 walks an AND oldest first by skipping through its doclists, but newest first
+    it reads the long ones (a common word's) whole; with a small scope, all of its
+    holders are few, so they are read in order and the newest kept here.
+    """
     tokens = "(" + " OR ".join(f'"{SCOPE_MARK}{s}"' for s in reach.scopes) + ")"
-    rows = db.execute(
-        " UNION ALL ".join(
-            f"SELECT * FROM (SELECT {index}, rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? "
-            f"AND rowid < ? ORDER BY rowid DESC LIMIT {PER_WORD})"
-            for index in range(first, first + len(expressions))
-        ),
-        [p for e in expressions for p in (f"{tokens} AND {e}", _bound(before))],
-    )
-    return list(rows)
+    rows: list[Any] = []
+    for index, expression in enumerate(expressions, first):
+        ids = db.execute(
+            f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? AND rowid < ?",
+            (f"{tokens} AND {expression}", _bound(before)),
+        ).fetchall()
+        rows += [(index, rowid) for (rowid,) in reversed(ids[-PER_WORD:])]
+    return rows
 
 
 def _bound(before: int | None) -> int:

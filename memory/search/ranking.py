@@ -71,27 +71,18 @@ async def search(
     store: Store, query: str, scope: Scope, *, limit: int = 10, context: int = 2
 ) -> list[SessionResult]:
     """Sessions matching `query` within `scope`, best first (at most `limit`)."""
-    words = _searched(query_words(query))
-    if not words or limit <= 0:
-        return []
-    return await store.read(functools.partial(_search, words, scope, limit, context))
+    return await store.read(lambda db: search_in(db, query, scope, limit=limit, context=context))
 
 
 def search_in(
     db: sqlite3.Connection, query: str, scope: Scope, *, limit: int = 10, context: int = 2
 ) -> list[SessionResult]:
-    """`search` on a plain connection, for a short-lived command that reads state.db
-    without opening the store (see memory.store.quick_read)."""
+    """`search` on a plain connection: the store runs it in one hop to a read connection
+    (see memory.store.read_pool), and a short-lived command that reads state.db without
+    opening the store calls it directly (see memory.store.quick_read)."""
     words = _searched(query_words(query))
     if not words or limit <= 0:
         return []
-    return _search(words, scope, limit, context, db)
-
-
-def _search(
-    words: list[Word], scope: Scope, limit: int, context: int, db: sqlite3.Connection
-) -> list[SessionResult]:
-    """The whole search, run in one hop to a read connection (see memory.store.read_pool)."""
     reach = resolve(db, scope)
     if not reach.scopes:
         return []

@@ -47,8 +47,6 @@ from memory.store.writer import GroupCommitWriter, Op
 
 T = TypeVar("T")
 
-BUSY_TIMEOUT_MS = 30_000
-
 
 class Store:
     """Owns state.db: the single group-commit writer, the checkpointer and a pool of
@@ -68,7 +66,7 @@ class Store:
         for reader in readers:
             self._readers.put_nowait(reader)
         self._checkpointer = checkpointer
-        self._read_pool = ReadPool(path, len(readers), BUSY_TIMEOUT_MS / 1000)
+        self._read_pool = ReadPool(path, len(readers), schema.BUSY_TIMEOUT_S)
         self._writer = GroupCommitWriter(writer, path, checkpointer)
         self._closed = False
 
@@ -279,11 +277,11 @@ class Store:
 
 async def connect(path: Path) -> aiosqlite.Connection:
     """A connection to state.db as every kioku connection is set up (the store's own use)."""
-    db = await aiosqlite.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+    db = await aiosqlite.connect(path, isolation_level=None, timeout=schema.BUSY_TIMEOUT_S)
     try:
         for pragma in schema.CONNECTION_PRAGMAS:
             await db.execute(pragma)
-        await db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        await db.execute(f"PRAGMA busy_timeout = {int(schema.BUSY_TIMEOUT_S * 1000)}")
     except BaseException:
         # Its worker thread would otherwise keep the process alive (e.g. state.db is
         # not a database): the caller must be able to report the error and exit.

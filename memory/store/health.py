@@ -24,11 +24,10 @@ from typing import Any
 import aiosqlite
 
 from memory.search.segment import segment, stored_form
-from memory.store import migrations
+from memory.store import migrations, schema
 from memory.store.layout import layout_version
 from memory.store.schema import FTS_TABLE
 
-BUSY_TIMEOUT_S = 30.0
 # Turns read at a time while their indexed text is recomputed.
 BODY_ROWS = 5000
 # Kinds of kioku's objects that `repair` re-creates when they are gone: nothing in them
@@ -167,10 +166,10 @@ async def _connection(path: Path) -> AsyncIterator[aiosqlite.Connection]:
     """A connection that neither creates the file nor migrates it; the views of the layouts
     before v7 call `kioku_segment`, so it is registered."""
     db = await aiosqlite.connect(
-        f"{path.as_uri()}?mode=rw", uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_S
+        f"{path.as_uri()}?mode=rw", uri=True, isolation_level=None, timeout=schema.BUSY_TIMEOUT_S
     )
     try:
-        await db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        await db.execute(f"PRAGMA busy_timeout = {int(schema.BUSY_TIMEOUT_S * 1000)}")
         await db.create_function(migrations.SEGMENT_FUNCTION, 1, segment, deterministic=True)
         yield db
     finally:

@@ -476,7 +476,6 @@ async def migrate(db: aiosqlite.Connection, target: int = SCHEMA_VERSION) -> int
     again from its start at the next open. A `user_version` that disagrees with the
     tables (see `memory.store.layout`) is refused before anything is run.
     """
-    await db.create_function(SEGMENT_FUNCTION, 1, segment, deterministic=True)
     while True:
         await db.execute("BEGIN IMMEDIATE")
         try:
@@ -489,6 +488,7 @@ async def migrate(db: aiosqlite.Connection, target: int = SCHEMA_VERSION) -> int
             if version >= target:
                 await db.execute("COMMIT")
                 return version
+            await db.create_function(SEGMENT_FUNCTION, 1, segment, deterministic=True)
             await MIGRATIONS[version](db)
             await db.execute(f"PRAGMA user_version = {version + 1}")
             await db.execute("COMMIT")

@@ -12,9 +12,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from memory.store.schema import SCHEMA_VERSION
-
-BUSY_TIMEOUT_S = 30.0
+from memory.store.schema import BUSY_TIMEOUT_S, SCHEMA_VERSION
 
 
 def open_current(path: Path) -> sqlite3.Connection | None:

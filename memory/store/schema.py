@@ -29,6 +29,8 @@ from memory.store.records import ROLES
 # `memory.store.migrations.MIGRATIONS` (a test holds the two together).
 SCHEMA_VERSION = 7
 FTS_TABLE = "messages_fts"
+# How long any connection to state.db waits for another's lock before giving up.
+BUSY_TIMEOUT_S = 30.0
 # How `turns.role` stores a role: its position in `records.ROLES`.
 ROLE_CODES = {role: code for code, role in enumerate(ROLES)}
 # Set on every connection to state.db. Debian builds SQLite with secure_delete on:

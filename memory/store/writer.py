@@ -55,7 +55,6 @@ CHUNK = 64  # turns per INSERT statement
 # Index rows per INSERT statement: FTS5 writes out a segment at the end of each
 # multi-row statement, so a transaction's index rows go in as one statement.
 INDEX_CHUNK = 1000
-BUSY_TIMEOUT_S = 30.0
 
 
 class UnknownSession(LookupError):
@@ -250,7 +249,7 @@ class _AppendConnection:
 
     def _open(self) -> sqlite3.Connection:
         db = sqlite3.connect(
-            self.path, isolation_level=None, timeout=BUSY_TIMEOUT_S, cached_statements=256
+            self.path, isolation_level=None, timeout=schema.BUSY_TIMEOUT_S, cached_statements=256
         )
         for pragma in (*schema.CONNECTION_PRAGMAS, *schema.WRITER_PRAGMAS):
             db.execute(pragma)

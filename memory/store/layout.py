@@ -19,6 +19,7 @@ def _named(name: str, condition: str = "") -> str:
 
 # What each version's migration leaves, newest first (see memory.store.migrations).
 MARKS: tuple[tuple[int, str], ...] = (
+    (8, _named("retention")),
     (7, "SELECT 1 FROM pragma_table_info('turns') WHERE name = 'body'"),
     (6, _named("web_tokens")),
     (5, _named(FTS_TABLE, " AND sql LIKE '%detail=none%'")),

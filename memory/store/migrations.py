@@ -413,6 +413,23 @@ async def _v7_open_index(db: aiosqlite.Connection) -> None:
     )
 
 
+async def _v8_retention(db: aiosqlite.Connection) -> None:
+    """How long each person's history is kept, where they chose other than `history.keep_days`.
+
+    `keep_days` 0 is "forever" (a person may keep everything while the default is 90
+    days); a person without a row follows the setting.
+    """
+    await run_script(
+        db,
+        """
+        CREATE TABLE retention (
+            person_id TEXT PRIMARY KEY REFERENCES persons(id) ON DELETE CASCADE,
+            keep_days INTEGER NOT NULL CHECK (keep_days >= 0)
+        ) WITHOUT ROWID;
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_core,
     _v2_search_index,
@@ -421,6 +438,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _v5_lean_index,
     _v6_web,
     _v7_open_index,
+    _v8_retention,
 )
 SCHEMA_VERSION = schema.SCHEMA_VERSION
 

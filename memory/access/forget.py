@@ -7,9 +7,10 @@ codes and pairing requests, lockout counters, and `people/<person>/` (notes and
 skills). Group sessions themselves stay: they belong to the group, and kioku's own
 replies in them are the group's history.
 
-The database part is one transaction; the folder goes after it, so a failure there
-leaves a state that running `forget` again finishes (a person without a row but with
-a folder is still forgettable).
+The database part is one transaction, scrubbed as any deletion of history is (see
+`memory.history.scrub`: nothing of the deleted text stays in state.db's pages, index
+or WAL); the folder goes after it, so a failure there leaves a state that running
+`forget` again finishes (a person without a row but with a folder is still forgettable).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 import aiosqlite
 
 from memory.access.people import OWNER, person_dir
+from memory.history.scrub import scrubbing
 from memory.store.database import Store
 
 
@@ -92,7 +94,12 @@ async def forget_person(store: Store, home: Path, person: str) -> ForgetReport:
         await db.execute("DELETE FROM persons WHERE id = ?", (person,))
         return report
 
-    report = await store.write(op)
+    async def scrubbed(db: aiosqlite.Connection) -> ForgetReport:
+        async with scrubbing(db):
+            return await op(db)
+
+    report = await store.write(scrubbed)
+    await store.truncate_wal()
     if folder is not None:
         await asyncio.to_thread(shutil.rmtree, folder)
     return replace(report, folder=folder)

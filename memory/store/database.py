@@ -78,7 +78,7 @@ class Store:
         try:
             before = await migrations.user_version(writer)
             if await migrations.migrate(writer) > before:
-                await _give_back_free_pages(writer)
+                await _after_upgrade(writer, before)
             for pragma in schema.WRITER_PRAGMAS:
                 await writer.execute(pragma)
         except BaseException:
@@ -124,6 +124,11 @@ class Store:
         For `memory` modules only: the layers above call their named functions instead.
         """
         return await self._writer.write(op)
+
+    async def truncate_wal(self) -> bool:
+        """Fold the WAL into state.db and cut it to zero bytes (after a deletion, so no old
+        frame keeps the deleted text); False if readers held it (the next checkpoint will)."""
+        return await self._writer.truncate_wal()
 
     async def ensure_person(self, person: str, display_name: str | None = None) -> Person:
         """The person `person`, created if missing; a missing display name is filled in."""
@@ -304,10 +309,17 @@ def unreadable(path: Path) -> str | None:
     return None
 
 
-async def _give_back_free_pages(db: aiosqlite.Connection) -> None:
-    """After a migration that rebuilt a table, shrink the file if a quarter of it is free."""
+# From this version on, every connection zeroes deleted cells in place (secure_delete
+# FAST); a state.db written before kept them in its pages' free space.
+ZEROED_SINCE = 8
+
+
+async def _after_upgrade(db: aiosqlite.Connection, before: int) -> None:
+    """After migrating: VACUUM once when coming from before `ZEROED_SINCE` (every page
+    rewritten, so a later deletion leaves nothing of old deletions behind), or when a
+    rebuilt table left a quarter of the file free."""
     free = await _scalar(db, "PRAGMA freelist_count")
-    if free * 4 > await _scalar(db, "PRAGMA page_count"):
+    if 0 < before < ZEROED_SINCE or free * 4 > await _scalar(db, "PRAGMA page_count"):
         await db.execute("VACUUM")
 
 

@@ -31,6 +31,7 @@ log = get_logger("kioku.store")
 
 CHECKPOINT_EVERY = 8  # WAL syncs between background checkpoints
 WAL_RESTART_FRAMES = 8192  # 32 MiB of 4 KiB pages
+TRUNCATE_ATTEMPTS = 3  # each waits up to the busy timeout for readers
 
 Done = list[tuple[asyncio.Future[Any], Any]]
 
@@ -134,6 +135,22 @@ class Checkpointer:
         async with self._lock:
             copied = await _checkpoint_or_log(writer)
         self.restart_wanted = copied is not None and bool(copied[0])
+
+    async def truncate(self) -> bool:
+        """Copy all of the WAL into the database and cut the file to zero bytes, so no
+        frame of it keeps what a deletion removed. Waits (the busy timeout, a few times)
+        for readers still on old frames; False if they never let go, or on an error."""
+        async with self._lock:
+            for _ in range(TRUNCATE_ATTEMPTS):
+                try:
+                    (row,) = await self.db.execute_fetchall("PRAGMA wal_checkpoint(TRUNCATE)")
+                except sqlite3.Error as exc:
+                    log.warning("wal_truncate_failed", error=str(exc))
+                    return False
+                if not row[0]:
+                    return True
+        log.warning("wal_truncate_busy", hint="readers kept the log; the next checkpoint cuts it")
+        return False
 
     async def close(self) -> None:
         self._closing = True

@@ -112,6 +112,10 @@ class GroupCommitWriter:
         self._wake.set()
         return await future
 
+    async def truncate_wal(self) -> bool:
+        """See `Checkpointer.truncate`."""
+        return await self._checkpointer.truncate()
+
     async def close(self) -> None:
         """Commit and sync everything already queued, then stop."""
         self._stopping = True

@@ -1,5 +1,6 @@
-"""A real v6 state.db (tests/data/state-v6.db, made by kioku 74eee6b) upgrades to the current schema in place:
-every turn kept as it was, searchable within its scope, and a cut-short upgrade resumes."""
+"""A real v6 state.db (tests/data/state-v6.db, made by kioku 74eee6b) upgrades to the current
+schema in place: every turn kept as it was, searchable within its scope, and a cut-short
+upgrade resumes."""
 
 from __future__ import annotations
 

@@ -1,0 +1,403 @@
+"""The one way history leaves state.db: `survey` says what a selection takes, `erase`
+takes exactly that and makes it unreadable.
+
+Every path (the CLI, the web page, /undo and /history in chat, the model's
+`history_delete` tool, the retention sweep) surveys first, shows or logs the plan,
+then erases it. Between the two the plan is fixed: `erase` removes the sessions and
+turns listed, re-checked inside its transaction against the asker's rights and
+against ids SQLite may have given to newer rows, and nothing newer.
+
+A session that keeps some turns loses its title and summary, which may quote what
+went (a compaction summary is stored as the session's summary). An open session that
+loses turns is ended, so the daemon starts the conversation afresh instead of going
+on from a copy that still holds them; `keep_open` is for the daemon's /undo, which
+removes the same turns from its live copy itself.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+import aiosqlite
+
+from memory.history.scrub import scrubbing
+from memory.history.selection import Asker, NotAllowed, Selection
+from memory.store.database import Store
+from memory.store.records import ROLES, Kind, Role, from_epoch, to_epoch
+
+PREVIEW_CHARS = 80
+END_REASON = "history_deleted"
+
+
+class UnknownHistory(LookupError):
+    """A session or message id that state.db does not hold."""
+
+
+@dataclass(frozen=True)
+class DoomedSession:
+    """A session that goes whole."""
+
+    id: int
+    name: str
+    platform: str
+    kind: Kind
+    person: str | None
+    title: str | None
+    started_at: datetime
+    ended_at: datetime | None
+    turns: int
+    last_turn: int
+
+    @property
+    def is_open(self) -> bool:
+        return self.ended_at is None
+
+
+@dataclass(frozen=True)
+class DoomedTurn:
+    """A turn that goes from a session that stays."""
+
+    id: int
+    session_id: int
+    session_name: str
+    role: Role
+    speaker: str | None
+    ts: datetime
+    preview: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one deletion takes: whole sessions, single turns, and the sessions whose
+    title and summary go (those keeping turns, and those whose title quotes a phrase)."""
+
+    asker: Asker
+    sessions: tuple[DoomedSession, ...]
+    turns: tuple[DoomedTurn, ...]
+    retitled: tuple[int, ...]
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.sessions or self.turns or self.retitled)
+
+    @property
+    def turn_count(self) -> int:
+        return sum(session.turns for session in self.sessions) + len(self.turns)
+
+    def describe(self, limit: int = 20) -> list[str]:
+        """Lines a person reads before confirming: each session and turn, up to `limit`."""
+        lines = [
+            f"session {s.name} (id {s.id}, {s.platform} {s.kind}"
+            + (f" of {s.person}" if s.person else "")
+            + f", {s.started_at:%Y-%m-%d %H:%M}, {s.turns} turns"
+            + (", open" if s.is_open else "")
+            + f"): {s.title or 'untitled'}"
+            for s in self.sessions
+        ]
+        lines += [
+            f"message {t.id} in {t.session_name} ({t.role}, {t.ts:%Y-%m-%d %H:%M}): {t.preview}"
+            for t in self.turns
+        ]
+        whole = {t.session_id for t in self.turns}
+        lines += [
+            f"title and summary of session {sid}" for sid in self.retitled if sid not in whole
+        ]
+        if len(lines) > limit:
+            lines = [*lines[:limit], f"… and {len(lines) - limit} more"]
+        return lines
+
+    def totals(self) -> str:
+        return f"{len(self.sessions)} whole sessions and {self.turn_count} turns"
+
+
+@dataclass(frozen=True)
+class Erased:
+    """What `erase` removed (counts only: this is what gets logged)."""
+
+    sessions: int
+    turns: int
+    ended: tuple[int, ...]
+    wal_truncated: bool
+
+
+async def survey(store: Store, asker: Asker, selection: Selection) -> Plan:
+    """What erasing `selection` for `asker` would take; nothing is changed.
+
+    Raises `NotAllowed` for a session or message outside the asker's history, and
+    `UnknownHistory` for an id state.db does not hold.
+    """
+    return await store.read(lambda db: _survey(db, asker, selection))
+
+
+async def erase(store: Store, plan: Plan, *, keep_open: bool = False) -> Erased:
+    """Delete what `plan` lists (and only what is still as listed), then scrub it away."""
+
+    async def op(db: aiosqlite.Connection) -> tuple[int, int, tuple[int, ...]]:
+        async with scrubbing(db):
+            return await _delete(db, plan, keep_open=keep_open)
+
+    sessions, turns, ended = await store.write(op)
+    return Erased(sessions, turns, ended, await store.truncate_wal())
+
+
+# -- survey -------------------------------------------------------------------------------
+
+_SESSION = "id, external_id, platform, kind, person_id, title, started_at, ended_at"
+
+
+def _survey(db: sqlite3.Connection, asker: Asker, selection: Selection) -> Plan:
+    narrow = selection.person if asker.is_owner else asker.person
+    whole: set[int] = set()
+    turns: dict[int, int] = {}
+    for session_id in selection.sessions:
+        row = _one(db, f"SELECT {_SESSION} FROM sessions WHERE id = ?", session_id)
+        if row is None:
+            raise UnknownHistory(f"no session {session_id}; `kioku history list` shows them")
+        _check_session(asker, narrow, row)
+        if row[3] == "group" and narrow is not None:
+            turns |= _pairs(
+                db,
+                "SELECT id, session_id FROM turns WHERE session_id = ? AND speaker_id = ?",
+                row[0],
+                narrow,
+            )
+        else:
+            whole.add(row[0])
+    for turn_id in selection.messages:
+        row = _one(
+            db,
+            "SELECT t.id, s.kind, s.person_id, t.speaker_id, s.external_id, s.id FROM turns AS t "
+            "JOIN sessions AS s ON s.id = t.session_id WHERE t.id = ?",
+            turn_id,
+        )
+        if row is None:
+            raise UnknownHistory(f"no message {turn_id}; `kioku history list` shows sessions")
+        _check_turn(asker, narrow, row)
+        turns[row[0]] = row[5]
+    scope, params = _scope(asker, narrow)
+    if selection.before is not None:
+        turns |= _pairs(
+            db,
+            f"SELECT t.id, t.session_id FROM turns AS t JOIN sessions AS s "
+            f"ON s.id = t.session_id WHERE t.ts < ? AND {scope}",
+            to_epoch(selection.before),
+            *params,
+        )
+    retitled: set[int] = set()
+    if selection.matching is not None:
+        pattern = _like(selection.matching)
+        turns |= _pairs(
+            db,
+            "SELECT t.id, t.session_id FROM turns AS t JOIN sessions AS s ON s.id = t.session_id "
+            "WHERE (t.content LIKE ?1 ESCAPE '\\' OR t.tool_arguments LIKE ?1 ESCAPE '\\' "
+            f"OR t.tool_result LIKE ?1 ESCAPE '\\') AND {_numbered(scope, 2)}",
+            pattern,
+            *params,
+        )
+        session_scope, session_params = _session_scope(asker, narrow)
+        retitled |= _ids(
+            db,
+            "SELECT s.id FROM sessions AS s WHERE (s.title LIKE ?1 ESCAPE '\\' "
+            f"OR s.summary LIKE ?1 ESCAPE '\\') AND {_numbered(session_scope, 2)}",
+            pattern,
+            *session_params,
+        )
+    return _plan(db, asker, whole, turns, retitled)
+
+
+def _plan(
+    db: sqlite3.Connection,
+    asker: Asker,
+    whole: set[int],
+    turns: dict[int, int],
+    retitled: set[int],
+) -> Plan:
+    """Sessions losing every turn go whole; the others keep theirs and lose their title."""
+    by_session: dict[int, list[int]] = {}
+    for turn_id, session_id in turns.items():
+        by_session.setdefault(session_id, []).append(turn_id)
+    for session_id, ids in by_session.items():
+        if session_id not in whole and len(ids) == _count_turns(db, session_id):
+            whole.add(session_id)
+    sessions = tuple(
+        _doomed_session(db, row)
+        for row in _rows(db, f"SELECT {_SESSION} FROM sessions WHERE id = ?", sorted(whole))
+    )
+    kept = sorted(t for sid, ids in by_session.items() if sid not in whole for t in ids)
+    doomed_turns = tuple(
+        DoomedTurn(
+            id=row[0],
+            session_id=row[1],
+            session_name=row[2],
+            role=ROLES[row[3]],
+            speaker=row[4],
+            ts=from_epoch(row[5]),
+            preview=_preview(row[6]),
+        )
+        for row in _rows(
+            db,
+            "SELECT t.id, t.session_id, s.external_id, t.role, t.speaker_id, t.ts, t.content "
+            "FROM turns AS t JOIN sessions AS s ON s.id = t.session_id WHERE t.id = ?",
+            kept,
+        )
+    )
+    retitled |= {t.session_id for t in doomed_turns}
+    return Plan(asker, sessions, doomed_turns, tuple(sorted(retitled - whole)))
+
+
+def _doomed_session(db: sqlite3.Connection, row: tuple) -> DoomedSession:
+    return DoomedSession(
+        id=row[0],
+        name=row[1],
+        platform=row[2],
+        kind=row[3],
+        person=row[4],
+        title=row[5],
+        started_at=from_epoch(row[6]),
+        ended_at=None if row[7] is None else from_epoch(row[7]),
+        turns=_count_turns(db, row[0]),
+        last_turn=int(
+            db.execute("SELECT max(id) FROM turns WHERE session_id = ?", (row[0],)).fetchone()[0]
+            or 0
+        ),
+    )
+
+
+def _check_session(asker: Asker, narrow: str | None, row: tuple) -> None:
+    name, kind, person = row[1], row[3], row[4]
+    if kind == "dm" and narrow is not None and person != narrow:
+        raise NotAllowed(f"session {name} holds the direct messages of {person}, not of {narrow}")
+    if kind == "group" and not asker.is_owner:
+        raise NotAllowed(
+            f"session {name} is a group's history; only the owner deletes it "
+            "(`kioku history delete` or the web page's admin view)"
+        )
+
+
+def _check_turn(asker: Asker, narrow: str | None, row: tuple) -> None:
+    turn_id, kind, person, speaker, name, _ = row
+    if kind == "group" and not asker.is_owner:
+        raise NotAllowed(
+            f"message {turn_id} is in a group's history ({name}); only the owner deletes it"
+        )
+    if narrow is None:
+        return
+    mine = person == narrow if kind == "dm" else speaker == narrow
+    if not mine:
+        raise NotAllowed(f"message {turn_id} is not part of {narrow}'s history")
+
+
+def _scope(asker: Asker, narrow: str | None) -> tuple[str, tuple[str, ...]]:
+    """The turns (alias t, session s) an asker's before/matching may reach."""
+    if narrow is None:
+        return "1", ()
+    if not asker.is_owner:
+        return "s.kind = 'dm' AND s.person_id = ?", (narrow,)
+    return (
+        "((s.kind = 'dm' AND s.person_id = ?) OR (s.kind = 'group' AND t.speaker_id = ?))",
+        (narrow, narrow),
+    )
+
+
+def _session_scope(asker: Asker, narrow: str | None) -> tuple[str, tuple[str, ...]]:
+    """The sessions whose title and summary an asker's phrase may clear: their own DMs
+    (a group's title is the group's, kept unless the owner asks)."""
+    if narrow is None:
+        return "1", ()
+    return "s.kind = 'dm' AND s.person_id = ?", (narrow,)
+
+
+def _numbered(clause: str, first: int) -> str:
+    """`clause` with its `?` placeholders numbered from `first` (after a numbered ?1)."""
+    parts = clause.split("?")
+    return parts[0] + "".join(f"?{first + i}{part}" for i, part in enumerate(parts[1:]))
+
+
+def _like(phrase: str) -> str:
+    escaped = phrase.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _preview(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
+
+
+def _count_turns(db: sqlite3.Connection, session_id: int) -> int:
+    return int(
+        db.execute("SELECT count(*) FROM turns WHERE session_id = ?", (session_id,)).fetchone()[0]
+    )
+
+
+def _one(db: sqlite3.Connection, sql: str, *params: object) -> tuple | None:
+    return db.execute(sql, params).fetchone()
+
+
+def _ids(db: sqlite3.Connection, sql: str, *params: object) -> set[int]:
+    return {int(row[0]) for row in db.execute(sql, params)}
+
+
+def _pairs(db: sqlite3.Connection, sql: str, *params: object) -> dict[int, int]:
+    """Turn id → session id, from a query selecting the two."""
+    return {int(row[0]): int(row[1]) for row in db.execute(sql, params)}
+
+
+def _rows(db: sqlite3.Connection, sql: str, keys: Iterable[int]) -> list[tuple]:
+    """`sql` (one `?` for a key) run for each key, the rows in key order."""
+    return [row for key in keys for row in db.execute(sql, (key,))]
+
+
+# -- erase --------------------------------------------------------------------------------
+
+
+async def _delete(
+    db: aiosqlite.Connection, plan: Plan, *, keep_open: bool
+) -> tuple[int, int, tuple[int, ...]]:
+    mine = "1" if plan.asker.is_owner else "kind = 'dm' AND person_id = ?"
+    who = () if plan.asker.is_owner else (plan.asker.person,)
+    sessions = turns = 0
+    touched: set[int] = set()
+    for session in plan.sessions:
+        cursor = await db.execute(
+            f"DELETE FROM turns WHERE session_id = (SELECT id FROM sessions "
+            f"WHERE id = ? AND external_id = ? AND {mine}) AND id <= ?",
+            (session.id, session.name, *who, session.last_turn),
+        )
+        turns += cursor.rowcount
+        # A turn added since the survey keeps the session (without what went before it).
+        cursor = await db.execute(
+            f"DELETE FROM sessions WHERE id = ? AND external_id = ? AND {mine} "
+            "AND NOT EXISTS (SELECT 1 FROM turns WHERE session_id = sessions.id)",
+            (session.id, session.name, *who),
+        )
+        if cursor.rowcount:
+            sessions += 1
+        else:
+            touched.add(session.id)
+    for turn in plan.turns:
+        cursor = await db.execute(
+            "DELETE FROM turns WHERE id = ? AND session_id = ? AND abs(ts - ?) < 0.001 "
+            f"AND session_id IN (SELECT id FROM sessions WHERE external_id = ? AND {mine})",
+            (turn.id, turn.session_id, to_epoch(turn.ts), turn.session_name, *who),
+        )
+        if cursor.rowcount:
+            turns += 1
+            touched.add(turn.session_id)
+    for session_id in {*plan.retitled, *touched}:
+        await db.execute(
+            f"UPDATE sessions SET title = NULL, summary = NULL WHERE id = ? AND {mine}",
+            (session_id, *who),
+        )
+    ended: tuple[int, ...] = ()
+    if not keep_open and touched:
+        marks = ",".join("?" * len(touched))
+        rows = await db.execute_fetchall(
+            f"UPDATE sessions SET ended_at = ?, end_reason = ? "
+            f"WHERE id IN ({marks}) AND ended_at IS NULL RETURNING id",
+            (to_epoch(datetime.now().astimezone()), END_REASON, *sorted(touched)),
+        )
+        ended = tuple(sorted(int(row[0]) for row in rows))
+    return sessions, turns, ended

@@ -10,8 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
+from config.durations import parse_duration
 from config.paths import kioku_home
 from config.sources import gather
 
@@ -262,6 +263,35 @@ class WebSettings(Section):
     )
 
 
+class HistorySettings(Section):
+    """How long past conversations are kept (a person may choose otherwise: `kioku history keep`)."""
+
+    keep_days: int | None = Field(
+        None, ge=1, le=100_000, description="delete closed sessions older than this; unset: forever"
+    )
+
+
+class BackupSettings(Section):
+    """The daemon's own backups of the data folder (off unless `every` is set)."""
+
+    every: str | None = Field(
+        None, description='how often the daemon makes a backup ("1d", "12h"); unset: never'
+    )
+    keep: int = Field(7, ge=1, le=10_000, description="backups kept in `dir`; older ones go")
+    dir: Path | None = Field(None, description="where they go; default <home>/backups")
+
+    @field_validator("every")
+    @classmethod
+    def _a_duration(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_duration(value)
+        return value
+
+    @property
+    def every_seconds(self) -> float | None:
+        return None if self.every is None else parse_duration(self.every)
+
+
 class Settings(BaseModel):
     """Effective configuration. Sources, highest first: keyword arguments, environment,
     `.env`, `config.toml` (`config.sources`)."""
@@ -290,3 +320,5 @@ class Settings(BaseModel):
     slack: SlackSettings = SlackSettings()
     mcp: McpSettings = McpSettings()
     web: WebSettings = WebSettings()
+    history: HistorySettings = HistorySettings()
+    backup: BackupSettings = BackupSettings()

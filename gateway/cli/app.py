@@ -9,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from gateway.cli import (
+    backup,
     chat,
     config,
     doctor,
@@ -23,7 +24,21 @@ from gateway.cli import (
     web,
 )
 
-SUB_APPS = (serve, search, chat, status, doctor, memory, mcp, skills, config, people, service, web)
+SUB_APPS = (
+    serve,
+    search,
+    chat,
+    status,
+    doctor,
+    memory,
+    mcp,
+    skills,
+    config,
+    people,
+    backup,
+    service,
+    web,
+)
 
 app = typer.Typer(
     help="kioku — a self-hosted chat gateway whose memory follows each person.",

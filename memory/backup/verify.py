@@ -1,0 +1,34 @@
+"""`kioku backup verify`: is this archive whole, untouched, and its database sound?"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from memory.backup.errors import BackupError
+from memory.backup.manifest import DATABASE, Manifest
+from memory.backup.progress import Progress, no_progress
+from memory.backup.snapshot import check_database
+from memory.backup.unpack import unpack
+
+
+def verify_backup(
+    archive: Path, scratch: Path | None = None, progress: Progress = no_progress
+) -> Manifest:
+    """Check the manifest, every member's size and hash, that nothing is missing or extra,
+    and state.db's integrity (copied into a private folder under `scratch`, default the
+    system's temp folder, then deleted). `BackupError` says the first problem found."""
+    work = Path(tempfile.mkdtemp(prefix="kioku-verify-", dir=scratch))
+    try:
+        try:
+            manifest = unpack(archive, work, only={DATABASE}, progress=progress)
+        except OSError as exc:
+            raise BackupError(
+                f"cannot check the database: writing its copy into {work.parent} failed "
+                f"({exc.strerror}); free some space there or set TMPDIR to a roomier folder"
+            ) from None
+        check_database(work / DATABASE, manifest.schema_version, manifest.counts)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return manifest

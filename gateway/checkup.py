@@ -14,6 +14,7 @@ import sqlite3
 import stat
 import subprocess
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -58,6 +59,8 @@ async def examine() -> list[Finding]:
         findings.append(Finding("ok", "config", f"valid ({home / 'config.toml'})"))
         findings.append(await _check_model(settings))
         findings += _check_platforms(settings)
+        if settings.backup.every_seconds is not None:
+            findings.append(await asyncio.to_thread(_check_backups, settings))
     if home.is_dir():
         findings += _check_private_files(home)
         findings += await _check_database(home / "state.db")
@@ -332,6 +335,34 @@ def _corrupt(path: Path, detail: str) -> Finding:
         f"`sqlite3 {path} '.recover' | sqlite3 {path.with_name('recovered.db')}` "
         "and move recovered.db into place, or restore a backup",
     )
+
+
+def _check_backups(settings: Settings) -> Finding:
+    """With scheduled backups on, the newest one's age: a problem past twice `every`."""
+    from memory.backup.rotation import backups_folder, newest
+
+    folder = backups_folder(settings.home, settings.backup.dir)
+    every = settings.backup.every
+    fix = f"run `kioku backup`, and look for backup_failed in the daemon's log (every {every})"
+    try:
+        last = newest(folder)
+    except OSError as exc:
+        return Finding("problem", "backup", f"cannot read {folder}: {exc.strerror}", fix)
+    if last is None:
+        return Finding("problem", "backup", f"no backup in {folder} yet", fix)
+    age = (datetime.now(UTC) - last.created).total_seconds()
+    text = f"newest {last.path.name}, {_age(age)} old (every {every})"
+    assert settings.backup.every_seconds is not None
+    if age > 2 * settings.backup.every_seconds:
+        return Finding("problem", "backup", text, fix)
+    return Finding("ok", "backup", text)
+
+
+def _age(seconds: float) -> str:
+    for unit, size in (("d", 86_400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f}{unit}"
+    return f"{max(seconds, 0):.0f}s"
 
 
 def _check_daemon(home: Path) -> Finding:

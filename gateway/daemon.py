@@ -29,6 +29,7 @@ from config.logs import LEVELS
 from config.paths import ensure_home
 from config.settings import Settings
 from gateway import instance
+from gateway.backups import ScheduledBackups
 from gateway.commands.handlers import SLASH_COMMANDS
 from gateway.gateway import Gateway
 from gateway.identity import Identities
@@ -188,6 +189,7 @@ class Daemon:
                 model=has_model,
             )
             self.notifier.ready(f"serving: {', '.join(running) or 'no adapter yet'}")
+            self._schedule_backups()
             await self._stop.wait()
             log.info("daemon_stopping", grace_period=self.settings.gateway.grace_period)
             self.notifier.stopping("stopping: finishing turns in flight")
@@ -202,6 +204,14 @@ class Daemon:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _schedule_backups(self) -> None:
+        """With `backup.every` set, an owned task backs the home up (gateway/backups.py)."""
+        if self.settings.backup.every_seconds is not None:
+            backups = ScheduledBackups(self.settings.home, self.settings.backup)
+            task = asyncio.create_task(backups.run(), name="scheduled-backups")
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
 
     def _on_sighup(self, identities: Identities, gateway: Gateway) -> None:
         task = asyncio.create_task(self._reload(identities, gateway), name="config-reload")

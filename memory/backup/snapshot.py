@@ -43,6 +43,15 @@ def copy_database(source: Path, target: Path, progress: Progress, stopping: Stop
             dst.close()
         src.execute("COMMIT")
     except sqlite3.DatabaseError as exc:
+        if getattr(exc, "sqlite_errorcode", 0) & 0xFF in (
+            sqlite3.SQLITE_FULL,
+            sqlite3.SQLITE_IOERR,
+        ):
+            raise BackupError(
+                f"copying state.db into {target.parent} failed ({exc}): the disk holding it is "
+                "full or failing; free some space there, or back up elsewhere with --to DIR; "
+                "no backup was kept"
+            ) from None
         raise BackupError(
             f"cannot copy {source}: {exc}. `kioku doctor` checks the database"
         ) from None

@@ -38,20 +38,24 @@ class ScheduledBackups:
         while True:
             try:
                 await asyncio.sleep(await asyncio.to_thread(self.due_in))
-                started = time.monotonic()
-                written = await self.back_up()
-                removed = await asyncio.to_thread(prune, self.folder, self.keep)
+                await self.once()
             except (BackupError, OSError) as exc:
                 log.error("backup_failed", folder=str(self.folder), error=str(exc))
                 await asyncio.sleep(min(RETRY_S, self.every))
-                continue
-            log.info(
-                "backup_made",
-                path=str(written.path),
-                turns=written.manifest.counts.turns,
-                removed=len(removed),
-                seconds=round(time.monotonic() - started, 2),
-            )
+
+    async def once(self) -> Written:
+        """One backup, then the oldest beyond `keep` deleted; logged."""
+        started = time.monotonic()
+        written = await self.back_up()
+        removed = await asyncio.to_thread(prune, self.folder, self.keep)
+        log.info(
+            "backup_made",
+            path=str(written.path),
+            turns=written.manifest.counts.turns,
+            removed=len(removed),
+            seconds=round(time.monotonic() - started, 2),
+        )
+        return written
 
     def due_in(self) -> float:
         """Seconds until the next backup: `every` after the newest, now if there is none."""

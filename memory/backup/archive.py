@@ -24,7 +24,14 @@ from typing import IO
 
 from memory.backup.contents import home_files
 from memory.backup.errors import BackupCancelled, BackupError
-from memory.backup.manifest import DATABASE, MANIFEST_NAME, FileEntry, Manifest, kioku_version
+from memory.backup.manifest import (
+    DATABASE,
+    MANIFEST_NAME,
+    TOP_FOLDERS,
+    FileEntry,
+    Manifest,
+    kioku_version,
+)
 from memory.backup.progress import Progress, Stopping, never_stop, no_progress
 from memory.backup.rotation import archive_name
 from memory.backup.snapshot import copy_database, count_rows
@@ -58,6 +65,14 @@ def write_backup(
     database = home / DATABASE
     if not database.is_file():
         raise BackupError(f"nothing to back up: {home} holds no state.db (has kioku run there?)")
+    inside = [
+        name for name in TOP_FOLDERS if folder.resolve().is_relative_to(home.resolve() / name)
+    ]
+    if inside:
+        raise BackupError(
+            f"{folder} is inside the home's {inside[0]}/ folder, which is backed up itself: "
+            "pick a folder outside it (--to DIR)"
+        )
     created = now or datetime.now(UTC)
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)

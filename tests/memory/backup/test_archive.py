@@ -102,6 +102,12 @@ def test_a_home_without_a_database_is_refused(tmp_path: Path) -> None:
         write_backup(tmp_path / "empty", tmp_path / "b")
 
 
+def test_a_folder_inside_the_notes_tree_is_refused(source: Path) -> None:
+    with pytest.raises(BackupError, match=r"inside the home's people/ folder"):
+        write_backup(source, source / "people" / "alice" / "b")
+    assert not (source / "people" / "alice" / "b").exists()
+
+
 def test_the_copy_never_starts_over_while_another_connection_keeps_committing(
     source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -16,11 +16,7 @@ from gateway.cli.common import fail
 if TYPE_CHECKING:
     from memory.backup.progress import Progress
 
-app = typer.Typer(
-    help="Back up the whole home (state.db, notes, skills, config) into one archive.",
-    invoke_without_command=True,
-    no_args_is_help=False,
-)
+app = typer.Typer(invoke_without_command=True, no_args_is_help=False)
 
 STAGES = {
     "state.db": "copying state.db",

@@ -38,7 +38,8 @@ from memory.backup.snapshot import copy_database, count_rows
 from memory.files import fsync_directory
 
 CHUNK = 1024 * 1024
-# gzip level 6: most of level 9's size at well under half its time on SQLite pages.
+# gzip level 6: at 300k turns an archive of 0.22x state.db in 2.2 s, against level 1's
+# 0.26x in 1.2 s (tests/bench/bench_backup.py builds such a home).
 COMPRESSLEVEL = 6
 NO_SPACE = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
 

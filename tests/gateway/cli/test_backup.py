@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import pty
 import stat
 import subprocess
 from collections.abc import Callable
@@ -9,6 +11,7 @@ from pathlib import Path
 
 from gateway import instance
 from tests.helpers.backup_archives import NOTE, make_home, members, write
+from tests.helpers.paths import KIOKU
 
 Kioku = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -150,3 +153,27 @@ def test_doctor_calls_a_backup_older_than_twice_every_a_problem(kioku: Kioku, ho
     path.rename(old)
     done = kioku("doctor", env={"KIOKU_BACKUP__EVERY": "1h"})
     assert f"PROBLEM backup: newest {old.name}, " in done.stdout
+
+
+def test_backup_shows_a_progress_bar_when_stderr_is_a_terminal(home: Path) -> None:
+    make_home(home)
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            [str(KIOKU), "backup"], stderr=follower, stdout=subprocess.PIPE, text=True, timeout=60
+        )
+        os.close(follower)
+        shown = b""
+        while chunk := _read(leader):
+            shown += chunk
+    finally:
+        os.close(leader)
+    assert done.returncode == 0
+    assert b"copying state.db" in shown and b"compressing" in shown
+
+
+def _read(fd: int) -> bytes:
+    try:
+        return os.read(fd, 65536)
+    except OSError:  # EIO: the terminal's other end is closed and everything was read
+        return b""

@@ -51,7 +51,7 @@ async def confirmed_deletion(
             request,
             "history_confirm.html",
             lines=plan.describe(limit=SHOWN_LINES),
-            totals=plan.totals(),
+            totals=_totals(len(plan.sessions), plan.turn_count),
             plan=fingerprint(plan),
             action=request.path,
             back=back,
@@ -89,16 +89,19 @@ def deleted_notice(query: MultiMapping[str]) -> str | None:
         ended = int(query.get("ended", "0"))
     except (KeyError, ValueError):
         return None
-    notice = (
-        f"Deleted {_count(sessions, 'whole session')} and {_count(turns, 'message')}; "
-        "they are gone from kioku's database."
-    )
+    if min(sessions, turns, ended) < 0:
+        return None
+    notice = f"Deleted {_totals(sessions, turns)}; they are gone from kioku's database."
     if ended > 0:
         notice += (
             " The conversation that lost messages was ended: kioku starts a fresh one "
             "with the next message."
         )
     return notice
+
+
+def _totals(sessions: int, turns: int) -> str:
+    return f"{_count(sessions, 'whole session')} and {_count(turns, 'message')}"
 
 
 def _count(n: int, noun: str) -> str:

@@ -79,7 +79,7 @@ def parse_keep_days(sent: str) -> int | None:
         return None
     if not (text.isascii() and text.isdigit()) or int(text) > MAX_KEEP_DAYS:
         raise BadKeepDays(
-            f"keep days must be a whole number of days from 0 (forever) to {MAX_KEEP_DAYS:,}, "
+            f"Keep days must be a whole number of days from 0 (forever) to {MAX_KEEP_DAYS:,}, "
             f"or empty to follow the default; {text[:20]!r} is not"
         )
     return int(text)

@@ -32,6 +32,13 @@ async def texts(rig: WebRig, session_id: int) -> list[str]:
     return [m.content for m in await rig.store.messages(session_id)]
 
 
+def stored_bytes(rig: WebRig) -> bytes:
+    """state.db and its WAL, as on disk."""
+    database = rig.ctx.settings.home / "state.db"
+    wal = database.with_name("state.db-wal")
+    return database.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+
+
 def plan_of(page: str) -> str:
     found = PLAN.search(page)
     assert found, page
@@ -42,10 +49,11 @@ async def test_deleting_a_session_shows_what_goes_then_erases_on_yes(
     rig: WebRig, browser: Browser
 ) -> None:
     session, *_ = await said(rig, AIKO_DM, ("my password is hunter2", "aiko"), ("noted", None))
+    assert b"hunter2" in stored_bytes(rig)
     await browser.sign_in("aiko")
     assert f'action="/sessions/{session}/delete"' in await browser.get(f"/sessions/{session}")
     page = await browser.post(f"/sessions/{session}/delete")
-    assert "Yes, delete" in page and "1 whole sessions and 2 turns" in page
+    assert "Yes, delete" in page and "1 whole session and 2 messages" in page
     assert f"(id {session}, telegram dm of aiko" in page
     assert len(await texts(rig, session)) == 2
     where = await browser.redirected(
@@ -53,6 +61,7 @@ async def test_deleting_a_session_shows_what_goes_then_erases_on_yes(
     )
     assert where.startswith("/sessions?")
     assert await rig.store.get_session(session) is None
+    assert b"hunter2" not in stored_bytes(rig)
     notice = await browser.get(where)
     assert "Deleted 1 whole session and 2 messages" in notice
     assert f"/sessions/{session}" not in notice
@@ -76,7 +85,7 @@ async def test_a_turn_added_after_the_confirmation_page_asks_again(
     shown = plan_of(await browser.post(f"/sessions/{session}/delete"))
     await said(rig, AIKO_DM, ("said meanwhile", "aiko"))
     page = await browser.post(f"/sessions/{session}/delete", confirm="yes", plan=shown)
-    assert "changed since" in page and "2 turns" in page
+    assert "changed since" in page and "1 whole session and 2 messages" in page
     assert await texts(rig, session) == ["first", "said meanwhile"]
     await browser.redirected(f"/sessions/{session}/delete", confirm="yes", plan=plan_of(page))
     assert await rig.store.get_session(session) is None
@@ -93,10 +102,11 @@ async def test_deleting_one_message_keeps_the_rest_of_the_session(
     assert f'action="{path}"' in await browser.get(f"/sessions/{session}")
     page = await browser.post(path)
     assert f"message {secret} in" in page and "my pin is 4921" in page
-    assert "0 whole sessions and 1 turns" in page
+    assert "0 whole sessions and 1 message" in page
     where = await browser.redirected(path, confirm="yes", plan=plan_of(page))
     notice = await browser.get(where)
     assert "Deleted 0 whole sessions and 1 message" in notice
+    assert "Deleted" not in await browser.get("/sessions?deleted_sessions=-1&deleted_turns=9")
     assert "conversation that lost messages was ended" in notice  # it was open
     assert await texts(rig, session) == ["got it", "and the weather?"]
     assert reply in {m.id for m in await rig.store.messages(session)}
@@ -164,7 +174,7 @@ async def test_the_owner_deletes_a_group_session_from_admin_history(
     for session in (group, dm):
         assert f'action="/admin/history/{session}/delete"' in listing
     page = await browser.post(f"/admin/history/{group}/delete")
-    assert "telegram group" in page and "2 turns" in page
+    assert "telegram group" in page and "2 turns" in page and "and 2 messages" in page
     where = await browser.redirected(
         f"/admin/history/{group}/delete", confirm="yes", plan=plan_of(page)
     )

@@ -220,3 +220,15 @@ async def test_bad_keep_days_are_refused_and_nothing_changes(rig: WebRig, browse
         assert await keep_days_of(rig.store, "aiko") == 45
     await browser.post("/history/keep", status=403, csrf="", days="7")
     assert await keep_days_of(rig.store, "aiko") == 45
+
+
+async def test_a_person_cannot_use_admin_history(rig: WebRig, browser: Browser) -> None:
+    group, *_ = await said(rig, GROUP, ("aiko in the group", "aiko"))
+    dm, _ = await said(rig, BEN_DM, ("ben alone", "ben"))
+    await browser.sign_in("aiko")
+    await browser.get("/admin/history", status=403)
+    for session in (group, dm):
+        page = await browser.post(f"/admin/history/{session}/delete", status=403, confirm="yes")
+        assert "This page is the owner&#39;s." in page
+    assert await texts(rig, group) == ["aiko in the group"]
+    assert await texts(rig, dm) == ["ben alone"]

@@ -9,6 +9,8 @@ import aiohttp
 from tests.helpers.web_rig import WebRig
 
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')
+PLAN = re.compile(r'name="plan" value="([^"]*)"')
+"""The fingerprint a deletion's confirmation page carries (HTML-escaped)."""
 
 
 class Browser:

@@ -5,17 +5,15 @@ the owner any session (group ones too, from Admin · History)."""
 from __future__ import annotations
 
 import html
-import re
 
 from memory.history.retention import keep_days_of
 from memory.store.records import Conversation, NewMessage
 from tests.helpers.web_rig import WebRig
-from tests.web.browser import Browser
+from tests.web.browser import PLAN, Browser
 
 AIKO_DM = Conversation("telegram", "1", person="aiko")
 BEN_DM = Conversation("telegram", "2", person="ben")
 GROUP = Conversation("telegram", "g", "group")
-PLAN = re.compile(r'name="plan" value="([^"]*)"')
 
 
 async def said(rig: WebRig, where: Conversation, *turns: tuple[str, str | None]) -> tuple[int, ...]:

@@ -17,7 +17,7 @@ import structlog
 from aiohttp import web
 from multidict import MultiMapping
 
-from memory.history.erase import Plan, UnknownHistory, erase, survey
+from memory.history.erase import Plan, UnknownHistory, counted, erase, survey
 from memory.history.selection import Asker, NotAllowed, Selection
 from web.context import context, person, refusal, render
 from web.forms import form
@@ -51,7 +51,7 @@ async def confirmed_deletion(
             request,
             "history_confirm.html",
             lines=plan.describe(limit=SHOWN_LINES),
-            totals=_totals(len(plan.sessions), plan.turn_count),
+            totals=plan.totals(),
             plan=fingerprint(plan),
             action=request.path,
             back=back,
@@ -65,10 +65,13 @@ async def confirmed_deletion(
         sessions=erased.sessions,
         turns=erased.turns,
         ended=len(erased.ended),
+        wal_truncated=erased.wal_truncated,
     )
     counts = {"deleted_sessions": erased.sessions, "deleted_turns": erased.turns}
     if erased.ended:
         counts["ended"] = len(erased.ended)
+    if not erased.wal_truncated:
+        counts["wal"] = 1
     raise web.HTTPSeeOther(f"{done}?{urlencode(counts)}")
 
 
@@ -91,18 +94,17 @@ def deleted_notice(query: MultiMapping[str]) -> str | None:
         return None
     if min(sessions, turns, ended) < 0:
         return None
-    notice = f"Deleted {_totals(sessions, turns)}; they are gone from kioku's database."
+    notice = f"Deleted {counted(sessions, turns)}; "
+    if "wal" in query:
+        notice += (
+            "state.db was busy, so their last copies leave its write-ahead log at kioku's "
+            "next checkpoint."
+        )
+    else:
+        notice += "they are gone from kioku's database."
     if ended > 0:
         notice += (
             " The conversation that lost messages was ended: kioku starts a fresh one "
             "with the next message."
         )
     return notice
-
-
-def _totals(sessions: int, turns: int) -> str:
-    return f"{_count(sessions, 'whole session')} and {_count(turns, 'message')}"
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

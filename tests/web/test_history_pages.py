@@ -51,7 +51,7 @@ async def test_deleting_a_session_shows_what_goes_then_erases_on_yes(
     await browser.sign_in("aiko")
     assert f'action="/sessions/{session}/delete"' in await browser.get(f"/sessions/{session}")
     page = await browser.post(f"/sessions/{session}/delete")
-    assert "Yes, delete" in page and "1 whole session and 2 messages" in page
+    assert "Yes, delete" in page and "1 whole session and 2 turns" in page
     assert f"(id {session}, telegram dm of aiko" in page
     assert len(await texts(rig, session)) == 2
     where = await browser.redirected(
@@ -61,7 +61,7 @@ async def test_deleting_a_session_shows_what_goes_then_erases_on_yes(
     assert await rig.store.get_session(session) is None
     assert b"hunter2" not in stored_bytes(rig)
     notice = await browser.get(where)
-    assert "Deleted 1 whole session and 2 messages" in notice
+    assert "Deleted 1 whole session and 2 turns" in notice
     assert f"/sessions/{session}" not in notice
 
 
@@ -83,7 +83,7 @@ async def test_a_turn_added_after_the_confirmation_page_asks_again(
     shown = plan_of(await browser.post(f"/sessions/{session}/delete"))
     await said(rig, AIKO_DM, ("said meanwhile", "aiko"))
     page = await browser.post(f"/sessions/{session}/delete", confirm="yes", plan=shown)
-    assert "changed since" in page and "1 whole session and 2 messages" in page
+    assert "changed since" in page and "1 whole session and 2 turns" in page
     assert await texts(rig, session) == ["first", "said meanwhile"]
     await browser.redirected(f"/sessions/{session}/delete", confirm="yes", plan=plan_of(page))
     assert await rig.store.get_session(session) is None
@@ -100,14 +100,23 @@ async def test_deleting_one_message_keeps_the_rest_of_the_session(
     assert f'action="{path}"' in await browser.get(f"/sessions/{session}")
     page = await browser.post(path)
     assert f"message {secret} in" in page and "my pin is 4921" in page
-    assert "0 whole sessions and 1 message" in page
+    assert "0 whole sessions and 1 turn" in page
     where = await browser.redirected(path, confirm="yes", plan=plan_of(page))
     notice = await browser.get(where)
-    assert "Deleted 0 whole sessions and 1 message" in notice
-    assert "Deleted" not in await browser.get("/sessions?deleted_sessions=-1&deleted_turns=9")
+    assert "Deleted 0 whole sessions and 1 turn" in notice
     assert "conversation that lost messages was ended" in notice  # it was open
     assert await texts(rig, session) == ["got it", "and the weather?"]
     assert reply in {m.id for m in await rig.store.messages(session)}
+
+
+async def test_the_notice_says_when_the_wal_keeps_copies_until_a_checkpoint(
+    browser: Browser,
+) -> None:
+    await browser.sign_in("aiko")
+    page = await browser.get("/sessions?deleted_sessions=1&deleted_turns=2&wal=1")
+    assert "Deleted 1 whole session and 2 turns; state.db was busy" in page
+    assert "next checkpoint" in page and "gone from kioku" not in page
+    assert "Deleted" not in await browser.get("/sessions?deleted_sessions=-1&deleted_turns=9")
 
 
 async def test_a_message_of_another_session_is_not_found_on_this_one(
@@ -172,13 +181,13 @@ async def test_the_owner_deletes_a_group_session_from_admin_history(
     for session in (group, dm):
         assert f'action="/admin/history/{session}/delete"' in listing
     page = await browser.post(f"/admin/history/{group}/delete")
-    assert "telegram group" in page and "2 turns" in page and "and 2 messages" in page
+    assert "telegram group" in page and "2 turns" in page and "and 2 turns" in page
     where = await browser.redirected(
         f"/admin/history/{group}/delete", confirm="yes", plan=plan_of(page)
     )
     assert where.startswith("/admin/history?")
     after = await browser.get(where)
-    assert "Deleted 1 whole session and 2 messages" in after
+    assert "Deleted 1 whole session and 2 turns" in after
     assert f"/admin/history/{group}/delete" not in after
     assert await rig.store.get_session(group) is None
     assert await texts(rig, dm) == ["aiko alone"]

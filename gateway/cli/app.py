@@ -13,6 +13,7 @@ from gateway.cli import (
     chat,
     config,
     doctor,
+    history,
     mcp,
     memory,
     people,
@@ -36,6 +37,7 @@ SUB_APPS = (
     config,
     people,
     backup,
+    history,
     service,
     web,
 )

@@ -1,0 +1,123 @@
+"""The person's answer to a deletion waiting in their conversation (`agent.deletions`).
+
+The gateway, not the model, reads the message that follows a `history_delete` list or a
+`/history forget` list: exactly "yes" from the same person, sent after the list was
+shown, deletes what the list showed; any other message cancels it and is answered as
+usual. So a deletion never happens on the model's word alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import structlog
+
+from adapters.base import Inbound
+from agent.deletions import CONFIRM_WORD, PendingDeletion, PendingDeletions, is_confirmation
+from gateway.sessions import Sessions
+from memory.history.erase import Erased, Plan, UnknownHistory, erase, survey
+from memory.history.exchange import last_exchange
+from memory.history.selection import NotAllowed, Selection
+from memory.store.database import Store
+
+log = structlog.get_logger("kioku.deletions")
+
+CANCELLED = "(The deletion I listed is cancelled: nothing was deleted.)"
+
+
+@dataclass(frozen=True)
+class Settled:
+    """What became of a message that may answer a waiting deletion: `reply` to send
+    first, and whether the message was the answer (`consumed`) or goes on to the model."""
+
+    reply: str | None = None
+    consumed: bool = False
+
+
+def ask_to_confirm(plan: Plan) -> str:
+    """The list a person reads before deleting, and how to confirm."""
+    lines = "\n".join(f"- {line}" for line in plan.describe())
+    return (
+        f"This deletes {plan.totals()}:\n{lines}\n"
+        f"Reply {CONFIRM_WORD} to delete it for good; any other message keeps it."
+    )
+
+
+def deleted(erased: list[Erased]) -> str:
+    sessions = sum(e.sessions for e in erased)
+    turns = sum(e.turns for e in erased)
+    ended = any(e.ended for e in erased)
+    text = f"Deleted {_count(sessions, 'whole session')} and {_count(turns, 'message')}."
+    if sessions or ended:
+        text += " Your next message starts a new conversation."
+    return text
+
+
+class ChatDeletions:
+    """Carries out or cancels the waiting deletion of a conversation."""
+
+    def __init__(self, store: Store, sessions: Sessions, pending: PendingDeletions) -> None:
+        self.store = store
+        self.sessions = sessions
+        self.pending = pending
+
+    def cancel(self, key: str) -> str | None:
+        """Any message but the "yes" cancels: the notice to send, if one was waiting."""
+        waiting = self.pending.take(key)
+        if waiting is None:
+            return None
+        log.info("deletion_cancelled", conversation=key)
+        return CANCELLED
+
+    async def settle(
+        self, inbound: Inbound, person: str | None, key: str, arrived: float
+    ) -> Settled:
+        """Confirm or cancel the waiting deletion with this (non-command) message, which
+        reached the gateway at `arrived` (`time.monotonic()`)."""
+        waiting = self.pending.take(key)
+        if waiting is None:
+            return Settled()
+        confirms = (
+            person == waiting.person
+            and arrived > waiting.offered_at
+            and is_confirmation(inbound.text)
+        )
+        if not confirms:
+            log.info("deletion_cancelled", conversation=key)
+            return Settled(CANCELLED)
+        erased = await self._carry_out(waiting)
+        await self.sessions.recheck(key)
+        log.info(
+            "history_deleted",
+            by="chat",
+            person=person,
+            sessions=sum(e.sessions for e in erased),
+            turns=sum(e.turns for e in erased),
+        )
+        return Settled(deleted(erased), consumed=True)
+
+    async def _carry_out(self, waiting: PendingDeletion) -> list[Erased]:
+        """The plan shown, then the exchange that asked for it (surveyed before, as the
+        plan may take some of its turns)."""
+        exchange = await self._exchange(waiting)
+        done = [await erase(self.store, waiting.plan)]
+        if exchange is not None:
+            done.append(await erase(self.store, exchange))
+        return done
+
+    async def _exchange(self, waiting: PendingDeletion) -> Plan | None:
+        if waiting.exchange is None:
+            return None
+        session_id, first = waiting.exchange
+        turns = await last_exchange(self.store, session_id)
+        if not turns or turns[0] != first:
+            return None
+        try:
+            return await survey(self.store, waiting.plan.asker, Selection(messages=turns))
+        except (NotAllowed, UnknownHistory) as exc:
+            log.warning("deletion_exchange_kept", session=session_id, error=str(exc))
+            return None
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")

@@ -53,8 +53,8 @@ async def undo(commands: Commands, request: Request) -> str | None:
         turns = await last_exchange(commands.store, session.id)
         if not turns:
             return NOTHING_TO_UNDO
+        [said] = await commands.store.messages(session.id, after=turns[0] - 1, limit=1)
         plan = await survey(commands.store, Asker.of_person(person), Selection(messages=turns))
-        message = plan.turns[0].preview if plan.turns else None
         erased = await erase(commands.store, plan, keep_open=True)
         if plan.sessions:
             await commands.control.refresh_session(request.key)
@@ -62,9 +62,8 @@ async def undo(commands: Commands, request: Request) -> str | None:
             commands.agent.drop_last_exchange(session.id)
         log.info("history_undone", person=person, session=session.id, turns=erased.turns)
         replies = erased.turns - 1
-        said = f" ({message})" if message else ""
         return (
-            f"Removed your last message{said} and {replies} "
+            f"Removed your last message ({_short(said.content)}) and {replies} "
             f"{'turn' if replies == 1 else 'turns'} of my reply from our history."
         )
 
@@ -127,3 +126,8 @@ async def forget_session(commands: Commands, request: Request) -> str | None:
         if commands.control.later(request.key, request.inbound, work)
         else BUSY.format(name=request.command.name)
     )
+
+
+def _short(text: str, limit: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -97,26 +97,31 @@ class ChatDeletions:
         return Settled(deleted(erased), consumed=True)
 
     async def _carry_out(self, waiting: PendingDeletion) -> list[Erased]:
-        """The plan shown, then the exchange that asked for it (surveyed before, as the
-        plan may take some of its turns)."""
+        """The plan shown, then what is left of the exchange that asked for it (its turns
+        noted first: the plan may take some of them, the request among them)."""
         exchange = await self._exchange(waiting)
         done = [await erase(self.store, waiting.plan)]
-        if exchange is not None:
-            done.append(await erase(self.store, exchange))
+        if exchange:
+            session_id = waiting.exchange[0] if waiting.exchange else 0
+            left = {m.id for m in await self.store.messages(session_id, after=exchange[0] - 1)}
+            remaining = tuple(turn for turn in exchange if turn in left)
+            if remaining:
+                selection = Selection(messages=remaining)
+                try:
+                    plan = await survey(self.store, waiting.plan.asker, selection)
+                except (NotAllowed, UnknownHistory) as exc:
+                    log.warning("deletion_exchange_kept", session=session_id, error=str(exc))
+                else:
+                    done.append(await erase(self.store, plan))
         return done
 
-    async def _exchange(self, waiting: PendingDeletion) -> Plan | None:
+    async def _exchange(self, waiting: PendingDeletion) -> tuple[int, ...]:
+        """The turns of the asking exchange, if it is still the session's last one."""
         if waiting.exchange is None:
-            return None
+            return ()
         session_id, first = waiting.exchange
         turns = await last_exchange(self.store, session_id)
-        if not turns or turns[0] != first:
-            return None
-        try:
-            return await survey(self.store, waiting.plan.asker, Selection(messages=turns))
-        except (NotAllowed, UnknownHistory) as exc:
-            log.warning("deletion_exchange_kept", session=session_id, error=str(exc))
-            return None
+        return turns if turns and turns[0] == first else ()
 
 
 def _count(number: int, noun: str) -> str:

@@ -1,6 +1,7 @@
 """Deletions that wait for the person's "yes": the one hand-over between the model's
 `history_delete` tool (and `/history forget`), which only list what would go, and the
-gateway, which alone sees the person's next message and carries the deletion out.
+gateway, which shows the person that list itself, alone sees their next message, and
+carries the deletion out.
 
 A conversation holds at most one waiting deletion; a newer list replaces it, and the
 person's next message either confirms it (exactly "yes") or cancels it. Nothing here
@@ -10,7 +11,7 @@ deletes, so no call of the model can confirm its own list.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memory.history.erase import Plan
 
@@ -20,8 +21,9 @@ _YES = re.compile(r"\s*yes\s*[.!]?\s*", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class PendingDeletion:
-    """A plan shown to `person` in `conversation` (a conversation key) at `offered_at`
-    (`time.monotonic()`: only a message that reached kioku after it can confirm).
+    """A plan for `person` in `conversation` (a conversation key), shown to them by kioku
+    at `shown_at` (`time.monotonic()`; None until then): only a message that reached
+    kioku after that can confirm it.
 
     `exchange` is (session id, first turn id) of the exchange that asked for the
     deletion through the model, which goes with it: the tool's list quotes what is
@@ -31,8 +33,8 @@ class PendingDeletion:
     conversation: str
     person: str
     plan: Plan
-    offered_at: float
     exchange: tuple[int, int] | None = None
+    shown_at: float | None = None
 
 
 class PendingDeletions:
@@ -44,6 +46,14 @@ class PendingDeletions:
     def offer(self, pending: PendingDeletion) -> None:
         """Hold `pending` for its conversation, replacing any list shown before it."""
         self._waiting[pending.conversation] = pending
+
+    def show(self, conversation: str, at: float) -> PendingDeletion | None:
+        """The conversation's deletion not yet shown, now marked shown `at`; else None."""
+        waiting = self._waiting.get(conversation)
+        if waiting is None or waiting.shown_at is not None:
+            return None
+        shown = self._waiting[conversation] = replace(waiting, shown_at=at)
+        return shown
 
     def take(self, conversation: str) -> PendingDeletion | None:
         """The conversation's waiting deletion, which is no longer waiting afterwards."""

@@ -1,13 +1,16 @@
 """The person's answer to a deletion waiting in their conversation (`agent.deletions`).
 
-The gateway, not the model, reads the message that follows a `history_delete` list or a
-`/history forget` list: exactly "yes" from the same person, sent after the list was
-shown, deletes what the list showed; any other message cancels it and is answered as
+The gateway, not the model, shows the list: `/history forget` replies with it, and after
+a turn in which the model called `history_delete` the gateway sends the tool's plan
+itself, so the person reads what will go, not the model's account of it. The gateway
+also reads the message that follows: exactly "yes" from the same person, sent after the
+list was shown, deletes what it showed; any other message cancels it and is answered as
 usual. So a deletion never happens on the model's word alone.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import structlog
@@ -61,13 +64,18 @@ class ChatDeletions:
         self.sessions = sessions
         self.pending = pending
 
+    def show(self, key: str) -> str | None:
+        """After a turn: the list of a deletion the model offered in it, to send now."""
+        waiting = self.pending.show(key, time.monotonic())
+        return None if waiting is None else ask_to_confirm(waiting.plan)
+
     def cancel(self, key: str) -> str | None:
         """Any message but the "yes" cancels: the notice to send, if one was waiting."""
         waiting = self.pending.take(key)
         if waiting is None:
             return None
         log.info("deletion_cancelled", conversation=key)
-        return CANCELLED
+        return None if waiting.shown_at is None else CANCELLED
 
     async def settle(
         self, inbound: Inbound, person: str | None, key: str, arrived: float
@@ -79,12 +87,13 @@ class ChatDeletions:
             return Settled()
         confirms = (
             person == waiting.person
-            and arrived > waiting.offered_at
+            and waiting.shown_at is not None
+            and arrived > waiting.shown_at
             and is_confirmation(inbound.text)
         )
         if not confirms:
             log.info("deletion_cancelled", conversation=key)
-            return Settled(CANCELLED)
+            return Settled(None if waiting.shown_at is None else CANCELLED)
         erased = await self._carry_out(waiting)
         await self.sessions.recheck(key)
         log.info(

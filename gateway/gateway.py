@@ -360,6 +360,9 @@ class Gateway:
         outcome = await self.agent.respond(turn, on_text=self._streamer(outlet, address))
         self.sessions.touch(conversation.key)
         await self._send(address, outcome.text, session.id)
+        listing = self.deletions.show(conversation.key)
+        if listing is not None:
+            await self._send(address, listing, session.id)
         try:
             await self.agent.after_turn(session.id, person)
         except Exception:

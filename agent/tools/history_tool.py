@@ -1,14 +1,14 @@
-"""The `history_delete` tool: the model finds what the person wants forgotten and shows
-it; only the person's own "yes", read by the gateway, deletes it.
+"""The `history_delete` tool: the model finds what the person wants forgotten; kioku
+shows the person the list, and only their own "yes", read by the gateway, deletes it.
 
 The tool surveys (the speaker's own direct-message history only), holds the plan as the
-conversation's waiting deletion and returns the list for the model to show. It has no
-way to confirm: calling it again only replaces the list.
+conversation's waiting deletion and returns the list to the model; the gateway sends the
+same list to the person after the model's reply. The tool has no way to confirm:
+calling it again only replaces the list.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from agent.deletions import CONFIRM_WORD, PendingDeletion
@@ -43,9 +43,9 @@ SCHEMA: dict[str, Any] = {
 DESCRIPTION = (
     "Delete part of the person's own history of direct messages with you, when they ask "
     '("forget what I said about my salary"): give a phrase (`matching`), a session and/or '
-    "message ids. Nothing is deleted by this call: it returns the list of what would go. "
-    "Show the person that list and ask them to reply "
-    f"{CONFIRM_WORD!r}; kioku deletes it when their next message is exactly that, and any "
+    "message ids. Nothing is deleted by this call: it returns the list of what would go, "
+    "and kioku sends the person that list after your reply. Tell them briefly what you "
+    f"found; kioku deletes it when their next message is exactly {CONFIRM_WORD!r}, and any "
     "other message cancels. You cannot confirm it yourself. Not available in groups."
 )
 NOT_THEIRS = (
@@ -84,15 +84,15 @@ async def handle(arguments: dict[str, Any], ctx: ToolContext) -> str:
             ctx.conversation,
             ctx.speaker,
             plan,
-            time.monotonic(),
-            (ctx.session_id, exchange[0]) if exchange else None,
+            exchange=(ctx.session_id, exchange[0]) if exchange else None,
         )
     )
     listed = "\n".join(f"- {line}" for line in plan.describe())
     return (
         f"Not deleted yet. This would delete {plan.totals()}:\n{listed}\n"
-        f"Show the person this list and ask them to reply {CONFIRM_WORD!r} to delete it; "
-        "their request and this list go with it. Any other reply cancels. Do not call "
+        "kioku sends the person this list after your reply and asks them to reply "
+        f"{CONFIRM_WORD!r} to delete it (their request and this list go with it); any "
+        "other reply cancels. Tell them in a sentence what you found; do not call "
         "history_delete again for this list."
     )
 

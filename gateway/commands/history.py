@@ -116,8 +116,9 @@ async def forget_session(commands: Commands, request: Request) -> str | None:
         plan = await survey(
             commands.store, Asker.of_person(person), Selection(sessions=(target.id,))
         )
+        # The reply is the list: it counts as shown once this job hands it over.
         commands.agent.services.deletions.offer(
-            PendingDeletion(request.key, person, plan, time.monotonic())
+            PendingDeletion(request.key, person, plan, shown_at=time.monotonic())
         )
         return ask_to_confirm(plan)
 

@@ -1,5 +1,5 @@
-"""The `history_delete` tool lists; only the person's next message, read by the gateway,
-deletes — never the model's word."""
+"""The `history_delete` tool lists; kioku shows the person the list, and only their next
+message, read by the gateway, deletes — never the model's word."""
 
 from __future__ import annotations
 
@@ -33,6 +33,10 @@ async def test_the_tool_lists_and_the_persons_yes_deletes_it_with_the_request(
     [listing] = tool_results(rig)
     assert listing.startswith("Not deleted yet. This would delete 0 whole sessions and 3 turns:")
     assert "my salary is 9000 pelicans" in listing
+    # kioku itself shows the person what the plan takes, whatever the model said.
+    shown = await rig.telegram.next_text()
+    assert shown.startswith("This deletes 0 whole sessions and 3 turns:\n- message ")
+    assert "my salary is 9000 pelicans" in shown and shown.endswith("any other message keeps it.")
     assert held_anywhere(rig.home, "salary") != []
     requests = len(rig.api.requests)
     reply = await aiko("yes")
@@ -57,7 +61,8 @@ async def test_a_second_tool_call_cannot_confirm_and_another_reply_cancels(
     rig.api.reply_tool_use("history_delete", {"matching": "salary"}, tool_id="toolu_1")
     rig.api.reply_tool_use("history_delete", {"matching": "salary"}, tool_id="toolu_2")
     rig.api.reply_text("The person said yes, so it is deleted.")
-    await aiko("forget my salary")
+    assert await aiko("forget my salary") == "The person said yes, so it is deleted."
+    assert (await rig.telegram.next_text()).startswith("This deletes")
     assert all(r.startswith("Not deleted yet.") for r in tool_results(rig))
     assert held_anywhere(rig.home, "9000 pelicans") != []
     assert (
@@ -80,6 +85,7 @@ async def test_a_yes_sent_before_the_list_was_shown_does_not_confirm(rig: Gatewa
     await rig.gateway.handle(rig.dm(AIKO, "yes", "early-2"))  # queued behind the turn
     gate.set()
     assert await rig.telegram.next_text() == "Reply yes to delete."
+    assert (await rig.telegram.next_text()).startswith("This deletes")
     assert await rig.telegram.next_text() == (
         "(The deletion I listed is cancelled: nothing was deleted.)"
     )
@@ -99,7 +105,7 @@ async def test_another_persons_message_is_not_the_tools_to_delete(rig: GatewayRi
     [refusal] = tool_results(rig)
     assert refusal.startswith("That session or message is not part of the person's own")
     assert "ben" not in refusal
-    assert await aiko("yes") == "echo: yes"
+    assert await aiko("yes") == "echo: yes"  # nothing was listed, so nothing waits
     assert held_anywhere(rig.home, "osprey") != []
 
 
@@ -112,6 +118,7 @@ async def test_a_phrase_reaches_only_the_persons_own_direct_messages(rig: Gatewa
     rig.api.reply_tool_use("history_delete", {"matching": "heron"})
     rig.api.reply_text("Reply yes.")
     await aiko("forget the heron")
+    assert (await rig.telegram.next_text()).startswith("This deletes")
     assert (await aiko("yes")).startswith("Deleted")
     assert held_anywhere(rig.home, "ben's heron") != []
     assert held_anywhere(rig.home, "heron in the group") != []

@@ -65,7 +65,12 @@ async def test_undo_history_forget_and_the_tool_from_telegram(
         assert await answer(tg, "my salary is 61803398") == "echo: my salary is 61803398"
         api.reply_tool_use("history_delete", {"matching": "61803398"})
         api.reply_text("Shall I delete that? Reply yes.")
-        assert await answer(tg, "forget my salary") == "Shall I delete that? Reply yes."
+        count = len(tg.sent())
+        await tg.dm(OWNER_CHAT, "forget my salary")
+        calls = await tg.wait_for("sendMessage", count=count + 2, within=WAIT)
+        reply, shown = calls[count : count + 2]
+        assert reply.text == "Shall I delete that? Reply yes."
+        assert "my salary is 61803398" in shown.text and "Reply yes" in shown.text
         assert (await answer(tg, "yes")).startswith("Deleted ")
         assert await answer(tg, "/history") == "You have no direct-message sessions with me yet."
 

@@ -108,29 +108,28 @@ class ChatDeletions:
     async def _carry_out(self, waiting: PendingDeletion) -> list[Erased]:
         """The plan shown, then what is left of the exchange that asked for it (its turns
         noted first: the plan may take some of them, the request among them)."""
-        exchange = await self._exchange(waiting)
+        session_id, exchange = await self._exchange(waiting)
         done = [await erase(self.store, waiting.plan)]
-        if exchange:
-            session_id = waiting.exchange[0] if waiting.exchange else 0
-            left = {m.id for m in await self.store.messages(session_id, after=exchange[0] - 1)}
-            remaining = tuple(turn for turn in exchange if turn in left)
-            if remaining:
-                selection = Selection(messages=remaining)
-                try:
-                    plan = await survey(self.store, waiting.plan.asker, selection)
-                except (NotAllowed, UnknownHistory) as exc:
-                    log.warning("deletion_exchange_kept", session=session_id, error=str(exc))
-                else:
-                    done.append(await erase(self.store, plan))
-        return done
+        if not exchange:
+            return done
+        left = {m.id for m in await self.store.messages(session_id, after=exchange[0] - 1)}
+        remaining = tuple(turn for turn in exchange if turn in left)
+        if not remaining:
+            return done
+        try:
+            plan = await survey(self.store, waiting.plan.asker, Selection(messages=remaining))
+        except (NotAllowed, UnknownHistory) as exc:
+            log.warning("deletion_exchange_kept", session=session_id, error=str(exc))
+            return done
+        return [*done, await erase(self.store, plan)]
 
-    async def _exchange(self, waiting: PendingDeletion) -> tuple[int, ...]:
-        """The turns of the asking exchange, if it is still the session's last one."""
+    async def _exchange(self, waiting: PendingDeletion) -> tuple[int, tuple[int, ...]]:
+        """(session id, turns) of the asking exchange, if it is still the session's last."""
         if waiting.exchange is None:
-            return ()
+            return 0, ()
         session_id, first = waiting.exchange
         turns = await last_exchange(self.store, session_id)
-        return turns if turns and turns[0] == first else ()
+        return session_id, turns if turns and turns[0] == first else ()
 
 
 def _count(number: int, noun: str) -> str:

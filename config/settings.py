@@ -264,7 +264,7 @@ class WebSettings(Section):
 
 
 class HistorySettings(Section):
-    """How long past conversations are kept (a person may choose otherwise: `kioku history keep`)."""
+    """How long past conversations are kept (a person may choose otherwise: `history keep`)."""
 
     keep_days: int | None = Field(
         None, ge=1, le=100_000, description="delete closed sessions older than this; unset: forever"

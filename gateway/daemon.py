@@ -32,6 +32,7 @@ from gateway import instance
 from gateway.commands.handlers import SLASH_COMMANDS
 from gateway.gateway import Gateway
 from gateway.identity import Identities
+from gateway.retention import RetentionSweeper
 from gateway.supervisor import Supervisor
 from gateway.systemd import Notifier
 from memory.store.database import Store
@@ -42,7 +43,7 @@ from web.app import WebServer
 log = structlog.get_logger("kioku.daemon")
 
 # Settings applied by SIGHUP; anything else changed in the file waits for a restart.
-RELOADABLE_PREFIXES = ("owner.", "gateway.", "sessions.", "log.level")
+RELOADABLE_PREFIXES = ("owner.", "gateway.", "sessions.", "history.", "log.level")
 RELOADABLE_PLATFORM_KEYS = ("dm_policy", "allow")
 
 
@@ -174,9 +175,11 @@ class Daemon:
             loop.add_signal_handler(sig, self._stop.set)
         loop.add_signal_handler(signal.SIGHUP, self._on_sighup, identities, gateway)
         web_page = WebServer(self.settings, store, status)
+        sweeper = RetentionSweeper(store, lambda: self.settings.history.keep_days)
         watchdog = self.notifier.start_watchdog()
         try:
             await web_page.start()
+            sweeper.start()
             await self.supervisor.start()
             states = self.supervisor.states()
             running = sorted(name for name, s in states.items() if s["state"] == "running")
@@ -197,6 +200,7 @@ class Daemon:
             for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
                 loop.remove_signal_handler(sig)
             await self.supervisor.stop()
+            await sweeper.stop()
             await web_page.stop()
             tasks = [*self._tasks, *([watchdog] if watchdog else [])]
             for task in tasks:

@@ -19,7 +19,15 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 from config.settings import Settings
 from memory.store.database import Store
-from web import auth, pages_admin, pages_history, pages_home, pages_notes, pages_skills
+from web import (
+    auth,
+    pages_admin,
+    pages_admin_history,
+    pages_history,
+    pages_home,
+    pages_notes,
+    pages_skills,
+)
 from web.context import CONTEXT, StatusSource, WebContext
 from web.forms import form_limit
 from web.links import base_url, split_listen
@@ -70,7 +78,15 @@ def create_app(ctx: WebContext) -> web.Application:
     env.filters["local"] = local
     env.filters["epoch"] = lambda seconds: local(datetime.fromtimestamp(seconds, UTC))
     env.filters["megabytes"] = lambda size: f"{size / 1_048_576:,.1f} MB"
-    for module in (auth, pages_home, pages_notes, pages_history, pages_skills, pages_admin):
+    for module in (
+        auth,
+        pages_home,
+        pages_notes,
+        pages_history,
+        pages_skills,
+        pages_admin,
+        pages_admin_history,
+    ):
         app.add_routes(module.routes())
     return app
 

@@ -1,8 +1,10 @@
-"""A person's history: their sessions by platform and date, one session's turns, search.
+"""A person's history: their sessions by platform and date, one session's turns, search,
+and deleting their own DM sessions or messages (with a confirmation, `web.deleting`).
 
 Only sessions the person took part in are shown: their own DMs, and group sessions
 in which they spoke — the same set their searches cover. Any other session id is a
-404, the same answer as an id that does not exist.
+404, the same answer as an id that does not exist. A group session they took part in
+shows no Delete button: group history is the owner's to delete (`/admin/history`).
 """
 
 from __future__ import annotations
@@ -13,14 +15,17 @@ from itertools import groupby
 from aiohttp import web
 from markupsafe import Markup, escape
 
+from memory.history.selection import Asker, Selection
 from memory.search.ranking import Scope, search
-from memory.store.records import Session
+from memory.store.records import Message, Session
 from web.context import context, person, render
+from web.deleting import confirmed_deletion, deleted_notice
 
 LISTED = 500
 RESULTS = 10
 SESSION_ID = "[0-9]{1,18}"
-"""A session id in a path: ASCII digits, few enough for SQLite's 64-bit integers (else 404)."""
+"""A session or message id in a path: ASCII digits, few enough for SQLite's 64-bit
+integers (else 404)."""
 _MARKED = re.compile(r"\*\*(.+?)\*\*", re.DOTALL)
 
 
@@ -40,20 +45,54 @@ async def sessions(request: web.Request) -> web.Response:
         days=days,
         platforms=platforms,
         platform=wanted if wanted in platforms else "",
+        notice=deleted_notice(request.query),
     )
 
 
 async def session(request: web.Request) -> web.Response:
+    found, turns = await _visible(request)
+    own = found.kind == "dm" and found.person == person(request)
+    return render(request, "session.html", session=found, turns=turns, own=own)
+
+
+async def delete_session(request: web.Request) -> web.StreamResponse:
+    """POST /sessions/{id}/delete: the confirmation, then (confirmed) the whole session."""
+    found, _ = await _visible(request)
+    return await confirmed_deletion(
+        request,
+        Asker.of_person(person(request)),
+        Selection(sessions=(found.id,)),
+        back=f"/sessions/{found.id}",
+        done="/sessions",
+    )
+
+
+async def delete_message(request: web.Request) -> web.StreamResponse:
+    """POST /sessions/{id}/messages/{turn}/delete: the same, for one turn of the session."""
+    found, turns = await _visible(request)
+    turn_id = int(request.match_info["turn"])  # SESSION_ID digits
+    if turn_id not in {t.id for t in turns}:
+        raise web.HTTPNotFound()
+    return await confirmed_deletion(
+        request,
+        Asker.of_person(person(request)),
+        Selection(messages=(turn_id,)),
+        back=f"/sessions/{found.id}#m{turn_id}",
+        done="/sessions",
+    )
+
+
+async def _visible(request: web.Request) -> tuple[Session, list[Message]]:
+    """The session in the path and its turns, if the person took part in it (else 404)."""
     store = context(request).store
     session_id = int(request.match_info["id"])  # SESSION_ID digits
     found = await store.get_session(session_id)
     if found is None:
         raise web.HTTPNotFound()
     turns = await store.messages(session_id)
-    who = person(request)
-    if not _took_part(found, who, {t.speaker for t in turns}):
+    if not _took_part(found, person(request), {t.speaker for t in turns}):
         raise web.HTTPNotFound()
-    return render(request, "session.html", session=found, turns=turns)
+    return found, turns
 
 
 async def search_page(request: web.Request) -> web.Response:
@@ -86,5 +125,9 @@ def routes() -> list[web.RouteDef]:
     return [
         web.get("/sessions", sessions),
         web.get(f"/sessions/{{id:{SESSION_ID}}}", session),
+        web.post(f"/sessions/{{id:{SESSION_ID}}}/delete", delete_session),
+        web.post(
+            f"/sessions/{{id:{SESSION_ID}}}/messages/{{turn:{SESSION_ID}}}/delete", delete_message
+        ),
         web.get("/search", search_page),
     ]

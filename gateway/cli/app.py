@@ -12,6 +12,7 @@ from gateway.cli import (
     chat,
     config,
     doctor,
+    history,
     mcp,
     memory,
     people,
@@ -23,7 +24,21 @@ from gateway.cli import (
     web,
 )
 
-SUB_APPS = (serve, search, chat, status, doctor, memory, mcp, skills, config, people, service, web)
+SUB_APPS = (
+    serve,
+    search,
+    chat,
+    status,
+    doctor,
+    memory,
+    mcp,
+    skills,
+    config,
+    people,
+    history,
+    service,
+    web,
+)
 
 app = typer.Typer(
     help="kioku — a self-hosted chat gateway whose memory follows each person.",

@@ -110,7 +110,15 @@ class Plan:
         return lines
 
     def totals(self) -> str:
-        return f"{len(self.sessions)} whole sessions and {self.turn_count} turns"
+        return counted(len(self.sessions), self.turn_count)
+
+
+def counted(sessions: int, turns: int) -> str:
+    """ "1 whole session and 3 turns": the totals people read before and after a deletion."""
+    return (
+        f"{sessions} whole session{'' if sessions == 1 else 's'} "
+        f"and {turns} turn{'' if turns == 1 else 's'}"
+    )
 
 
 @dataclass(frozen=True)

@@ -179,3 +179,26 @@ async def test_a_form_with_a_wrong_csrf_token_is_refused(browser: object, rig: W
     )
     assert forged.status == 403
     assert (await rig.ctx.notes("aiko").read("memory")).entries == ()
+
+
+async def test_deleting_a_session_in_the_browser_asks_then_erases(
+    browser: object, rig: WebRig
+) -> None:
+    session = await rig.store.open_session(Conversation("telegram", "1", person="aiko"))
+    await rig.store.append(session.id, NewMessage("user", "my pin is 4921", speaker="aiko"))
+    await rig.store.append(session.id, NewMessage("assistant", "Noted."))
+    page = await signed_in(browser, rig, "aiko")
+    await page.goto(f"{rig.url}/sessions/{session.id}")
+    await page.click("#delete-session button")
+    assert "1 whole session and 2 turns" in await page.inner_text("#totals")
+    await shot(page, "delete-confirm")
+    assert await rig.store.get_session(session.id) is not None
+    await page.click("#confirm")
+    await page.wait_for_url(f"{rig.url}/sessions?*")
+    assert "Deleted 1 whole session and 2 turns" in await page.inner_text(".notice")
+    assert await rig.store.get_session(session.id) is None
+    await page.goto(rig.url + "/")
+    await page.fill("#days", "30")
+    await page.click("#keep button")
+    assert "kept 30 days" in await page.inner_text(".notice")
+    await shot(page, "keep-days")

@@ -1,18 +1,26 @@
-"""`kioku serve` serves the web page on `web.listen`, and not at all when it is off."""
+"""`kioku serve` serves the web page on `web.listen`, and not at all when it is off; a
+deletion made on the daemon's page leaves state.db."""
 
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import os
 import signal
 import socket
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import aiohttp
 
+from memory.access.web_tokens import issue_web_token
+from memory.store.database import Store
+from memory.store.records import Conversation, NewMessage
 from tests.helpers.paths import KIOKU
+from tests.web.browser import CSRF, PLAN
 
 WAIT = 30.0
 
@@ -71,3 +79,33 @@ async def test_a_taken_port_is_logged_and_the_daemon_still_serves_chats() -> Non
         ) as events:
             refused = [e for e in events if e.get("event") == "web_unavailable"]
             assert refused and refused[0]["level"] == "error"
+
+
+def stored_bytes(home: Path) -> bytes:
+    wal = home / "state.db-wal"
+    return (home / "state.db").read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+
+
+async def test_a_session_deleted_on_the_daemons_page_is_gone(home: Path) -> None:
+    port = free_port()
+    env = {"KIOKU_WEB__LISTEN": f"127.0.0.1:{port}", "KIOKU_WEB__ENABLED": "true"}
+    async with daemon(**env), await Store.open(home / "state.db") as store:
+        await store.ensure_person("aiko")
+        session = await store.open_session(Conversation("telegram", "1", person="aiko"))
+        await store.append(session.id, NewMessage("user", "my pin is 4921", speaker="aiko"))
+        assert b"my pin is 4921" in stored_bytes(home)
+        token = await issue_web_token(store, "aiko", time.time())
+        url = f"http://127.0.0.1:{port}"
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
+            async with http.post(f"{url}/login/{token}") as signed_in:
+                csrf = CSRF.search(await signed_in.text())
+            assert csrf, "no CSRF token on the home page"
+            path = f"{url}/sessions/{session.id}/delete"
+            async with http.post(path, data={"csrf": csrf.group(1)}) as asked:
+                plan = PLAN.search(await asked.text())
+            assert plan and await store.get_session(session.id) is not None
+            form = {"csrf": csrf.group(1), "confirm": "yes", "plan": html.unescape(plan[1])}
+            async with http.post(path, data=form, allow_redirects=False) as done:
+                assert done.status == 303 and "deleted_sessions=1" in done.headers["Location"]
+        assert await store.get_session(session.id) is None
+    assert b"my pin is 4921" not in stored_bytes(home)

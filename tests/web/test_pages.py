@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import subprocess
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import aiohttp
@@ -21,55 +20,11 @@ from memory.skills.manage import SkillRequest
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
 from tests.helpers.gateway_rig import Chat, gateway_rig
-from tests.helpers.web_rig import WebRig, web_rig
+from tests.helpers.web_rig import WebRig
+from tests.web.browser import Browser
 from web.auth import COOKIE
 
 Kioku = Callable[..., subprocess.CompletedProcess[str]]
-CSRF = re.compile(r'name="csrf" value="([^"]+)"')
-
-
-@pytest.fixture
-async def rig(home: Path) -> AsyncIterator[WebRig]:
-    async with web_rig(home) as rig:
-        await rig.person("aiko", "telegram:1")
-        await rig.person("ben", "telegram:2")
-        yield rig
-
-
-class Browser:
-    """An HTTP client holding one signed-in session and its CSRF token."""
-
-    def __init__(self, rig: WebRig, http: aiohttp.ClientSession) -> None:
-        self.rig, self.http, self.csrf = rig, http, ""
-
-    async def sign_in(self, person: str) -> Browser:
-        async with self.http.post(await self.rig.link(person)) as response:
-            assert response.status == 200
-        self.csrf = CSRF.search(await self.get("/")).group(1)  # type: ignore[union-attr]
-        return self
-
-    async def get(self, path: str, status: int = 200) -> str:
-        async with self.http.get(self.rig.url + path) as response:
-            assert response.status == status, await response.text()
-            return await response.text()
-
-    async def post(self, path: str, status: int = 200, csrf: str | None = None, **data: str) -> str:
-        form = {"csrf": self.csrf if csrf is None else csrf, **data}
-        async with self.http.post(self.rig.url + path, data=form) as response:
-            assert response.status == status, await response.text()
-            return await response.text()
-
-
-@pytest.fixture
-async def browser(rig: WebRig) -> AsyncIterator[Browser]:
-    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
-        yield Browser(rig, http)
-
-
-@pytest.fixture
-async def other(rig: WebRig) -> AsyncIterator[Browser]:
-    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
-        yield Browser(rig, http)
 
 
 def notes(rig: WebRig, person: str) -> PersonNotes:

@@ -18,7 +18,7 @@ import structlog
 from adapters.base import Inbound
 from agent.deletions import CONFIRM_WORD, PendingDeletion, PendingDeletions, is_confirmation
 from gateway.sessions import Sessions
-from memory.history.erase import Erased, Plan, UnknownHistory, erase, survey
+from memory.history.erase import Erased, Plan, UnknownHistory, counted, erase, survey
 from memory.history.exchange import last_exchange
 from memory.history.selection import NotAllowed, Selection
 from memory.store.database import Store
@@ -50,7 +50,7 @@ def deleted(erased: list[Erased]) -> str:
     sessions = sum(e.sessions for e in erased)
     turns = sum(e.turns for e in erased)
     ended = any(e.ended for e in erased)
-    text = f"Deleted {_count(sessions, 'whole session')} and {_count(turns, 'message')}."
+    text = f"Deleted {counted(sessions, turns)}."
     if sessions or ended:
         text += " Your next message starts a new conversation."
     return text
@@ -130,7 +130,3 @@ class ChatDeletions:
         session_id, first = waiting.exchange
         turns = await last_exchange(self.store, session_id)
         return session_id, turns if turns and turns[0] == first else ()
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}" + ("" if number == 1 else "s")

@@ -16,6 +16,7 @@ from agent.tools.context import ToolContext
 from agent.tools.registry import Tool, ToolError
 from memory.history.erase import UnknownHistory, survey
 from memory.history.exchange import last_exchange
+from memory.history.listing import NoSuchSession, find_session
 from memory.history.selection import Asker, EmptySelection, NotAllowed, Selection
 
 SCHEMA: dict[str, Any] = {
@@ -100,14 +101,10 @@ async def handle(arguments: dict[str, Any], ctx: ToolContext) -> str:
 async def _session(value: int | str | None, ctx: ToolContext) -> tuple[int, ...]:
     if value is None:
         return ()
-    if isinstance(value, int):
-        return (value,)
-    if value.strip().isdigit():
-        return (int(value.strip()),)
-    session = await ctx.services.store.session_by_external_id(value.strip())
-    if session is None:
-        raise ToolError(NOT_THEIRS)
-    return (session.id,)
+    try:
+        return ((await find_session(ctx.services.store, str(value))).id,)
+    except NoSuchSession as exc:
+        raise ToolError(NOT_THEIRS) from exc
 
 
 TOOL = Tool(

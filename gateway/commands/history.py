@@ -19,6 +19,7 @@ from gateway.commands.registry import Request
 from gateway.deletions import ask_to_confirm
 from memory.history.erase import erase, survey
 from memory.history.exchange import last_exchange
+from memory.history.listing import last_dm_session, list_sessions
 from memory.history.selection import Asker, Selection
 
 if TYPE_CHECKING:
@@ -82,18 +83,17 @@ async def history(commands: Commands, request: Request) -> str | None:
         return f"Unknown /history {argument!r}. {HISTORY_USAGE}"
     if request.person is None:
         return "I don't know you yet: send me a direct message first."
-    sessions = await commands.store.recent_dm_sessions(request.person, LISTED)
+    sessions = await list_sessions(commands.store, request.person, dms_only=True, limit=LISTED)
     if not sessions:
         return "You have no direct-message sessions with me yet."
     lines = ["Your recent sessions (newest first):"]
     for session in sessions:
-        activity = await commands.store.session_activity(session.id)
         started = session.started_at.astimezone().strftime("%Y-%m-%d %H:%M")
-        state = ", open" if session.ended_at is None else ""
+        state = ", open" if session.is_open else ""
         lines.append(
             f"- {started} · {session.platform} · {session.title or 'untitled'} "
-            f"(session {session.id}, {session.external_id}, "
-            f"{activity.user_turns} of your messages{state})"
+            f"(session {session.id}, {session.name}, "
+            f"{session.turns} turn{'' if session.turns == 1 else 's'}{state})"
         )
     lines.append("Send /history forget to delete the session in progress or the last one.")
     return "\n".join(lines)
@@ -107,15 +107,14 @@ async def forget_session(commands: Commands, request: Request) -> str | None:
     async def work() -> str:
         await commands.control.refresh_session(request.key)
         entry = commands.control.open_session(request.key)
-        target = entry.session if entry is not None else None
-        if target is None:
-            recent = await commands.store.recent_dm_sessions(person, 1)
-            target = recent[0] if recent else None
-        if target is None:
-            return "You have no direct-message session with me to delete."
-        plan = await survey(
-            commands.store, Asker.of_person(person), Selection(sessions=(target.id,))
-        )
+        if entry is not None:
+            target = entry.session.id
+        else:
+            last = await last_dm_session(commands.store, person)
+            if last is None:
+                return "You have no direct-message session with me to delete."
+            target = last.id
+        plan = await survey(commands.store, Asker.of_person(person), Selection(sessions=(target,)))
         # The reply is the list: it counts as shown once this job hands it over.
         commands.agent.services.deletions.offer(
             PendingDeletion(request.key, person, plan, shown_at=time.monotonic())

@@ -258,11 +258,6 @@ class Store:
         async with self.reading() as db:
             return await sessions.recent_sessions(db, person, limit)
 
-    async def recent_dm_sessions(self, person: str, limit: int = 10) -> list[Session]:
-        """`person`'s own direct-message sessions, newest first (what they may delete)."""
-        async with self.reading() as db:
-            return await sessions.recent_dm_sessions(db, person, limit)
-
     async def size_bytes(self) -> int:
         """Bytes the database occupies (pages in use, WAL content included)."""
         async with self.reading() as db:

@@ -170,16 +170,6 @@ async def recent_sessions(db: aiosqlite.Connection, person: str, limit: int) -> 
         return [session_from_row(row) for row in await cursor.fetchall()]
 
 
-async def recent_dm_sessions(db: aiosqlite.Connection, person: str, limit: int) -> list[Session]:
-    """`person`'s own direct-message sessions (every platform), newest first."""
-    async with db.execute(
-        f"SELECT {COLUMNS} FROM sessions WHERE kind = 'dm' AND person_id = ? "
-        "ORDER BY started_at DESC, id DESC LIMIT ?",
-        (person, limit),
-    ) as cursor:
-        return [session_from_row(row) for row in await cursor.fetchall()]
-
-
 async def activity(db: aiosqlite.Connection, session_id: int) -> Activity:
     """How many messages the person sent in the session, and when the last turn was."""
     async with db.execute(

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from memory.history.listing import Listed, list_sessions
 from tests.helpers.gateway_rig import GatewayRig, gateway_rig
 
 AIKO = "telegram:1"
@@ -44,3 +45,7 @@ def last_request(rig: GatewayRig) -> str:
     """The conversation kioku last sent the model, as text."""
     assert rig.api is not None
     return json.dumps(rig.api.last.json["messages"], ensure_ascii=False)
+
+
+async def dm_sessions(rig: GatewayRig, person: str) -> list[Listed]:
+    return await list_sessions(rig.store, person, dms_only=True)

@@ -3,7 +3,7 @@ the session in progress, or the last one, and deletes it on the person's "yes"."
 
 from __future__ import annotations
 
-from tests.gateway.history.conftest import AIKO, BEN, held_anywhere, last_request
+from tests.gateway.history.conftest import AIKO, BEN, dm_sessions, held_anywhere, last_request
 from tests.helpers.gateway_rig import Chat, GatewayRig
 
 
@@ -15,11 +15,11 @@ async def test_history_lists_only_the_persons_own_direct_message_sessions(
     await ben("about ospreys")
     await Chat(rig, AIKO, group=True)("group talk")
     listing = await aiko("/history")
-    [mine] = await rig.store.recent_dm_sessions("aiko")
-    [bens] = await rig.store.recent_dm_sessions("ben")
+    [mine] = await dm_sessions(rig, "aiko")
+    [bens] = await dm_sessions(rig, "ben")
     assert listing.startswith("Your recent sessions (newest first):")
-    assert f"session {mine.id}, {mine.external_id}, 1 of your messages, open" in listing
-    assert bens.external_id not in listing and "group" not in listing.lower().split("\n")[1]
+    assert f"session {mine.id}, {mine.name}, 2 turns, open" in listing
+    assert bens.name not in listing and "group" not in listing.lower().split("\n")[1]
     assert len(listing.splitlines()) == 3
 
 
@@ -39,14 +39,13 @@ async def test_history_forget_lists_the_session_in_progress_and_yes_deletes_it(
     await aiko("my password is hunter2")
     [entry] = rig.gateway.sessions.open_sessions()
     question = await aiko("/history forget")
-    assert question.startswith("This deletes 1 whole sessions and 2 turns:\n- session ")
+    assert question.startswith("This deletes 1 whole session and 2 turns:\n- session ")
     assert question.endswith("Reply yes to delete it for good; any other message keeps it.")
     assert held_anywhere(rig.home, "hunter2") != []  # nothing goes before the yes
     requests = len(rig.api.requests)
     reply = await aiko("yes")
     assert (
-        reply
-        == "Deleted 1 whole session and 2 messages. Your next message starts a new conversation."
+        reply == "Deleted 1 whole session and 2 turns. Your next message starts a new conversation."
     )
     assert len(rig.api.requests) == requests  # the model never saw the yes
     assert held_anywhere(rig.home, "hunter2") == []
@@ -62,10 +61,10 @@ async def test_forget_session_without_an_open_session_takes_the_last_one(rig: Ga
     await aiko("older talk about cranes")
     await aiko("/new")
     await aiko("/new")
-    [last] = await rig.store.recent_dm_sessions("aiko")
+    [last] = await dm_sessions(rig, "aiko")
     assert rig.gateway.sessions.open_sessions() == []
     question = await aiko("/forget_session")
-    assert f"session {last.external_id} (id {last.id}" in question
+    assert f"session {last.name} (id {last.id}" in question
     assert (await aiko("YES")).startswith("Deleted 1 whole session")
     assert held_anywhere(rig.home, "cranes") == []
 

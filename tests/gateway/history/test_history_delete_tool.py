@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from tests.gateway.history.conftest import AIKO, BEN, held_anywhere, last_request
+from tests.gateway.history.conftest import AIKO, BEN, dm_sessions, held_anywhere, last_request
 from tests.helpers.gateway_rig import Chat, GatewayRig
 
 
@@ -97,8 +97,8 @@ async def test_another_persons_message_is_not_the_tools_to_delete(rig: GatewayRi
     assert rig.api is not None
     ben, aiko = Chat(rig, BEN), Chat(rig, AIKO)
     await ben("ben's osprey secret")
-    bens_turn = (await rig.store.messages((await rig.store.recent_dm_sessions("ben"))[0].id))[0]
-    [bens] = await rig.store.recent_dm_sessions("ben")
+    bens_turn = (await rig.store.messages((await dm_sessions(rig, "ben"))[0].id))[0]
+    [bens] = await dm_sessions(rig, "ben")
     rig.api.reply_tool_use("history_delete", {"messages": [bens_turn.id], "session": bens.id})
     rig.api.reply_text("I can't.")
     await aiko("delete that message")
@@ -124,7 +124,7 @@ async def test_a_phrase_reaches_only_the_persons_own_direct_messages(rig: Gatewa
     assert held_anywhere(rig.home, "heron in the group") != []
     assert held_anywhere(rig.home, "private heron") == []
     # Every turn of aiko's session went (the list, the request): the session goes whole.
-    assert await rig.store.recent_dm_sessions("aiko") == []
+    assert await dm_sessions(rig, "aiko") == []
 
 
 async def test_the_tool_is_not_offered_in_a_group(rig: GatewayRig) -> None:

@@ -59,7 +59,7 @@ async def test_undo_history_forget_and_the_tool_from_telegram(
         assert "93170417" not in str(api.last.json["messages"])
 
         question = await answer(tg, "/history forget")
-        assert "This deletes 1 whole sessions" in question and "Reply yes" in question
+        assert "This deletes 1 whole session " in question and "Reply yes" in question
         assert (await answer(tg, "yes")).startswith("Deleted 1 whole session")
 
         assert await answer(tg, "my salary is 61803398") == "echo: my salary is 61803398"

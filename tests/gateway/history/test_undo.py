@@ -74,3 +74,17 @@ async def test_undo_in_a_group_is_refused_and_nothing_changes(rig: GatewayRig) -
     assert reply.startswith("/undo works only in a direct message, for your own history")
     assert "only kioku's owner deletes it" in reply
     assert held_anywhere(rig.home, "kestrel") != []
+
+
+async def test_undo_waits_for_the_reply_being_written_and_takes_it_back(rig: GatewayRig) -> None:
+    assert rig.api is not None
+    gate = rig.api.gate("gatekeeper")
+    await rig.gateway.handle(rig.dm(AIKO, "a slow gatekeeper question", "slow-1"))
+    await rig.api.arrived["gatekeeper"].wait()
+    await rig.gateway.handle(rig.dm(AIKO, "/undo", "slow-2"))
+    gate.set()
+    assert await rig.telegram.next_text() == "echo: a slow gatekeeper question"
+    assert (await rig.telegram.next_text()).startswith(
+        "Removed your last message (a slow gatekeeper question)"
+    )
+    assert held_anywhere(rig.home, "gatekeeper") == []

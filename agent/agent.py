@@ -14,7 +14,7 @@ import structlog
 
 from agent.compaction import compact, needs_compaction
 from agent.live import LiveSession, SkillsIndex, open_live
-from agent.loop import TurnRunner
+from agent.loop import FORCE_ANSWER, TurnRunner
 from agent.providers import NoProvider, OnText, Provider, ProviderError
 from agent.reflection import fallback_title, review, title_and_summary
 from agent.tools.context import Services
@@ -82,15 +82,28 @@ class Agent:
         if needs_compaction(live, self.provider.context_window, settings.agent.compaction):
             summary = await compact(live, self.provider, settings.agent.compaction)
             if summary:
-                await self.services.store.set_summary(session_id, summary)
+                await self.services.store.set_open_summary(live.session, summary)
         reflection = settings.agent.reflection
         if reflection.enabled and live.turns_since_reflection >= reflection.every_user_turns:
             live.turns_since_reflection = 0
             self._spawn(self._review(live, speaker), f"reflect-{session_id}")
 
     async def close_session(self, session_id: int, reason: str) -> None:
-        """Final review, then title and summary, then the session is closed in the store."""
+        """Final review, then title and summary, then the session is closed in the store.
+
+        Only a session still open in the store is closed this way: one that a deletion
+        removed or ended meanwhile must not get a review, title or summary written from
+        the live copy, which may still hold the deleted turns.
+        """
         live = self._live.pop(session_id, None)
+        session = await self.services.store.get_session(session_id)
+        if (
+            session is None
+            or session.ended_at is not None
+            or (live is not None and live.session.external_id != session.external_id)
+        ):
+            log.info("session_close_skipped", session=session_id, reason=reason)
+            return
         title = summary = None
         if live is not None and self.has_model and live.user_turns:
             if self.services.settings.agent.reflection.enabled and live.turns_since_reflection:
@@ -102,8 +115,20 @@ class Agent:
                 title = fallback_title(live)
         elif live is not None:
             title = fallback_title(live)
-        await self.services.store.close_session(session_id, reason, title=title, summary=summary)
-        log.info("session_closed", session=session_id, reason=reason)
+        closed = await self.services.store.finish_open_session(
+            session, reason, title=title, summary=summary
+        )
+        log.info(
+            "session_closed" if closed else "session_close_skipped",
+            session=session_id,
+            reason=reason,
+        )
+
+    def drop_last_exchange(self, session_id: int) -> bool:
+        """Take the person's latest message and the reply to it out of the open session's
+        live copy (/undo, once the store's turns are gone); False if there is none."""
+        live = self._live.get(session_id)
+        return live is not None and live.drop_last_exchange((FORCE_ANSWER,))
 
     def forget(self, session_id: int) -> None:
         """Drop a session's in-memory state without a review (e.g. its person was forgotten)."""

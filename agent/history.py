@@ -9,7 +9,7 @@ shape the APIs insist on: user first, roles alternating, every tool call answere
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from agent.providers import Block, ChatMessage, Text, ToolCall, ToolResult
 from config.limits import loads
@@ -82,6 +82,33 @@ def normalise(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
         else:
             merged.append(message)
     return merged
+
+
+def without_last_exchange(
+    messages: Sequence[ChatMessage], notes: Collection[str] = ()
+) -> list[ChatMessage] | None:
+    """`messages` without the person's latest text and everything after it (the model's
+    reply, its tool calls and results); None if the person said nothing.
+
+    A person's text is a text block of a user turn that is not one of kioku's own `notes`
+    (such as the tool-round limit's). Blocks before it in the same turn stay: an earlier
+    message merged in after a failed call, the results it followed, a compaction note.
+    """
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role != "user":
+            continue
+        spoken = [
+            position
+            for position, block in enumerate(message.content)
+            if isinstance(block, Text) and block.text not in notes
+        ]
+        if not spoken:
+            continue
+        kept = message.content[: spoken[-1]]
+        head = list(messages[:index])
+        return normalise([*head, ChatMessage("user", kept)] if kept else head)
+    return None
 
 
 UNANSWERED = "(not run: the turn ended before this call)"

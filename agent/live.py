@@ -7,10 +7,10 @@ the model from the next session on.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 
-from agent.history import normalise, rebuild
+from agent.history import normalise, rebuild, without_last_exchange
 from agent.prompt import PromptParts, TurnContext, build_system_prompt, render_user_turn
 from agent.providers import ChatMessage, ToolSpec
 from agent.tools.context import Services, ToolContext
@@ -51,6 +51,17 @@ class LiveSession:
     def add(self, message: ChatMessage) -> None:
         self.messages = normalise([*self.messages, message])
 
+    def drop_last_exchange(self, notes: Collection[str] = ()) -> bool:
+        """Take the person's latest message and the reply to it out of the model's view
+        (/undo); False if there is none. `notes` are kioku's own texts in user turns."""
+        remaining = without_last_exchange(self.messages, notes)
+        if remaining is None:
+            return False
+        self.messages = remaining
+        self.user_turns = max(0, self.user_turns - 1)
+        self.turns_since_reflection = max(0, self.turns_since_reflection - 1)
+        return True
+
     def tool_context(self, services: Services, speaker: str | None) -> ToolContext:
         return ToolContext(
             services=services,
@@ -60,6 +71,7 @@ class LiveSession:
             is_group=self.is_group,
             speaker=speaker,
             reveal_notes=not self.is_group or services.settings.agent.group_private_notes,
+            conversation=self.session.conversation,
         )
 
 

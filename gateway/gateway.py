@@ -9,7 +9,8 @@ logged with its session id and the turn stays stored, and the line goes on.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -23,6 +24,7 @@ from agent.turn import Turn
 from config.settings import Settings
 from gateway.commands.handlers import Commands
 from gateway.commands.registry import Command, Request, parse
+from gateway.deletions import ChatDeletions
 from gateway.queues import ConversationQueues, LineState
 from gateway.sessions import OpenSession, Sessions, conversation_for
 from memory.store import deliveries
@@ -101,6 +103,7 @@ class Gateway:
         )
         self.sessions = Sessions(store, agent, settings.sessions, self._expire)
         self.commands = Commands(store, agent, identities, self)
+        self.deletions = ChatDeletions(store, self.sessions, agent.services.deletions)
         self._accepting = True
         self._tasks: set[asyncio.Task[Any]] = set()
         self._housekeeping: asyncio.Task[None] | None = None
@@ -158,9 +161,10 @@ class Gateway:
         if command is not None:
             await self._command(inbound, person, conversation.key, command)
             return "handled"
+        arrived = time.monotonic()
         queued = self.queues.submit(
             conversation.key,
-            lambda: self._turn(inbound, person, conversation, delivery),
+            lambda: self._turn(inbound, person, conversation, delivery, arrived),
             name=f"turn-{inbound.message_id or ''}",
         )
         if not queued:
@@ -240,6 +244,23 @@ class Gateway:
             del self._pending[delivery]
         return self.queues.stop(key)
 
+    def later(self, key: str, inbound: Inbound, work: Callable[[], Awaitable[str]]) -> bool:
+        """Run a command's `work` in the conversation's line (after the turns before it,
+        never beside one) and send its reply; False if the line is full."""
+
+        async def job() -> None:
+            try:
+                text = await work()
+            except Exception:
+                log.exception("command_failed", conversation=key)
+                text = "That command failed; the details are in kioku's log."
+            await self._send(inbound.address, text)
+
+        return self.queues.submit(key, job, name="command-later")
+
+    async def refresh_session(self, key: str) -> None:
+        await self.sessions.recheck(key)
+
     def line(self, key: str) -> LineState:
         return self.queues.state(key)
 
@@ -267,6 +288,9 @@ class Gateway:
     async def _command(
         self, inbound: Inbound, person: str | None, key: str, command: Command
     ) -> None:
+        cancelled = self.deletions.cancel(key)
+        if cancelled is not None:
+            await self._send(inbound.address, cancelled)
         try:
             reply = await self.commands.run(Request(inbound, person, key, command))
         except Exception:
@@ -281,8 +305,16 @@ class Gateway:
         person: str | None,
         conversation: Conversation,
         delivery: Delivery | None,
+        arrived: float,
     ) -> None:
         try:
+            settled = await self.deletions.settle(inbound, person, conversation.key, arrived)
+            if settled.reply is not None:
+                await self._send(inbound.address, settled.reply)
+            if settled.consumed:
+                if delivery is not None:
+                    await deliveries.record(self.store, *delivery)
+                return
             await self._answer(inbound, person, conversation, delivery)
         except StoreFull as exc:
             log.error("store_full", conversation=conversation.key, error=str(exc))
@@ -328,6 +360,9 @@ class Gateway:
         outcome = await self.agent.respond(turn, on_text=self._streamer(outlet, address))
         self.sessions.touch(conversation.key)
         await self._send(address, outcome.text, session.id)
+        listing = self.deletions.show(conversation.key)
+        if listing is not None:
+            await self._send(address, listing, session.id)
         try:
             await self.agent.after_turn(session.id, person)
         except Exception:

@@ -114,6 +114,14 @@ class Sessions:
         self.touch(conversation.key)
         return entry.session
 
+    async def recheck(self, key: str) -> None:
+        """After a deletion: drop the conversation's session (and the agent's live copy)
+        if the deletion removed or ended it, so the next message starts afresh."""
+        entry = self._open.get(key)
+        if entry is not None and not await self._still_open(entry):
+            async with self._changed:
+                self._changed.notify_all()
+
     async def _still_open(self, entry: OpenSession) -> bool:
         """False once the session was ended or removed outside the daemon (`kioku people
         forget`): the conversation then starts afresh instead of writing to a ghost. The

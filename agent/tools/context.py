@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent.deletions import PendingDeletions
 from config.settings import Settings
 from memory.notes.person_notes import PersonNotes
 from memory.store.database import Store
@@ -12,11 +13,14 @@ from memory.store.database import Store
 
 @dataclass(frozen=True)
 class Services:
-    """The memory layers the tools work on, shared by every conversation."""
+    """The memory layers the tools work on, shared by every conversation, and the
+    deletions waiting for a person's confirmation (`history_delete` offers them, the
+    gateway carries them out)."""
 
     store: Store
     home: Path
     settings: Settings
+    deletions: PendingDeletions = field(default_factory=PendingDeletions)
 
     def notes(self, person: str) -> PersonNotes:
         return PersonNotes(self.home, person, self.settings.memory.notes)
@@ -29,6 +33,7 @@ class ToolContext:
     In a DM the speaker is the session's person. In a group the speaker is whoever
     wrote the message; `reveal_notes` is False there unless the owner allows private
     notes in groups, so tool results never show a person's notes to the group.
+    `conversation` is the session's conversation key (where a waiting deletion is held).
     """
 
     services: Services
@@ -38,3 +43,4 @@ class ToolContext:
     is_group: bool
     speaker: str | None
     reveal_notes: bool
+    conversation: str = ""

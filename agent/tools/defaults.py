@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent.tools import memory_tool, search_tool, skills_tools
+from agent.tools import history_tool, memory_tool, search_tool, skills_tools
 from agent.tools.registry import ToolRegistry, ToolSource
 
 
 def default_registry(sources: Sequence[ToolSource] = ()) -> ToolRegistry:
     """kioku's own tools, then each source's tools in the order given."""
-    return ToolRegistry([memory_tool.TOOL, search_tool.TOOL, *skills_tools.TOOLS], sources)
+    return ToolRegistry(
+        [memory_tool.TOOL, search_tool.TOOL, *skills_tools.TOOLS, history_tool.TOOL], sources
+    )

@@ -9,12 +9,14 @@ and /web refuse in a group too: a code or a sign-in link must not be read by oth
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
 import structlog
 
 from adapters.base import Inbound
 from agent.agent import Agent
+from gateway.commands import history
 from gateway.commands.registry import Registry, Request, SlashCommand
 from gateway.queues import LineState
 from gateway.sessions import OpenSession
@@ -53,6 +55,8 @@ class Control(Protocol):
     def stop(self, key: str) -> tuple[bool, int]: ...
     def line(self, key: str) -> LineState: ...
     def open_session(self, key: str) -> OpenSession | None: ...
+    def later(self, key: str, inbound: Inbound, work: Callable[[], Awaitable[str]]) -> bool: ...
+    async def refresh_session(self, key: str) -> None: ...
 
 
 class Commands:
@@ -272,6 +276,25 @@ SLASH_COMMANDS: Registry[Commands] = Registry(
         ),
         SlashCommand(
             ("search",), "search your past conversations", Commands.search, argument="QUERY"
+        ),
+        SlashCommand(
+            ("undo",),
+            "take back your last message and my reply to it (from history too)",
+            history.undo,
+            direct_only=history.GROUP_HISTORY,
+        ),
+        SlashCommand(
+            ("history",),
+            "your recent sessions; forget: delete this session (or the last one)",
+            history.history,
+            argument="[forget]",
+            direct_only=history.GROUP_HISTORY,
+        ),
+        SlashCommand(
+            ("forget_session",),
+            "the same as /history forget",
+            history.forget_session,
+            direct_only=history.GROUP_HISTORY,
         ),
         SlashCommand(("skills",), "the skills kioku has learned for you", Commands.skills),
         SlashCommand(

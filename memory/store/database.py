@@ -171,6 +171,28 @@ class Store:
         """End a session (idle, /new, shutdown...) and keep the title and summary search shows."""
         await self.write(lambda db: sessions.close_session(db, session_id, reason, title, summary))
 
+    async def finish_open_session(
+        self,
+        session: Session,
+        reason: str,
+        *,
+        title: str | None = None,
+        summary: str | None = None,
+    ) -> bool:
+        """Close `session` with its title and summary if it is still open in state.db;
+        False (nothing written) once a deletion removed or ended it."""
+        return await self.write(
+            lambda db: sessions.finish_open_session(
+                db, session.id, session.external_id, reason, title, summary
+            )
+        )
+
+    async def set_open_summary(self, session: Session, summary: str) -> bool:
+        """Replace the summary of `session` while it is open (compaction); False once gone."""
+        return await self.write(
+            lambda db: sessions.set_open_summary(db, session.id, session.external_id, summary)
+        )
+
     async def set_summary(self, session_id: int, summary: str) -> None:
         """Replace the session's summary (compaction keeps it current while the session runs)."""
         await self.write(lambda db: sessions.set_summary(db, session_id, summary))

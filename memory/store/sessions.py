@@ -97,6 +97,37 @@ async def close_session(
         raise UnknownSession(f"no session {session_id}")
 
 
+async def finish_open_session(
+    db: aiosqlite.Connection,
+    session_id: int,
+    external_id: str,
+    reason: str,
+    title: str | None,
+    summary: str | None,
+) -> bool:
+    """End the session with the title and summary given only if it is still the open
+    session `external_id`: one deleted, or ended by a deletion, meanwhile stays as it is
+    (the agent's live copy may still hold the deleted turns). False if it was not open."""
+    cursor = await db.execute(
+        "UPDATE sessions SET ended_at = ?, end_reason = ?, title = coalesce(?, title), "
+        "summary = coalesce(?, summary) WHERE id = ? AND external_id = ? AND ended_at IS NULL",
+        (time.time(), reason, title, summary, session_id, external_id),
+    )
+    return cursor.rowcount > 0
+
+
+async def set_open_summary(
+    db: aiosqlite.Connection, session_id: int, external_id: str, summary: str
+) -> bool:
+    """Replace the summary of a session still open as `external_id` (compaction); False,
+    and nothing written, once it was deleted or ended."""
+    cursor = await db.execute(
+        "UPDATE sessions SET summary = ? WHERE id = ? AND external_id = ? AND ended_at IS NULL",
+        (summary, session_id, external_id),
+    )
+    return cursor.rowcount > 0
+
+
 async def set_summary(db: aiosqlite.Connection, session_id: int, summary: str) -> None:
     cursor = await db.execute("UPDATE sessions SET summary = ? WHERE id = ?", (summary, session_id))
     if cursor.rowcount == 0:

@@ -25,6 +25,9 @@ HELP = """Commands:
 /remember TEXT — add TEXT to your notes about you (USER.md)
 /forget TEXT — remove the note containing TEXT
 /search QUERY — search your past conversations
+/undo — take back your last message and my reply to it (from history too)
+/history [forget] — your recent sessions; forget: delete this session (or the last one)
+/forget_session — the same as /history forget
 /skills — the skills kioku has learned for you
 /web — a sign-in link to the web page (notes, sessions, skills)"""
 

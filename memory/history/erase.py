@@ -23,10 +23,11 @@ from datetime import datetime
 
 import aiosqlite
 
+from memory.history.listing import COLUMNS, Listed, listed
 from memory.history.scrub import scrubbing
 from memory.history.selection import Asker, NotAllowed, Selection
 from memory.store.database import Store
-from memory.store.records import ROLES, Kind, Role, from_epoch, to_epoch
+from memory.store.records import ROLES, Role, from_epoch, to_epoch
 
 PREVIEW_CHARS = 80
 END_REASON = "history_deleted"
@@ -37,23 +38,10 @@ class UnknownHistory(LookupError):
 
 
 @dataclass(frozen=True)
-class DoomedSession:
-    """A session that goes whole."""
+class DoomedSession(Listed):
+    """A session that goes whole: its turns up to `last_turn` (a newer one keeps it)."""
 
-    id: int
-    name: str
-    platform: str
-    kind: Kind
-    person: str | None
-    title: str | None
-    started_at: datetime
-    ended_at: datetime | None
-    turns: int
     last_turn: int
-
-    @property
-    def is_open(self) -> bool:
-        return self.ended_at is None
 
 
 @dataclass(frozen=True)
@@ -153,7 +141,7 @@ async def erase(store: Store, plan: Plan, *, keep_open: bool = False) -> Erased:
 
 # -- survey -------------------------------------------------------------------------------
 
-_SESSION = "id, external_id, platform, kind, person_id, title, started_at, ended_at"
+_SESSION = f"{COLUMNS}, (SELECT coalesce(max(id), 0) FROM turns WHERE session_id = s.id)"
 
 
 def _survey(db: sqlite3.Connection, asker: Asker, selection: Selection) -> Plan:
@@ -161,7 +149,7 @@ def _survey(db: sqlite3.Connection, asker: Asker, selection: Selection) -> Plan:
     whole: set[int] = set()
     turns: dict[int, int] = {}
     for session_id in selection.sessions:
-        row = _one(db, f"SELECT {_SESSION} FROM sessions WHERE id = ?", session_id)
+        row = _one(db, f"SELECT {_SESSION} FROM sessions AS s WHERE id = ?", session_id)
         if row is None:
             raise UnknownHistory(f"no session {session_id}; `kioku history list` shows them")
         _check_session(asker, narrow, row)
@@ -231,8 +219,8 @@ def _plan(
         if session_id not in whole and len(ids) == _count_turns(db, session_id):
             whole.add(session_id)
     sessions = tuple(
-        _doomed_session(db, row)
-        for row in _rows(db, f"SELECT {_SESSION} FROM sessions WHERE id = ?", sorted(whole))
+        DoomedSession(**vars(listed(row)), last_turn=row[-1])
+        for row in _rows(db, f"SELECT {_SESSION} FROM sessions AS s WHERE id = ?", sorted(whole))
     )
     kept = sorted(t for sid, ids in by_session.items() if sid not in whole for t in ids)
     doomed_turns = tuple(
@@ -254,24 +242,6 @@ def _plan(
     )
     retitled |= {t.session_id for t in doomed_turns}
     return Plan(asker, sessions, doomed_turns, tuple(sorted(retitled - whole)))
-
-
-def _doomed_session(db: sqlite3.Connection, row: tuple) -> DoomedSession:
-    return DoomedSession(
-        id=row[0],
-        name=row[1],
-        platform=row[2],
-        kind=row[3],
-        person=row[4],
-        title=row[5],
-        started_at=from_epoch(row[6]),
-        ended_at=None if row[7] is None else from_epoch(row[7]),
-        turns=_count_turns(db, row[0]),
-        last_turn=int(
-            db.execute("SELECT max(id) FROM turns WHERE session_id = ?", (row[0],)).fetchone()[0]
-            or 0
-        ),
-    )
 
 
 def _check_session(asker: Asker, narrow: str | None, row: tuple) -> None:

@@ -51,10 +51,11 @@ class Listed:
         }
 
 
-_COLUMNS = (
+COLUMNS = (
     "s.id, s.external_id, s.platform, s.kind, s.person_id, s.title, s.started_at, s.ended_at, "
     "(SELECT count(*) FROM turns WHERE session_id = s.id)"
 )
+"""What `listed` reads, of `sessions AS s`."""
 
 
 async def list_sessions(
@@ -76,11 +77,11 @@ async def list_sessions(
             )
             params = (person, person)
         rows = db.execute(
-            f"SELECT {_COLUMNS} FROM sessions AS s WHERE {where} "
+            f"SELECT {COLUMNS} FROM sessions AS s WHERE {where} "
             "ORDER BY s.started_at DESC, s.id DESC LIMIT ?",
             (*params, limit),
         ).fetchall()
-        return [_listed(row) for row in rows]
+        return [listed(row) for row in rows]
 
     return await store.read(read)
 
@@ -92,13 +93,13 @@ async def find_session(store: Store, ref: str) -> Listed:
     def read(db: sqlite3.Connection) -> Listed | None:
         row = None
         if ref.isascii() and ref.isdigit() and len(ref) <= 18:
-            row = db.execute(f"SELECT {_COLUMNS} FROM sessions AS s WHERE s.id = ?", (int(ref),))
+            row = db.execute(f"SELECT {COLUMNS} FROM sessions AS s WHERE s.id = ?", (int(ref),))
             row = row.fetchone()
         if row is None:
             row = db.execute(
-                f"SELECT {_COLUMNS} FROM sessions AS s WHERE s.external_id = ?", (ref,)
+                f"SELECT {COLUMNS} FROM sessions AS s WHERE s.external_id = ?", (ref,)
             ).fetchone()
-        return None if row is None else _listed(row)
+        return None if row is None else listed(row)
 
     found = await store.read(read)
     if found is None:
@@ -114,7 +115,8 @@ async def last_dm_session(store: Store, person: str) -> Listed | None:
     return found[0] if found else None
 
 
-def _listed(row: tuple) -> Listed:
+def listed(row: tuple) -> Listed:
+    """A `Listed` from a row selected as `COLUMNS`."""
     return Listed(
         id=row[0],
         name=row[1],

@@ -9,10 +9,7 @@ import json
 import re
 import signal
 import subprocess
-from collections.abc import AsyncIterator
 from pathlib import Path
-
-import pytest
 
 from memory.store.database import Store
 from tests.fakes.discord import FakeDiscord
@@ -22,23 +19,6 @@ from tests.fakes.telegram import FakeTelegram
 from tests.helpers.daemon import WAIT, Client, Daemon, run_daemon, stored_texts
 from tests.helpers.gateway_rig import GatedAnthropic
 from tests.helpers.paths import KIOKU
-
-
-@pytest.fixture
-async def api() -> AsyncIterator[GatedAnthropic]:
-    async with GatedAnthropic() as fake:
-        yield fake
-
-
-@pytest.fixture
-async def daemons(home: Path, api: GatedAnthropic, tmp_path: Path) -> AsyncIterator[list[Daemon]]:
-    started: list[Daemon] = []
-    yield started
-    for daemon in started:
-        if daemon.process is not None and daemon.process.returncode is None:
-            daemon.process.kill()
-            await daemon.process.wait()
-        daemon.notify.close()
 
 
 async def test_kioku_chat_round_trip_through_the_daemon_and_the_model(

@@ -10,34 +10,14 @@ import json
 import signal
 import subprocess
 import time
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-
-import pytest
 
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage, to_epoch
 from tests.helpers.daemon import WAIT, Client, Daemon, run_daemon, stored_texts
 from tests.helpers.gateway_rig import GatedAnthropic
 from tests.helpers.paths import KIOKU
-
-
-@pytest.fixture
-async def api() -> AsyncIterator[GatedAnthropic]:
-    async with GatedAnthropic() as fake:
-        yield fake
-
-
-@pytest.fixture
-async def daemons(home: Path, api: GatedAnthropic, tmp_path: Path) -> AsyncIterator[list[Daemon]]:
-    started: list[Daemon] = []
-    yield started
-    for daemon in started:
-        if daemon.process is not None and daemon.process.returncode is None:
-            daemon.process.kill()
-            await daemon.process.wait()
-        daemon.notify.close()
 
 
 async def kioku(*args: str) -> tuple[int, str, str]:

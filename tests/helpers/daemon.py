@@ -145,6 +145,25 @@ async def module_daemon(tmp: Path, **env: str) -> AsyncIterator[Daemon]:
                 daemon.notify.close()
 
 
+@pytest.fixture
+async def api() -> AsyncIterator[GatedAnthropic]:
+    """The fake model a test's daemons talk to (a fixture: conftests import it)."""
+    async with GatedAnthropic() as fake:
+        yield fake
+
+
+@pytest.fixture
+async def daemons() -> AsyncIterator[list[Daemon]]:
+    """Every daemon a test starts; any still running at the end is killed."""
+    started: list[Daemon] = []
+    yield started
+    for daemon in started:
+        if daemon.process is not None and daemon.process.returncode is None:
+            daemon.process.kill()
+            await daemon.process.wait()
+        daemon.notify.close()
+
+
 def stored_texts(home: Path) -> list[tuple[str, str]]:
     db = sqlite3.connect(home / "state.db")
     try:

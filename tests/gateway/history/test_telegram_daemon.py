@@ -5,32 +5,12 @@ and the `history_delete` tool each take their text out of the database file's by
 from __future__ import annotations
 
 import signal
-from collections.abc import AsyncIterator
 from pathlib import Path
-
-import pytest
 
 from tests.fakes.telegram import FakeTelegram
 from tests.helpers.daemon import WAIT, Daemon, run_daemon
 from tests.helpers.gateway_rig import GatedAnthropic
 from tests.helpers.platform_daemons import OWNER_CHAT, telegram_env
-
-
-@pytest.fixture
-async def api() -> AsyncIterator[GatedAnthropic]:
-    async with GatedAnthropic() as fake:
-        yield fake
-
-
-@pytest.fixture
-async def daemons() -> AsyncIterator[list[Daemon]]:
-    started: list[Daemon] = []
-    yield started
-    for daemon in started:
-        if daemon.process is not None and daemon.process.returncode is None:
-            daemon.process.kill()
-            await daemon.process.wait()
-        daemon.notify.close()
 
 
 async def answer(tg: FakeTelegram, text: str) -> str:

@@ -5,7 +5,8 @@ turns people send meanwhile, as the store grows.
     make bench BENCH=erase
 
 At each size the store (built through the import path, 500 persons, English and
-Japanese) takes, in order: one DM session deleted whole, one message, every message
+Japanese) takes, in order: one DM session deleted whole, one message, `/undo` (the last
+exchange of an open DM session, erased with the session kept open), every message
 matching a phrase said a handful of times, and a retention sweep of the oldest 1% of
 sessions. Each deletion is `survey` then `erase` (the delete, zeroing the freed pages,
 merging the full-text index, truncating the WAL), timed apart. Meanwhile one
@@ -27,6 +28,7 @@ from bench_store import PEOPLE, grow
 from corpus import generate
 
 from memory.history.erase import erase, survey
+from memory.history.exchange import last_exchange
 from memory.history.retention import sweep
 from memory.history.selection import Asker, Selection
 from memory.store.database import Store
@@ -74,6 +76,23 @@ def _plan_and_erase(store: Store, asker: Asker, selection: Selection):
     return work
 
 
+def _undo(store: Store):
+    """The last exchange of an open DM, as `/undo` erases it."""
+
+    async def work() -> tuple[float, int]:
+        session = await store.open_session(Conversation("telegram", "bench-undo", "dm", "p0001"))
+        await store.append(session.id, NewMessage("user", "my pin is 9317", speaker="p0001"))
+        await store.append(session.id, NewMessage("assistant", "noted: 9317"))
+        started = time.perf_counter()
+        turns = await last_exchange(store, session.id)
+        plan = await survey(store, Asker.of_person("p0001"), Selection(messages=turns))
+        surveyed = time.perf_counter() - started
+        done = await erase(store, plan, keep_open=True)
+        return surveyed, done.turns
+
+    return work
+
+
 async def _ids(store: Store, sql: str) -> list[int]:
     return await store.read(lambda db: [row[0] for row in db.execute(sql)])
 
@@ -115,6 +134,7 @@ async def measure(path: Path, sizes: list[int]) -> list[dict[str, float | str]]:
             cases = [
                 ("session", _plan_and_erase(store, Asker.of_person(person), Selection((session,)))),
                 ("message", _plan_and_erase(store, owner, Selection(messages=(turn,)))),
+                ("/undo", _undo(store)),
                 ("matching", _plan_and_erase(store, owner, Selection(matching=PHRASE))),
             ]
 

@@ -193,10 +193,6 @@ class Store:
             lambda db: sessions.set_open_summary(db, session.id, session.external_id, summary)
         )
 
-    async def set_summary(self, session_id: int, summary: str) -> None:
-        """Replace the session's summary (compaction keeps it current while the session runs)."""
-        await self.write(lambda db: sessions.set_summary(db, session_id, summary))
-
     async def add_usage(self, session_id: int, usage: Usage) -> None:
         """Add one provider call's token counters to the session's totals."""
         await self.write(lambda db: sessions.add_usage(db, session_id, usage))

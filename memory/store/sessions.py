@@ -128,12 +128,6 @@ async def set_open_summary(
     return cursor.rowcount > 0
 
 
-async def set_summary(db: aiosqlite.Connection, session_id: int, summary: str) -> None:
-    cursor = await db.execute("UPDATE sessions SET summary = ? WHERE id = ?", (summary, session_id))
-    if cursor.rowcount == 0:
-        raise UnknownSession(f"no session {session_id}")
-
-
 async def add_usage(db: aiosqlite.Connection, session_id: int, usage: Usage) -> None:
     cursor = await db.execute(
         "UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = "

@@ -41,8 +41,8 @@ async def history_with_secrets(store: Store) -> tuple[int, int]:
             other.id, NewMessage("user", FILLER.format(n=n, m=n % 7), speaker="alice")
         )
     for n in range(3):
-        await store.set_summary(
-            secret_session.id, f"summary {n}: {LONG}, the code {SECRET} {JAPANESE}"
+        await store.set_open_summary(
+            secret_session, f"summary {n}: {LONG}, the code {SECRET} {JAPANESE}"
         )
     await store.close_session(secret_session.id, "idle", title=f"about {SECRET}")
     return secret_session.id, other.id

@@ -115,14 +115,12 @@ async def test_usage_counters_add_up(store: Store) -> None:
     assert updated.usage == Usage(11, 7, 103, 11)
 
 
-async def test_set_summary_replaces_the_open_sessions_summary(store: Store) -> None:
+async def test_set_open_summary_replaces_the_open_sessions_summary(store: Store) -> None:
     session = await store.open_session(dm())
-    await store.set_summary(session.id, "first")
-    await store.set_summary(session.id, "second")
+    assert await store.set_open_summary(session, "first")
+    assert await store.set_open_summary(session, "second")
     updated = await store.get_session(session.id)
     assert updated is not None and updated.summary == "second"
-    with pytest.raises(UnknownSession):
-        await store.set_summary(999, "x")
 
 
 async def test_closing_an_unknown_session_is_an_error(store: Store) -> None:

@@ -292,6 +292,38 @@ class BackupSettings(Section):
         return None if self.every is None else parse_duration(self.every)
 
 
+class ScheduleSettings(Section):
+    """Reminders and scheduled tasks (the `schedule` tool, `/reminders`, `kioku schedule`)."""
+
+    default_timezone: str | None = Field(
+        None, description="IANA zone of persons who set none (e.g. Asia/Tokyo); unset: the server's"
+    )
+    min_interval: str = Field("15m", description="shortest `every` a repeating job may have")
+    grace: str = Field("6h", description="a one-shot missed while kioku was down is sent this late")
+    max_jobs_per_person: int = Field(50, ge=1, le=100_000)
+    groups: bool = Field(False, description="persons other than the owner may schedule in groups")
+
+    @field_validator("min_interval", "grace")
+    @classmethod
+    def _a_duration(cls, value: str) -> str:
+        parse_duration(value)
+        return value
+
+    @field_validator("default_timezone")
+    @classmethod
+    def _a_zone(cls, value: str | None) -> str | None:
+        if value is not None:
+            from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+            try:
+                ZoneInfo(value)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ValueError(
+                    f"{value!r} is not a time zone; give an IANA name such as Europe/Paris"
+                ) from None
+        return value
+
+
 class Settings(BaseModel):
     """Effective configuration. Sources, highest first: keyword arguments, environment,
     `.env`, `config.toml` (`config.sources`)."""
@@ -322,3 +354,4 @@ class Settings(BaseModel):
     web: WebSettings = WebSettings()
     history: HistorySettings = HistorySettings()
     backup: BackupSettings = BackupSettings()
+    schedule: ScheduleSettings = ScheduleSettings()

@@ -430,6 +430,61 @@ async def _v8_retention(db: aiosqlite.Connection) -> None:
     )
 
 
+async def _v9_schedule(db: aiosqlite.Connection) -> None:
+    """Each person's time zone, their scheduled jobs, and the ledger of job runs.
+
+    `persons.timezone` is an IANA name (NULL: `schedule.default_timezone`). A job belongs
+    to one person and goes to one address (platform, chat, thread) of theirs or of the
+    group it was made in; ids are AUTOINCREMENT, so a cancelled job's id never names a
+    newer one. `job_runs` holds one row per due time claimed: the row is written, with
+    the job's next due time, before anything is sent, and `sent_at` after, so a restart
+    knows which runs are still owed.
+    """
+    await run_script(
+        db,
+        """
+        ALTER TABLE persons ADD COLUMN timezone TEXT;
+        CREATE TABLE jobs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            person_id TEXT NOT NULL REFERENCES persons(id) ON DELETE CASCADE,
+            name TEXT,
+            kind TEXT NOT NULL CHECK (kind IN ('once', 'cron', 'every')),
+            spec TEXT NOT NULL,
+            timezone TEXT NOT NULL,
+            text TEXT,
+            prompt TEXT,
+            platform TEXT NOT NULL,
+            chat TEXT NOT NULL,
+            thread TEXT NOT NULL DEFAULT '',
+            chat_kind TEXT NOT NULL CHECK (chat_kind IN ('dm', 'group')),
+            identity TEXT,
+            next_run REAL,
+            until REAL,
+            remaining INTEGER CHECK (remaining IS NULL OR remaining >= 0),
+            created_at REAL NOT NULL,
+            runs INTEGER NOT NULL DEFAULT 0,
+            failures INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            CHECK ((text IS NULL) != (prompt IS NULL))
+        );
+        CREATE INDEX jobs_due ON jobs(next_run) WHERE next_run IS NOT NULL;
+        CREATE INDEX jobs_person ON jobs(person_id);
+        CREATE TABLE job_runs (
+            job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+            due REAL NOT NULL,
+            claimed_at REAL NOT NULL,
+            delivery TEXT NOT NULL UNIQUE,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            retry_at REAL,
+            sent_at REAL,
+            outcome TEXT,
+            PRIMARY KEY (job_id, due)
+        ) WITHOUT ROWID;
+        CREATE INDEX job_runs_owed ON job_runs(retry_at) WHERE sent_at IS NULL;
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_core,
     _v2_search_index,
@@ -439,6 +494,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _v6_web,
     _v7_open_index,
     _v8_retention,
+    _v9_schedule,
 )
 SCHEMA_VERSION = schema.SCHEMA_VERSION
 

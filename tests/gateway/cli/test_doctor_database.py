@@ -18,6 +18,7 @@ from gateway import instance
 from memory.search.ranking import Scope, search
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
+from memory.store.schema import SCHEMA_VERSION
 from tests.helpers.paths import DATA
 
 Kioku = Callable[..., subprocess.CompletedProcess[str]]
@@ -116,7 +117,10 @@ async def test_turns_of_a_session_deleted_by_hand_in_a_v6_database_are_repaired(
     result = doctor(kioku)
     assert result.returncode == 1
     said = database_lines(result)
-    assert "note    database: schema v6: the next `kioku serve` upgrades it to v8" in said
+    assert (
+        f"note    database: schema v6: the next `kioku serve` upgrades it to v{SCHEMA_VERSION}"
+        in said
+    )
     assert "3 row(s) of turns belong to a session that is gone (session 3" in said
     assert "2 row(s) of participants belong to a session that is gone (session 3" in said
     assert f"{REPAIR} deletes them" in said
@@ -125,7 +129,7 @@ async def test_turns_of_a_session_deleted_by_hand_in_a_v6_database_are_repaired(
 
     repaired = doctor(kioku, "--repair")
     assert repaired.returncode == 0, repaired.stdout
-    assert "done    upgraded state.db from schema v6 to v8" in repaired.stdout
+    assert f"done    upgraded state.db from schema v6 to v{SCHEMA_VERSION}" in repaired.stdout
     assert "done    deleted 3 row(s) of turns whose session is gone (session 3)" in repaired.stdout
     assert "done    deleted 2 row(s) of participants" in repaired.stdout
     assert "done    rebuilt the full-text index from the turns" in repaired.stdout
@@ -227,8 +231,11 @@ async def test_a_user_version_set_by_hand_is_reported_refused_by_serve_and_repai
     by_hand(state, f"PRAGMA user_version = {wrong}")
 
     said = database_lines(doctor(kioku))
-    assert f"its user_version says schema v{wrong}, but its tables are those of v8" in said
-    assert f"{REPAIR} sets it to 8; or with kioku stopped, `sqlite3 {state} " in said
+    assert (
+        f"its user_version says schema v{wrong}, but its tables are those of v{SCHEMA_VERSION}"
+        in said
+    )
+    assert f"{REPAIR} sets it to {SCHEMA_VERSION}; or with kioku stopped, `sqlite3 {state} " in said
     served = kioku("serve", timeout=30)
     assert served.returncode == 1
     assert f"cannot open {state}: state.db " in served.stderr
@@ -237,8 +244,8 @@ async def test_a_user_version_set_by_hand_is_reported_refused_by_serve_and_repai
 
     repaired = doctor(kioku, "--repair")
     assert repaired.returncode == 0, repaired.stdout
-    assert f"done    set user_version from {wrong} to 8" in repaired.stdout
-    assert read(state, "PRAGMA user_version") == [(8,)]
+    assert f"done    set user_version from {wrong} to {SCHEMA_VERSION}" in repaired.stdout
+    assert read(state, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
     assert await found(state, "kyoto") == [1]
 
 
@@ -255,7 +262,7 @@ async def test_a_v6_database_claiming_v7_is_set_back_and_upgraded(kioku: Kioku, 
     repaired = doctor(kioku, "--repair")
     assert repaired.returncode == 0, repaired.stdout
     assert "done    set user_version from 7 to 6" in repaired.stdout
-    assert "done    upgraded state.db from schema v6 to v8" in repaired.stdout
+    assert f"done    upgraded state.db from schema v6 to v{SCHEMA_VERSION}" in repaired.stdout
     assert await found(path, "京都") == [2]
 
 
@@ -263,13 +270,13 @@ async def test_a_database_of_a_newer_kioku_is_left_alone(kioku: Kioku, state: Pa
     by_hand(state, "CREATE TABLE reminders(id INTEGER PRIMARY KEY)", "PRAGMA user_version = 10")
 
     said = database_lines(doctor(kioku))
-    assert "schema version 10 is newer than this kioku (8)" in said
+    assert f"schema version 10 is newer than this kioku ({SCHEMA_VERSION})" in said
     assert "tables this kioku does not know (reminders)" in said
     assert "fix: upgrade kioku" in said
 
     repaired = doctor(kioku, "--repair")
     assert repaired.returncode == 1
-    assert "left    user_version 10 is newer than this kioku (8)" in repaired.stdout
+    assert f"left    user_version 10 is newer than this kioku ({SCHEMA_VERSION})" in repaired.stdout
     assert read(state, "PRAGMA user_version") == [(10,)]
 
 

@@ -131,7 +131,7 @@ def test_the_copy_never_starts_over_while_another_connection_keeps_committing(
         db = sqlite3.connect(source / "state.db", isolation_level=None)
         db.execute("PRAGMA synchronous = OFF")
         while not stop.is_set():
-            db.execute("INSERT INTO persons VALUES (lower(hex(randomblob(8))), NULL, 0)")
+            db.execute("INSERT INTO persons(id, created_at) VALUES (lower(hex(randomblob(8))), 0)")
             started.set()
         db.close()
 

@@ -28,6 +28,8 @@ SERVER = {
     "allow": ("list", "text"),
     "tools": ("list", {"tool": "text!"}),
 }
+PROBLEM = {"job": "count!", "person": "text", "problem": "text!", "error": "text?"}
+SCHEDULE = {"jobs": "count", "problems": ("list", PROBLEM)}
 STATUS = {
     "pid": "count?",
     "started_at": "text?",
@@ -38,6 +40,7 @@ STATUS = {
     "conversations": ("list", CONVERSATION),
     "database_bytes": "count",
     "mcp": ("map", SERVER),
+    "schedule": SCHEDULE,
 }
 
 

@@ -5,9 +5,9 @@ person in its conversation (the gateway's `answer_job`) and its answer is sent. 
 order is the exactly-once policy: the run is claimed (memory.schedule.jobs) before
 anything here; the model answers before `begin_attempt`; `begin_attempt` is recorded
 right before the platform call and `mark_sent` right after, so a crash between the
-two leaves a run known as unconfirmed, never one sent twice. A failure before the
-platform call (platform down, identity unlinked) is recorded with its retry time,
-backed off from 30 s doubling to an hour, and retried until it works.
+two leaves a run known as unconfirmed, never one sent twice. A failure (platform down,
+identity unlinked, the platform refusing) is recorded as a failed attempt with its
+retry time, backed off from 30 s doubling to an hour, and retried until it works.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from adapters.base import Adapter, Address, Inbound, Outbound
 from agent.prompt import TurnContext
 from memory.access.identities import identities_of
 from memory.access.timezones import effective_zone, timezone_of
-from memory.schedule.jobs import Job, Run, begin_attempt, mark_failed, mark_sent
+from memory.schedule.jobs import Job, NoSuchJob, Run, begin_attempt, mark_failed, mark_sent
 from memory.schedule.timing import local_time
 from memory.store.database import Store
 
@@ -63,26 +63,28 @@ class Courier:
     async def deliver(self, run: Run) -> None:
         """Send `run` once, or record why not and when to try again; never raises for a
         failed send (the next try is the scheduler's)."""
+        try:
+            await self._deliver(run)
+        except NoSuchJob:
+            log.info("job_cancelled_before_send", job=run.job.id, delivery=run.delivery)
+
+    async def _deliver(self, run: Run) -> None:
         job = run.job
         try:
             address, outlet = await self._address(job)
             text = await self._text(run, address)
         except Exception as exc:
-            await self._failed(run, exc, attempted=False)
+            await self._failed(await self._begin(run), exc)
             return
-        now = datetime.now(UTC)
-        attempt = await begin_attempt(
-            self.store, run, now, now + timedelta(seconds=retry_delay(run.attempts + 1))
-        )
+        attempt = await self._begin(run)
         try:
             await outlet.send(Outbound(address, text))
         except Exception as exc:
-            await self._failed(attempt, exc, attempted=True)
+            await self._failed(attempt, exc)
             return
-        outcome = "missed" if run.missed else "late" if run.late else "sent"
-        await mark_sent(self.store, attempt, datetime.now(UTC), outcome)
+        await mark_sent(self.store, attempt, datetime.now(UTC), "dropped" if run.missed else "sent")
         log.info(
-            "job_sent" if outcome != "missed" else "job_missed",
+            "job_missed" if run.missed else "job_sent",
             job=job.id,
             person=job.person,
             platform=address.platform,
@@ -91,10 +93,16 @@ class Courier:
             attempts=attempt.attempts,
         )
 
-    async def _failed(self, run: Run, exc: Exception, *, attempted: bool) -> None:
+    async def _begin(self, run: Run) -> Run:
+        """The attempt recorded, with the retry time it gets if it fails: right before the
+        platform call, or before recording a failure that came before it."""
+        now = datetime.now(UTC)
+        retry_at = now + timedelta(seconds=retry_delay(run.attempts + 1))
+        return await begin_attempt(self.store, run, now, retry_at)
+
+    async def _failed(self, run: Run, exc: Exception) -> None:
         error = str(exc) or type(exc).__name__
-        tries = run.attempts if attempted else run.attempts + 1
-        retry_at = datetime.now(UTC) + timedelta(seconds=retry_delay(tries))
+        retry_at = datetime.now(UTC) + timedelta(seconds=retry_delay(run.attempts))
         await mark_failed(self.store, run, error, retry_at)
         log.warning(
             "job_failed",
@@ -104,6 +112,7 @@ class Courier:
             delivery=run.delivery,
             error=error,
             kind=type(exc).__name__,
+            attempts=run.attempts,
             retry_at=retry_at.isoformat(),
         )
 

@@ -26,6 +26,7 @@ from memory.schedule.jobs import (
     changes,
     claim_due,
     list_jobs,
+    mark_sent,
     next_wake,
     owed_runs,
     problems,
@@ -38,6 +39,10 @@ log = structlog.get_logger("kioku.scheduler")
 LONGEST_SLEEP = 900.0
 """The longest sleep, so a wall clock set forward (or a suspended machine) is noticed."""
 FAILED_ROUND_WAIT = 30.0
+STOP_WAIT = 5.0
+SENDING_WAIT = 1.0
+"""While a send is in flight its run is still owed, so `next_wake` says "now": look again
+this often until it is done (a finished send wakes the loop at once too)."""
 
 
 class Scheduler:
@@ -66,15 +71,20 @@ class Scheduler:
         changes(self._store).notify()
 
     async def stop(self) -> None:
-        """Cancel the loop and the sends in flight; a send cut after its `begin_attempt`
-        is reported as unconfirmed at the next start, never sent twice."""
-        tasks = [t for t in (self._task, *self._sending.values()) if t is not None]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
+        """Stop the loop, let the sends in flight finish for up to `STOP_WAIT`, then cancel
+        them: a send cut after its `begin_attempt` is reported as unconfirmed at the next
+        start, never sent twice."""
+        if self._task is not None:
+            self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await task
-        self._task = None
+                await self._task
+            self._task = None
+        sending = set(self._sending.values())
+        if sending:
+            _, cut = await asyncio.wait(sending, timeout=STOP_WAIT)
+            for task in cut:
+                task.cancel()
+            await asyncio.gather(*cut, return_exceptions=True)
 
     async def _run(self) -> None:
         await self._report_unconfirmed()
@@ -84,22 +94,23 @@ class Scheduler:
                 wake = await next_wake(self._store)
             except (sqlite3.Error, OSError) as exc:
                 log.error("scheduler_round_failed", error=str(exc), kind=type(exc).__name__)
-                wake = None
                 timeout = FAILED_ROUND_WAIT
             else:
                 timeout = LONGEST_SLEEP
                 if wake is not None:
                     timeout = min(timeout, (wake - datetime.now(UTC)).total_seconds())
+                if timeout <= 0 and self._sending:
+                    timeout = SENDING_WAIT
             if timeout > 0:
                 await changes(self._store).wait(timeout)
 
     async def round(self, now: datetime) -> None:
         """Send what is owed (claimed earlier, or due a retry), then claim and send what is due."""
         self.wakes += 1
-        runs = [
-            run for run in await owed_runs(self._store, now) if run.delivery not in self._sending
-        ]
-        runs += await claim_due(self._store, now, self._grace())
+        grace = self._grace()
+        owed = await owed_runs(self._store, now, grace)
+        runs = [run for run in owed if run.delivery not in self._sending]
+        runs += await claim_due(self._store, now, grace)
         for run in runs:
             if run.attempts:
                 log.info("job_retry", job=run.job.id, delivery=run.delivery, attempts=run.attempts)
@@ -110,23 +121,25 @@ class Scheduler:
     def _finished(self, delivery: str, task: asyncio.Task[None]) -> None:
         if self._sending.get(delivery) is task:
             del self._sending[delivery]
+            changes(self._store).notify()
         if not task.cancelled() and task.exception() is not None:
             log.error("job_delivery_crashed", delivery=delivery, error=repr(task.exception()))
 
     async def _report_unconfirmed(self) -> None:
+        """Close the runs a crash left between the platform call and its record: logged and
+        kept for `kioku status` (a week), never resent."""
         try:
-            runs = await unconfirmed_runs(self._store)
+            for run in await unconfirmed_runs(self._store):
+                log.warning(
+                    "job_delivery_unconfirmed",
+                    job=run.job.id,
+                    person=run.job.person,
+                    delivery=run.delivery,
+                    due=run.due.isoformat(),
+                )
+                await mark_sent(self._store, run, datetime.now(UTC), "unconfirmed")
         except (sqlite3.Error, OSError) as exc:
             log.error("scheduler_start_failed", error=str(exc), kind=type(exc).__name__)
-            return
-        for run in runs:
-            log.warning(
-                "job_delivery_unconfirmed",
-                job=run.job.id,
-                person=run.job.person,
-                delivery=run.delivery,
-                due=run.due.isoformat(),
-            )
 
 
 async def schedule_status(store: Store) -> dict[str, Any]:

@@ -97,10 +97,11 @@ def _show(status: dict[str, Any], home: Path) -> None:
         + (f", {len(problems)} with a problem:" if problems else "")
     )
     for problem in problems:
-        error = f": {problem['error']}" if problem.get("error") else ""
-        console.print(
-            escape(f"  job {problem['job']} of {problem.get('person')} {problem['problem']}{error}")
-        )
+        retry = f", next try {_when(problem['retry_at'])}" if problem.get("retry_at") else ""
+        error = f": {escape(str(problem['last_error']))}" if problem.get("last_error") else ""
+        who = escape(f"job {problem['job']} of {problem.get('person')}")
+        state = escape(f"{problem['state']} after {problem.get('attempts', 0)} attempt(s)")
+        console.print(f"  {who}, due {_when(problem.get('due'))}: {state}{retry}{error}")
     console.print(
         f"database: {_size(int(status.get('database_bytes', 0)))} ({escape(str(home / DATABASE))})"
     )

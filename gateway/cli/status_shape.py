@@ -28,7 +28,15 @@ SERVER = {
     "allow": ("list", "text"),
     "tools": ("list", {"tool": "text!"}),
 }
-PROBLEM = {"job": "count!", "person": "text", "problem": "text!", "error": "text?"}
+PROBLEM = {
+    "job": "count!",
+    "person": "text",
+    "due": "text",
+    "attempts": "count",
+    "state": "text!",
+    "retry_at": "text?",
+    "last_error": "text?",
+}
 SCHEDULE = {"jobs": "count", "problems": ("list", PROBLEM)}
 STATUS = {
     "pid": "count?",

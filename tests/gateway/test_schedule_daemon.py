@@ -171,13 +171,14 @@ async def test_runs_missed_while_down_arrive_late_as_a_note_or_once(
 
 
 async def status_once_failed() -> dict[str, Any]:
-    """`kioku status --json`'s schedule part, once it reports a problem (or after WAIT)."""
+    """`kioku status --json`'s schedule part, once it reports a failed run (or after WAIT)."""
     deadline = time.monotonic() + WAIT
     while True:
         code, out, err = await kioku("status", "--json")
         assert code == 0, err
         schedule: dict[str, Any] = json.loads(out)["schedule"]
-        if schedule["problems"] or time.monotonic() > deadline:
+        failed = [p for p in schedule["problems"] if p["state"] == "failed"]
+        if failed or time.monotonic() > deadline or schedule["jobs"] == 0:
             return schedule
 
 
@@ -191,9 +192,13 @@ async def test_a_refused_send_is_retried_and_reported_in_status(
         await tg.wait_for("sendMessage", count=1, within=WAIT)
         schedule = await status_once_failed()
         assert schedule["jobs"] == 1
-        assert any("chat not found" in str(problem) for problem in schedule["problems"])
-        await arrives(tg, "stretch", within=WAIT + 35)  # the first retry comes after 30 s
-        assert len(tg.sent()) == 2
+        (problem,) = schedule["problems"]
+        assert "chat not found" in problem["last_error"].lower()
+        assert problem["attempts"] == 1 and problem["retry_at"] is not None
+        await tg.wait_for("sendMessage", count=2, within=WAIT + 35)  # a retry after 30 s
+        assert texts(tg) == ["stretch", "stretch"]  # the refused call, then the retry
+        schedule = await status_once_failed()
+        assert schedule["problems"] == []
         daemon.signal(signal.SIGTERM)
         assert await daemon.exit_code() == 0
     log = daemon.log.read_text()

@@ -21,7 +21,7 @@ from memory.schedule.jobs import NewJob, Target, create_job
 from memory.schedule.timing import parse_when
 from memory.store.database import Store
 from tests.fakes.telegram import FakeTelegram, Fault
-from tests.helpers.daemon import WAIT, Daemon, run_daemon
+from tests.helpers.daemon import WAIT, Daemon, run_daemon, stored_texts
 from tests.helpers.gateway_rig import GatedAnthropic
 from tests.helpers.paths import KIOKU
 from tests.helpers.platform_daemons import OWNER_CHAT, telegram_env
@@ -203,3 +203,39 @@ async def test_a_refused_send_is_retried_and_reported_in_status(
         assert await daemon.exit_code() == 0
     log = daemon.log.read_text()
     assert "job_failed" in log and "job_retry" in log and "job_sent" in log
+
+
+async def test_a_prompt_job_is_answered_by_the_model_and_stored_as_a_turn(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    async with FakeTelegram() as tg:
+        daemon = await run_daemon(daemons, home, api, tmp_path, **env(tg))
+        code, _, err = await kioku(
+            "schedule", "add", "--person", OWNER, "--to", TO, "--in", "1s",
+            "--prompt", "what is on today",
+        )  # fmt: skip
+        assert code == 0, err
+        await arrives(tg, "echo: what is on today")
+        daemon.signal(signal.SIGTERM)
+        assert await daemon.exit_code() == 0
+    stored = stored_texts(home)
+    assert ("assistant", "echo: what is on today") in stored
+    assert any(role == "user" and "what is on today" in text for role, text in stored)
+
+
+async def test_a_job_whose_identity_was_unlinked_fails_and_is_reported(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    async with FakeTelegram() as tg:
+        await run_daemon(daemons, home, api, tmp_path, **env(tg))
+        assert (await kioku("people", "link", "telegram:222", "--to", "alice"))[0] == 0
+        code, _, err = await kioku(
+            "schedule", "add", "--person", "alice", "--to", "telegram:222", "--in", "2s",
+            "--text", "for alice",
+        )  # fmt: skip
+        assert code == 0, err
+        assert (await kioku("people", "unlink", "telegram:222"))[0] == 0
+        schedule = await status_once_failed()
+        (problem,) = schedule["problems"]
+        assert "telegram:222 is no longer one of alice's identities" in problem["last_error"]
+        assert "for alice" not in texts(tg)

@@ -28,6 +28,8 @@ _OFFSET = re.compile(r"^([+-])(\d{2}):(\d{2})$")
 _DATE_ONLY = re.compile(r"^\s*\d{4}-\d{2}-\d{2}\s*$")
 _CRON_FIELDS = ("minute", "hour", "day of month", "month", "day of week")
 _CRON_EXAMPLE = '"0 9 * * 1" (Mondays at 09:00)'
+MAX_AHEAD = timedelta(days=3653)
+"""The furthest a one-shot may lie ahead, and the longest `every`: ten years."""
 
 
 class BadSchedule(ValueError):
@@ -106,6 +108,8 @@ def parse_when(
                 f"at {value!r} is {local_time(due, zone)}, which has passed (it is now "
                 f"{local_time(now, zone)}); send a future time, or `in` with a delay"
             )
+        if due - now > MAX_AHEAD:
+            raise BadSchedule(f"at {value!r} is more than ten years ahead; send a nearer time")
         return When("once", due.astimezone(UTC).isoformat(), name)
     if kind == "in":
         seconds = _duration(value, "in")
@@ -207,15 +211,17 @@ def _parse_at(value: str, zone: tzinfo) -> datetime:
         )
     try:
         parsed = datetime.fromisoformat(value.replace(" ", "T", 1))
+        if parsed.tzinfo is None:
+            # fold=0: a time in a spring-forward gap moves forward, an ambiguous one is the first.
+            parsed = parsed.replace(tzinfo=zone, fold=0)
+        return parsed.astimezone(UTC)
+    except OverflowError:
+        raise BadSchedule(f"at {value!r} is beyond the year 9999; send a nearer time") from None
     except ValueError:
         raise BadSchedule(
             f"at {value!r} is not an ISO 8601 date-time; send one such as "
             '"2026-12-04T09:00" (your local time) or "2026-12-04T09:00+09:00"'
         ) from None
-    if parsed.tzinfo is None:
-        # fold=0: a time in a spring-forward gap moves forward, an ambiguous one is the first.
-        parsed = parsed.replace(tzinfo=zone, fold=0)
-    return parsed.astimezone(UTC)
 
 
 def _parse_cron(value: str) -> str:
@@ -238,12 +244,15 @@ def _parse_cron(value: str) -> str:
 
 def _duration(value: str, option: str) -> float:
     try:
-        return parse_duration(value)
+        seconds = parse_duration(value)
     except ValueError:
         raise BadSchedule(
             f"{option} {value!r} is not a duration above zero; send a number and a unit "
             '(s, m, h, d or w), for example "90s", "20m", "2h", "1d" or "1w"'
         ) from None
+    if seconds > MAX_AHEAD.total_seconds():
+        raise BadSchedule(f"{option} {value!r} is more than ten years; send a shorter duration")
+    return seconds
 
 
 def _is_run(when: When, instant: datetime) -> bool:

@@ -137,8 +137,8 @@ async def mark_sent(store: Store, run: Run, now: datetime, outcome: str = "sent"
         if outcome == "sent":
             await db.execute("UPDATE jobs SET last_error = NULL WHERE id = ?", (run.job.id,))
         await db.execute(
-            "DELETE FROM job_runs WHERE job_id = ? AND sent_at < ? AND outcome != ?",
-            (run.job.id, stamp - KEEP_SENT, UNCONFIRMED),
+            "DELETE FROM job_runs WHERE job_id = ? AND sent_at < ?",
+            (run.job.id, stamp - KEEP_SENT),
         )
         await db.execute(
             "DELETE FROM jobs WHERE id = ? AND next_run IS NULL AND NOT EXISTS("

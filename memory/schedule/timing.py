@@ -72,6 +72,8 @@ def zone_name(zone: tzinfo) -> str:
     """The name `zone_named` takes back: the IANA key, or `+HH:MM` for a fixed offset."""
     if isinstance(zone, ZoneInfo):
         return zone.key
+    if zone is UTC:
+        return "UTC"
     offset = zone.utcoffset(None) or timedelta(0)
     return _format_offset(offset)
 

@@ -119,6 +119,7 @@ def test_an_unknown_zone_is_refused_with_examples() -> None:
 def test_fixed_offsets_round_trip_through_their_names() -> None:
     assert zone_name(zone_named("+05:30")) == "+05:30"
     assert zone_name(zone_named("Europe/Berlin")) == "Europe/Berlin"
+    assert zone_name(UTC) == "UTC"
 
 
 def test_local_time_shows_an_offset_where_the_zone_has_no_abbreviation() -> None:

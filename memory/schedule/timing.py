@@ -72,6 +72,8 @@ def zone_name(zone: tzinfo) -> str:
     """The name `zone_named` takes back: the IANA key, or `+HH:MM` for a fixed offset."""
     if isinstance(zone, ZoneInfo):
         return zone.key
+    if zone is UTC:
+        return "UTC"
     offset = zone.utcoffset(None) or timedelta(0)
     return _format_offset(offset)
 
@@ -179,11 +181,12 @@ def upcoming(
     until: datetime | None = None,
     remaining: int | None = None,
 ) -> list[datetime]:
-    """Up to `n` runs from `after` on, `after` itself included when it is one (pass a
-    job's `next_run`), stopping at `until` and after `remaining` runs."""
+    """Up to `n` runs after `after` (for an `every`, `after` is its creation or one of its
+    runs: a job just made lists `upcoming(when, now)`), none past `until`, at most
+    `remaining`. A stored job's are `Job.upcoming()`, from its `next_run` on."""
     limit = n if remaining is None else min(n, remaining)
     runs: list[datetime] = []
-    current: datetime | None = after if _is_run(when, after) else next_after(when, after)
+    current = next_after(when, after)
     while current is not None and len(runs) < limit:
         if until is not None and current > until:
             break
@@ -253,14 +256,6 @@ def _duration(value: str, option: str) -> float:
     if seconds > MAX_AHEAD.total_seconds():
         raise BadSchedule(f"{option} {value!r} is more than ten years; send a shorter duration")
     return seconds
-
-
-def _is_run(when: When, instant: datetime) -> bool:
-    if when.kind == "every":
-        return True
-    if when.kind == "once":
-        return datetime.fromisoformat(when.spec) == instant
-    return next_after(when, instant - timedelta(seconds=1)) == instant
 
 
 def duration_text(seconds: float) -> str:

@@ -36,6 +36,7 @@ from gateway.gateway import Gateway
 from gateway.identity import Identities
 from gateway.job_delivery import Courier
 from gateway.retention import RetentionSweeper
+from gateway.scheduled_turns import ScheduledTurns
 from gateway.scheduler import Scheduler, schedule_status
 from gateway.supervisor import Supervisor
 from gateway.systemd import Notifier
@@ -174,7 +175,8 @@ class Daemon:
             }
 
         schedule = self.settings.schedule
-        courier = Courier(store, self.outlet, gateway, lambda: schedule.default_timezone)
+        turns = ScheduledTurns(gateway)
+        courier = Courier(store, self.outlet, turns, lambda: schedule.default_timezone)
         scheduler = Scheduler(store, courier.deliver, lambda: parse_duration(schedule.grace))
         wiring = Wiring(gateway.handle, status, SLASH_COMMANDS.menu(), scheduler.changed)
         self.supervisor = Supervisor(configured_adapters(self.settings, wiring))

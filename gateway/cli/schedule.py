@@ -156,7 +156,7 @@ def add_command(
         None, "--until", help="A repeating job ends then (ISO 8601; local time without offset)."
     ),
     count: int | None = typer.Option(
-        None, "--count", min=1, help="A repeating job runs this often."
+        None, "--count", min=1, help="A repeating job runs this many times, then ends."
     ),
 ) -> None:
     """Schedule a reminder (--text) or a task (--prompt) for a person, sent to one of theirs."""

@@ -141,11 +141,12 @@ async def mark_sent(store: Store, run: Run, now: datetime, outcome: str = "sent"
             "AND (outcome != ? OR sent_at < ?)",
             (run.job.id, stamp - KEEP_SENT, UNCONFIRMED, stamp - REPORT_UNCONFIRMED),
         )
-        await db.execute(
-            "DELETE FROM jobs WHERE id = ? AND next_run IS NULL AND NOT EXISTS("
-            "SELECT 1 FROM job_runs WHERE job_id = jobs.id AND sent_at IS NULL)",
-            (run.job.id,),
-        )
+        if outcome != UNCONFIRMED:  # kept, so `problems` reports the run for its week
+            await db.execute(
+                "DELETE FROM jobs WHERE id = ? AND next_run IS NULL AND NOT EXISTS("
+                "SELECT 1 FROM job_runs WHERE job_id = jobs.id AND sent_at IS NULL)",
+                (run.job.id,),
+            )
 
     await store.write(op)
 

@@ -317,7 +317,7 @@ class ScheduleSettings(Section):
 
             try:
                 ZoneInfo(value)
-            except (ZoneInfoNotFoundError, ValueError):
+            except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder
                 raise ValueError(
                     f"{value!r} is not a time zone; give an IANA name such as Europe/Paris"
                 ) from None

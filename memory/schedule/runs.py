@@ -45,6 +45,14 @@ async def claim_due(store: Store, now: datetime, grace: float) -> list[Run]:
     was down runs once for them all — or finished (a once, `until` passed, count spent)."""
     stamp = to_epoch(now)
 
+    def anything_due(db: sqlite3.Connection) -> bool:
+        found = db.execute("SELECT 1 FROM jobs WHERE next_run <= ? LIMIT 1", (stamp,))
+        return found.fetchone() is not None
+
+    # A read first: a wake with nothing due (a job added or cancelled) takes no write.
+    if not await store.read(anything_due):
+        return []
+
     async def op(db: aiosqlite.Connection) -> list[Run]:
         async with db.execute(
             f"SELECT {JOB_COLUMNS} FROM jobs WHERE next_run <= ? ORDER BY next_run, id", (stamp,)

@@ -25,6 +25,7 @@ from config.durations import parse_duration
 
 Kind = Literal["once", "cron", "every"]
 _OFFSET = re.compile(r"^([+-])(\d{2}):(\d{2})$")
+_ZONE_SHAPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+\-]*(/[A-Za-z0-9][A-Za-z0-9_+\-]*){0,2}")
 _DATE_ONLY = re.compile(r"^\s*\d{4}-\d{2}-\d{2}\s*$")
 _CRON_FIELDS = ("minute", "hour", "day of month", "month", "day of week")
 _CRON_EXAMPLE = '"0 9 * * 1" (Mondays at 09:00)'
@@ -40,7 +41,7 @@ class BadSchedule(ValueError):
 class When:
     """How a job repeats: `spec` is the UTC instant (ISO 8601) of a `once`, the 5-field
     expression of a `cron`, or the seconds (an int, as text) of an `every`. `timezone`
-    is the zone it was asked in: a cron runs in it, and runs are shown in it."""
+    is the zone it was asked in, the one a cron runs in."""
 
     kind: Kind
     spec: str
@@ -58,9 +59,9 @@ def zone_named(name: str) -> tzinfo:
         if hours < 24 and minutes < 60:
             return timezone(sign * timedelta(hours=hours, minutes=minutes))
     try:
-        if text:
+        if _ZONE_SHAPE.fullmatch(text):
             return ZoneInfo(text)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder ("America")
         pass
     raise BadSchedule(
         f"{name!r} is not a time zone; send an IANA name such as Asia/Tokyo, Europe/Berlin "

@@ -142,3 +142,12 @@ def test_http_request_lines_are_not_logged_because_urls_can_hold_tokens(
         root.handlers[:], root.level = handlers, level
     err = capsys.readouterr().err
     assert "SECRET" not in err and "kept" in err
+
+
+@pytest.mark.parametrize("zone", ["Mars/Olympus", "America"])
+def test_a_default_timezone_that_is_no_zone_is_refused_with_an_example(
+    home: Path, monkeypatch: pytest.MonkeyPatch, zone: str
+) -> None:
+    monkeypatch.setenv("KIOKU_SCHEDULE__DEFAULT_TIMEZONE", zone)
+    with pytest.raises(ConfigError, match="is not a time zone; give an IANA name such as"):
+        load_settings()

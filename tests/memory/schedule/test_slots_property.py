@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from memory.schedule.timing import When, next_after, next_slot
+from memory.schedule.timing import BadSchedule, When, first_run, next_after, next_slot, parse_when
 
 CREATED = datetime(2026, 1, 1, tzinfo=UTC)
 ZONES = st.sampled_from(["Asia/Tokyo", "America/New_York", "Europe/Berlin", "UTC"])
@@ -49,3 +49,24 @@ def test_a_daily_cron_runs_after_the_moment_at_its_local_time_or_after_a_gap(
         wall = datetime.combine(local.date(), time(hour, minute), ZoneInfo(zone))
         assert wall.astimezone(UTC).astimezone(ZoneInfo(zone)) != wall
         assert local.minute == 0 and local.hour == hour + 1
+
+
+CRON_PARTS = st.sampled_from(
+    ["*", "*/5", "1-5", "L", "5L", "1#2", "MON", "JAN", "?", "0", "60", "-1", "1,2", "*/0",
+     "15W", "LW", "1-", "/", "99999999999999999999", "SUN-SAT", "8"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    field=st.sampled_from(["at", "in_", "cron", "every"]),
+    text=st.text(max_size=40) | st.lists(CRON_PARTS, min_size=5, max_size=5).map(" ".join),
+)
+def test_any_text_in_any_field_is_a_schedule_or_a_refusal(field: str, text: str) -> None:
+    asked = {"at": None, "in_": None, "cron": None, "every": None, field: text}
+    try:
+        made = parse_when(**asked, zone=UTC, now=CREATED, min_interval=60)
+    except BadSchedule as refused:
+        assert "send" in str(refused)
+    else:
+        assert first_run(made, CREATED) > CREATED

@@ -112,8 +112,9 @@ def test_bad_schedules_say_what_to_send_instead(asked: dict[str, str], says: str
 def test_an_unknown_zone_is_refused_with_examples() -> None:
     with pytest.raises(BadSchedule, match="IANA name such as Asia/Tokyo"):
         zone_named("Mars/Olympus")
-    with pytest.raises(BadSchedule):
-        zone_named("")
+    for wrong in ("", "America", "Asia/", "a" * 300, "../etc/passwd", "zone.tab"):
+        with pytest.raises(BadSchedule):
+            zone_named(wrong)
 
 
 def test_fixed_offsets_round_trip_through_their_names() -> None:

@@ -60,6 +60,7 @@ class Scheduler:
         self._grace = grace
         self._task: asyncio.Task[None] | None = None
         self._sending: dict[str, asyncio.Task[None]] = {}
+        self._crashed = False
         self.wakes = 0
         """Rounds run since start (the bench counts them)."""
 
@@ -101,6 +102,8 @@ class Scheduler:
                     timeout = min(timeout, (wake - datetime.now(UTC)).total_seconds())
                 if timeout <= 0 and self._sending:
                     timeout = SENDING_WAIT
+                if self._crashed:  # a send that could not even record its failure
+                    timeout, self._crashed = max(timeout, FAILED_ROUND_WAIT), False
             if timeout > 0:
                 await changes(self._store).wait(timeout)
 
@@ -119,11 +122,15 @@ class Scheduler:
             task.add_done_callback(lambda done, key=run.delivery: self._finished(key, done))
 
     def _finished(self, delivery: str, task: asyncio.Task[None]) -> None:
+        """A send is done: look again at once, unless it crashed (the store failing under
+        it), when the next round waits `FAILED_ROUND_WAIT` rather than crash in a loop."""
         if self._sending.get(delivery) is task:
             del self._sending[delivery]
-            changes(self._store).notify()
         if not task.cancelled() and task.exception() is not None:
             log.error("job_delivery_crashed", delivery=delivery, error=repr(task.exception()))
+            self._crashed = True
+        else:
+            changes(self._store).notify()
 
     async def _report_unconfirmed(self) -> None:
         """Close the runs a crash left between the platform call and its record: logged and

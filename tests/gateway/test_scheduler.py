@@ -5,6 +5,7 @@ missed runs, the backoff of a failure, and the wake-up when a job is added."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -195,3 +196,18 @@ async def test_a_platform_not_connected_is_a_failure_too(store: Store) -> None:
     await courier.deliver(run)
     (problem,) = await problems(store)
     assert problem["last_error"] == "telegram is not connected"
+
+
+async def test_a_send_that_crashes_is_not_retried_in_a_loop(store: Store) -> None:
+    tries: list[Run] = []
+
+    async def crashing(run: Run) -> None:
+        tries.append(run)
+        raise sqlite3.OperationalError("disk I/O error")
+
+    await claimed(store, datetime.now(UTC) - timedelta(seconds=2), in_="1s")
+    scheduler = Scheduler(store, crashing, lambda: GRACE)
+    scheduler.start()
+    await asyncio.sleep(2.5)  # proving an absence takes time: rounds that did not happen
+    await scheduler.stop()
+    assert 1 <= len(tries) <= 2

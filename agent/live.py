@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from datetime import tzinfo
 
 from agent.history import normalise, rebuild, without_last_exchange
+from agent.local_time import in_zone, zone_of
 from agent.prompt import PromptParts, TurnContext, build_system_prompt, render_user_turn
 from agent.providers import ChatMessage, ToolSpec
-from agent.local_time import in_zone, zone_of
 from agent.tools.context import Origin, Services, ToolContext
 from agent.tools.registry import ToolRegistry
 from memory.store.records import Message, Session

@@ -19,8 +19,8 @@ import structlog
 from adapters.base import Adapter, Address, Delta, Inbound, Outbound
 from agent.agent import Agent
 from agent.prompt import TurnContext
-from agent.tools.context import Origin
 from agent.providers import OnText
+from agent.tools.context import Origin
 from agent.turn import Turn
 from config.settings import Settings
 from gateway.commands.handlers import Commands

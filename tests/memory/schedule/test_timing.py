@@ -1,0 +1,122 @@
+"""Reading schedules in a person's zone, their next runs, and the refusals that say what to send."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from memory.schedule.timing import (
+    BadSchedule,
+    When,
+    first_run,
+    local_time,
+    next_after,
+    next_slot,
+    parse_when,
+    upcoming,
+    zone_name,
+    zone_named,
+)
+
+TOKYO = ZoneInfo("Asia/Tokyo")
+NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)  # Thu 3 Dec 21:00 JST
+MIN = 900.0
+
+
+def when(zone=TOKYO, now=NOW, min_interval=MIN, **asked: str) -> When:
+    values = {"at": None, "in_": None, "cron": None, "every": None, **asked}
+    return parse_when(**values, zone=zone, now=now, min_interval=min_interval)
+
+
+def test_at_without_offset_is_local_time_in_the_persons_zone() -> None:
+    made = when(at="2026-12-04T09:00")
+    assert made == When("once", "2026-12-04T00:00:00+00:00", "Asia/Tokyo")
+    assert local_time(first_run(made, NOW), TOKYO) == "Fri 4 Dec 09:00 JST"
+
+
+def test_at_with_an_offset_keeps_it() -> None:
+    made = when(at="2026-12-04T09:00+01:00")
+    assert first_run(made, NOW) == datetime(2026, 12, 4, 8, 0, tzinfo=UTC)
+
+
+def test_in_counts_from_now() -> None:
+    assert first_run(when(in_="20m"), NOW) == NOW + timedelta(minutes=20)
+    assert next_after(when(in_="20m"), NOW + timedelta(minutes=20)) is None
+
+
+def test_every_counts_from_creation() -> None:
+    made = when(every="1d")
+    assert made.spec == "86400"
+    assert upcoming(made, first_run(made, NOW), n=2) == [
+        NOW + timedelta(days=1),
+        NOW + timedelta(days=2),
+    ]
+
+
+def test_cron_runs_in_the_persons_zone() -> None:
+    made = when(cron="0 9 * * 1")
+    assert [local_time(run, TOKYO) for run in upcoming(made, first_run(made, NOW), n=2)] == [
+        "Mon 7 Dec 09:00 JST",
+        "Mon 14 Dec 09:00 JST",
+    ]
+
+
+def test_upcoming_stops_at_until_and_remaining() -> None:
+    made = when(every="1h")
+    start = first_run(made, NOW)
+    assert len(upcoming(made, start, n=5, remaining=2)) == 2
+    assert upcoming(made, start, n=5, until=start + timedelta(minutes=90)) == [
+        start,
+        start + timedelta(hours=1),
+    ]
+
+
+def test_a_repeating_job_that_missed_slots_runs_next_after_now() -> None:
+    made = when(every="1h")
+    later = NOW + timedelta(hours=5, minutes=10)
+    assert next_slot(made, NOW, later) == NOW + timedelta(hours=6)
+    cron = when(cron="0 * * * *")
+    assert next_slot(cron, NOW, later) == NOW + timedelta(hours=6)
+    assert next_slot(when(in_="1m"), NOW, later) is None
+
+
+@pytest.mark.parametrize(
+    ("asked", "says"),
+    [
+        ({}, "exactly one of at, in, cron or every (got none)"),
+        ({"at": "2026-12-04T09:00", "in_": "2h"}, "(got at and in)"),
+        ({"at": "2026-12-03T09:00"}, "has passed"),
+        ({"at": "tomorrow at nine"}, "not an ISO 8601 date-time"),
+        ({"at": "2026-12-04"}, '"2026-12-04T09:00"'),
+        ({"in_": "soon"}, "send a number and a unit"),
+        ({"in_": "0s"}, "not a duration above zero"),
+        ({"every": "5m"}, "send every 15m or longer"),
+        ({"cron": "0 9 * *"}, "has 4 fields; send 5"),
+        ({"cron": "0 25 * * *"}, "is not a cron expression"),
+        ({"cron": "0 9 31 2 *"}, "is not a cron expression"),
+    ],
+)
+def test_bad_schedules_say_what_to_send_instead(asked: dict[str, str], says: str) -> None:
+    with pytest.raises(BadSchedule) as refused:
+        when(**asked)
+    assert says in str(refused.value)
+    assert "send" in str(refused.value)
+
+
+def test_an_unknown_zone_is_refused_with_examples() -> None:
+    with pytest.raises(BadSchedule, match="IANA name such as Asia/Tokyo"):
+        zone_named("Mars/Olympus")
+    with pytest.raises(BadSchedule):
+        zone_named("")
+
+
+def test_fixed_offsets_round_trip_through_their_names() -> None:
+    assert zone_name(zone_named("+05:30")) == "+05:30"
+    assert zone_name(zone_named("Europe/Berlin")) == "Europe/Berlin"
+
+
+def test_local_time_shows_an_offset_where_the_zone_has_no_abbreviation() -> None:
+    moment = datetime(2026, 12, 4, 0, 0, 5, tzinfo=UTC)
+    assert local_time(moment, ZoneInfo("America/Sao_Paulo")) == "Thu 3 Dec 21:00:05 -03:00"

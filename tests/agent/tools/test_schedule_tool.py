@@ -97,7 +97,7 @@ async def test_list_shows_only_the_speakers_jobs(rig: Rig) -> None:
     await ask(rig, session, {"action": "create", "in": "1d", "text": "call the dentist"})
     listing = (await ask(rig, session, {"action": "list"}))["text"]
     assert "call the dentist" in listing
-    assert "ben's secret errand" not in listing and f"{bens}:" not in listing
+    assert "ben's secret errand" not in listing and f"- {bens}:" not in listing
 
 
 async def test_cancelling_someone_elses_job_is_refused_like_a_missing_one(rig: Rig) -> None:
@@ -115,8 +115,10 @@ async def test_cancel_ends_the_speakers_own_job(rig: Rig) -> None:
     await ask(rig, session, {"action": "create", "in": "1d", "text": "water the plants"})
     [job] = await list_jobs(rig.store, "aiko")
     result = await ask(rig, session, {"action": "cancel", "id": job.id})
-    assert result == {"text": f"Cancelled job {job.id} (water the plants); it will not run "
-                      "again.", "is_error": False}
+    assert result == {
+        "text": f"Cancelled job {job.id} (water the plants); it will not run again.",
+        "is_error": False,
+    }
     assert await list_jobs(rig.store, "aiko") == []
 
 
@@ -135,7 +137,9 @@ async def test_to_goes_to_the_speakers_own_direct_chat_on_that_platform(rig: Rig
     await rig.store.ensure_person("aiko")
     await rig.store.link_identity("discord:700", "aiko")
     session = await rig.dm()
-    unknown = await ask(rig, session, {"action": "create", "in": "1h", "text": "x", "to": "discord"})
+    unknown = await ask(
+        rig, session, {"action": "create", "in": "1h", "text": "x", "to": "discord"}
+    )
     assert unknown["is_error"] and "no direct chat" in unknown["text"]
     await rig.store.open_session(Conversation("discord", "dm-aiko", "dm", "aiko"))
     result = await ask(rig, session, {"action": "create", "in": "1h", "text": "x", "to": "discord"})

@@ -298,14 +298,14 @@ SLASH_COMMANDS: Registry[Commands] = Registry(
         ),
         SlashCommand(
             ("timezone",),
-            "your time zone; /timezone ZONE sets it (Asia/Tokyo), /timezone clear unsets it",
+            "your time zone; ZONE sets it (Asia/Tokyo), clear unsets it",
             schedule.timezone,
             argument="[ZONE]",
             direct_only=schedule.TIMEZONE_IN_GROUP,
         ),
         SlashCommand(
             ("reminders",),
-            "your reminders with ids and next runs; /reminders cancel ID cancels one",
+            "your reminders, ids and next runs; cancel ID cancels one",
             schedule.reminders,
             argument="[cancel ID]",
         ),

@@ -124,6 +124,12 @@ class Adapter(ABC):
         """Show that kioku is working on an answer; platforms with no indicator ignore it."""
         return None
 
+    async def direct_chat(self, user: str) -> str:
+        """The chat of the direct conversation with `user` (an identity's part after the
+        platform), for a message nobody asked for (a reminder). Telegram and Slack address
+        a person's DM by their user id; a platform that needs more says so here."""
+        return user
+
     def failed(self, error: BaseException) -> None:
         """Called by the adapter when it can no longer serve (not for errors it recovers from)."""
         failure = self._pending_failure()

@@ -7,9 +7,11 @@ One JSON object per line each way, in UTF-8, at most `MAX_FRAME` bytes and neste
 
     client -> daemon  {"type": "message", "id": str, "text": str, "conversation": str}
                       {"type": "status"}
+                      {"type": "schedule_changed"}     jobs changed in state.db: wake the scheduler
     daemon -> client  {"type": "delta", "id", "text"}   a piece of the reply being written
                       {"type": "reply", "id", "text"}   the complete reply (the last frame for id)
                       {"type": "status", ...}          the daemon's state (owner and root only)
+                      {"type": "ok"}                   schedule_changed taken (owner and root only)
                       {"type": "error", "id"?, "message"}
 """
 
@@ -61,6 +63,14 @@ def message_frame(frame_id: str, text: str, conversation: str = DEFAULT_CONVERSA
 
 def status_request() -> Frame:
     return {"type": "status"}
+
+
+def schedule_changed_request() -> Frame:
+    return {"type": "schedule_changed"}
+
+
+def ok_frame() -> Frame:
+    return {"type": "ok"}
 
 
 def text_frame(kind: Literal["delta", "reply"], frame_id: str, text: str) -> Frame:
@@ -141,17 +151,24 @@ class Message:
     conversation: str
 
 
+CONTROLS = ("status", "schedule_changed")
+"""The frames without content a client may send, by type name."""
+
+
 def parse_frame(line: bytes) -> Message | str:
-    """A client's frame: a `Message`, or the type name of a frame without content (`"status"`)."""
+    """A client's frame: a `Message`, or the type name of a frame without content (`CONTROLS`)."""
     frame = decode(line)
     kind = frame.get("type")
     raw_id = frame.get("id")
     frame_id = raw_id if _is_name(raw_id, MAX_ID) else None
-    if kind == "status":
-        return "status"
+    if kind in CONTROLS:
+        return str(kind)
     if kind != "message":
         shown = f"{kind!r:.{SHOWN}}"
-        raise BadFrame(f"unknown frame type {shown}: send 'message' or 'status'", frame_id)
+        raise BadFrame(
+            f"unknown frame type {shown}: send 'message', 'status' or 'schedule_changed'",
+            frame_id,
+        )
     if frame_id is None:
         raise BadFrame(f"a message needs an 'id': a printable string of 1 to {MAX_ID} characters")
     text = frame.get("text")

@@ -34,6 +34,7 @@ from adapters.cli_protocol import (
     Message,
     encode,
     error_frame,
+    ok_frame,
     parse_frame,
     status_frame,
     text_frame,
@@ -50,6 +51,7 @@ READ_CHUNK = 64 * 1024
 MAX_SOCKET_PATH = 107
 
 StatusSource = Callable[[], Awaitable[dict[str, Any]]]
+Changed = Callable[[], None]
 
 
 class SocketInUse(RuntimeError):
@@ -109,10 +111,12 @@ class CliSocketAdapter(Adapter):
         *,
         owner_uid: int | None = None,
         max_frame: int = MAX_FRAME,
+        schedule_changed: Changed | None = None,
     ) -> None:
         super().__init__(deliver)
         self.path = path
         self._status = status
+        self._schedule_changed = schedule_changed
         self._owner_uid = os.getuid() if owner_uid is None else owner_uid
         self._max_frame = max_frame
         self._server: asyncio.Server | None = None
@@ -178,6 +182,13 @@ class CliSocketAdapter(Adapter):
 
     async def stream(self, delta: Delta) -> None:
         await self._route(delta.address.reply_to, "delta", delta.text)
+
+    async def direct_chat(self, user: str) -> str:
+        """None: a CLI connection lives only while `kioku chat` waits for its replies."""
+        raise LookupError(
+            "the CLI has no chat kioku can write to unasked; schedule it to a Telegram, "
+            "Discord or Slack identity instead"
+        )
 
     async def _route(
         self, reply_to: str | None, kind: Literal["delta", "reply"], text: str
@@ -272,8 +283,12 @@ class CliSocketAdapter(Adapter):
             return
         if isinstance(frame, Message):
             await self._deliver(frame, connection)
-        else:
+        elif not await self._owner(connection, frame):
+            return
+        elif frame == "status":
             await self._answer_status(connection)
+        else:
+            await self._answer_schedule_changed(connection)
 
     async def _deliver(self, message: Message, connection: _Connection) -> None:
         key = f"{connection.uid}-{message.id}"
@@ -296,14 +311,26 @@ class CliSocketAdapter(Adapter):
             self._forget_route(key, connection)
             await connection.send(error_frame(f"kioku could not take it: {exc}", message.id))
 
-    async def _answer_status(self, connection: _Connection) -> None:
-        if connection.uid not in (self._owner_uid, 0):
-            await connection.send(
-                error_frame(
-                    f"status is only for the account running kioku (uid {self._owner_uid}) and root"
-                )
+    async def _owner(self, connection: _Connection, kind: str) -> bool:
+        """Whether the peer may send a control frame `kind`; if not, it is told so."""
+        if connection.uid in (self._owner_uid, 0):
+            return True
+        await connection.send(
+            error_frame(
+                f"{kind} is only for the account running kioku (uid {self._owner_uid}) and root"
             )
+        )
+        return False
+
+    async def _answer_schedule_changed(self, connection: _Connection) -> None:
+        """`kioku schedule add|cancel|run` wrote state.db: the scheduler looks again."""
+        if self._schedule_changed is None:
+            await connection.send(error_frame("this kioku runs no scheduler"))
             return
+        self._schedule_changed()
+        await connection.send(ok_frame())
+
+    async def _answer_status(self, connection: _Connection) -> None:
         try:
             status = await self._status()
         except Exception as exc:

@@ -284,6 +284,16 @@ class DiscordAdapter(Adapter):
         if self._typing.get(address) is task:
             del self._typing[address]
 
+    async def direct_chat(self, user: str) -> str:
+        """A Discord DM is a channel of its own: opened (or found) through the API."""
+        client = self._client
+        if client is None:
+            raise AdapterFailed("the Discord client is not connected")
+        if not user.isdigit():
+            raise ValueError(f"not a Discord user id: {user!r}")
+        channel = await client.create_dm(discord.Object(int(user)))
+        return str(channel.id)
+
     def _channel(self, address: Address) -> discord.PartialMessageable:
         client = self._client
         if client is None:

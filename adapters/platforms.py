@@ -23,12 +23,14 @@ from config.settings import PlatformSettings, Settings
 @dataclass(frozen=True)
 class Wiring:
     """What the daemon hands each adapter it builds: where inbound messages go, the
-    daemon's status (the CLI socket answers `kioku status`), and the slash-command menu
-    as (name, description) for platforms that show one."""
+    daemon's status (the CLI socket answers `kioku status`), the slash-command menu
+    as (name, description) for platforms that show one, and what the CLI socket calls
+    when `kioku schedule` changed jobs (the scheduler's wake-up)."""
 
     deliver: InboundHandler
     status: StatusSource
     commands: Sequence[tuple[str, str]] = ()
+    schedule_changed: Callable[[], None] | None = None
 
 
 Builder = Callable[[Settings, Wiring], Adapter]
@@ -60,7 +62,12 @@ class Platform:
 
 
 def _cli(settings: Settings, wiring: Wiring) -> Adapter:
-    return CliSocketAdapter(wiring.deliver, socket_path(settings.home), wiring.status)
+    return CliSocketAdapter(
+        wiring.deliver,
+        socket_path(settings.home),
+        wiring.status,
+        schedule_changed=wiring.schedule_changed,
+    )
 
 
 def _telegram(settings: Settings, wiring: Wiring) -> Adapter:

@@ -24,6 +24,7 @@ from adapters.platforms import PLATFORM_NAMES, Wiring, configured_adapters, plat
 from agent.build import build_agent
 from agent.mcp.manager import McpManager
 from agent.providers import Provider
+from config.durations import parse_duration
 from config.load import ConfigError, load_settings
 from config.logs import LEVELS
 from config.paths import ensure_home
@@ -33,7 +34,9 @@ from gateway.backups import ScheduledBackups
 from gateway.commands.handlers import SLASH_COMMANDS
 from gateway.gateway import Gateway
 from gateway.identity import Identities
+from gateway.job_delivery import Courier
 from gateway.retention import RetentionSweeper
+from gateway.scheduler import Scheduler, schedule_status
 from gateway.supervisor import Supervisor
 from gateway.systemd import Notifier
 from memory.store.database import Store
@@ -167,9 +170,13 @@ class Daemon:
                 **gateway.stats().to_json(),
                 "database_bytes": await store.size_bytes(),
                 "mcp": self.mcp.states(),
+                "schedule": await schedule_status(store),
             }
 
-        wiring = Wiring(gateway.handle, status, SLASH_COMMANDS.menu())
+        schedule = self.settings.schedule
+        courier = Courier(store, self.outlet, gateway, lambda: schedule.default_timezone)
+        scheduler = Scheduler(store, courier.deliver, lambda: parse_duration(schedule.grace))
+        wiring = Wiring(gateway.handle, status, SLASH_COMMANDS.menu(), scheduler.changed)
         self.supervisor = Supervisor(configured_adapters(self.settings, wiring))
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -182,6 +189,7 @@ class Daemon:
             await web_page.start()
             sweeper.start()
             await self.supervisor.start()
+            scheduler.start()
             states = self.supervisor.states()
             running = sorted(name for name, s in states.items() if s["state"] == "running")
             log.info(
@@ -201,6 +209,7 @@ class Daemon:
         finally:
             for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
                 loop.remove_signal_handler(sig)
+            await scheduler.stop()
             await self.supervisor.stop()
             await sweeper.stop()
             await web_page.stop()

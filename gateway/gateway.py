@@ -259,6 +259,38 @@ class Gateway:
 
         return self.queues.submit(key, job, name="command-later")
 
+    async def answer_job(self, inbound: Inbound, person: str, context: TurnContext) -> str:
+        """A scheduled prompt as a turn of `person`, stored as every turn is, in its
+        conversation's line (never beside another turn there); the answer is returned
+        for the scheduler to send and record."""
+        conversation = conversation_for(inbound, person, self.settings.sessions.dm_scope)
+        answered: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+        async def job() -> None:
+            try:
+                session = await self.sessions.open(conversation)
+                turn = Turn(session=session, speaker=person, text=inbound.text, context=context)
+                outcome = await self.agent.respond(turn)
+            except Exception as exc:
+                answered.set_exception(exc)  # the scheduler records it and retries
+                return
+            except BaseException:
+                answered.cancel()
+                raise
+            self.sessions.touch(conversation.key)
+            if outcome.error is not None:
+                answered.set_exception(RuntimeError(f"the model did not answer: {outcome.error}"))
+                return
+            answered.set_result(outcome.text)
+            try:
+                await self.agent.after_turn(session.id, person)
+            except Exception:
+                log.exception("after_turn_failed", session=session.id)
+
+        self._start()
+        self.queues.submit(conversation.key, job, name="scheduled-turn", force=True)
+        return await answered
+
     async def refresh_session(self, key: str) -> None:
         await self.sessions.recheck(key)
 

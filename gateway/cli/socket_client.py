@@ -24,6 +24,7 @@ from adapters.cli_protocol import (
     decode,
     encode,
     message_frame,
+    schedule_changed_request,
     status_request,
     too_long,
 )
@@ -89,6 +90,17 @@ class SocketClient:
                 if problem is not None:
                     raise DaemonError(f"kioku sent a status this client cannot read ({problem})")
                 return frame
+            if frame.get("type") == "error" and "id" not in frame:
+                raise DaemonError(str(frame.get("message")))
+
+    def schedule_changed(self) -> None:
+        """Tell the daemon that jobs changed in state.db; it answers `ok` once told."""
+        self._send(schedule_changed_request())
+        deadline = time.monotonic() + self.timeout
+        while True:
+            frame = self._receive(deadline)
+            if frame.get("type") == "ok":
+                return
             if frame.get("type") == "error" and "id" not in frame:
                 raise DaemonError(str(frame.get("message")))
 

@@ -27,7 +27,8 @@ STATUS_TIMEOUT = 10.0
 def status_command(
     as_json: bool = typer.Option(False, "--json", help="Print the status as one JSON object."),
 ) -> None:
-    """Show the daemon's adapters, open sessions, queues and database size (exit 3: not running)."""
+    """Show the daemon's adapters, open sessions, queues, scheduled jobs and their problems,
+    and the database size (exit 3: not running)."""
     home = kioku_home()
     path = socket_path(home)
     try:
@@ -89,6 +90,18 @@ def _show(status: dict[str, Any], home: Path) -> None:
                 "yes" if item.get("busy") else "",
             )
         console.print(queues)
+    schedule = status.get("schedule", {})
+    problems = schedule.get("problems", [])
+    console.print(
+        f"scheduled jobs: {schedule.get('jobs', 0)}"
+        + (f", {len(problems)} with a problem:" if problems else "")
+    )
+    for problem in problems:
+        retry = f", next try {_when(problem['retry_at'])}" if problem.get("retry_at") else ""
+        error = f": {escape(str(problem['last_error']))}" if problem.get("last_error") else ""
+        who = escape(f"job {problem['job']} of {problem.get('person')}")
+        state = escape(f"{problem['state']} after {problem.get('attempts', 0)} attempt(s)")
+        console.print(f"  {who}, due {_when(problem.get('due'))}: {state}{retry}{error}")
     console.print(
         f"database: {_size(int(status.get('database_bytes', 0)))} ({escape(str(home / DATABASE))})"
     )

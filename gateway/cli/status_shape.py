@@ -28,6 +28,16 @@ SERVER = {
     "allow": ("list", "text"),
     "tools": ("list", {"tool": "text!"}),
 }
+PROBLEM = {
+    "job": "count!",
+    "person": "text",
+    "due": "text",
+    "attempts": "count",
+    "state": "text!",
+    "retry_at": "text?",
+    "last_error": "text?",
+}
+SCHEDULE = {"jobs": "count", "problems": ("list", PROBLEM)}
 STATUS = {
     "pid": "count?",
     "started_at": "text?",
@@ -38,6 +48,7 @@ STATUS = {
     "conversations": ("list", CONVERSATION),
     "database_bytes": "count",
     "mcp": ("map", SERVER),
+    "schedule": SCHEDULE,
 }
 
 

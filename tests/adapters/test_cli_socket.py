@@ -309,3 +309,28 @@ async def test_a_socket_path_too_long_for_unix_sockets_is_refused_clearly(home: 
     deep = home / ("d" * 120) / "gateway.sock"
     with pytest.raises(OSError, match="set KIOKU_HOME to a shorter folder"):
         await EchoGateway(deep).adapter.start()
+
+
+async def test_schedule_changed_wakes_the_scheduler_and_is_answered_ok(sock_path: Path) -> None:
+    woken: list[bool] = []
+    echo = EchoGateway(sock_path)
+    adapter = CliSocketAdapter(
+        echo.handle, sock_path, echo.status, schedule_changed=lambda: woken.append(True)
+    )
+    await adapter.start()
+    client = await Client.connect(sock_path)
+    await client.send({"type": "schedule_changed"})
+    assert await client.frame() == {"type": "ok"}
+    assert woken == [True]
+    await client.close()
+    await adapter.stop()
+
+
+async def test_schedule_changed_without_a_scheduler_is_an_error(
+    echo: EchoGateway, sock_path: Path
+) -> None:
+    client = await Client.connect(sock_path)
+    await client.send({"type": "schedule_changed"})
+    error = await client.frame()
+    assert error["type"] == "error" and "no scheduler" in error["message"]
+    await client.close()

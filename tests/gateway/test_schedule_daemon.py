@@ -1,0 +1,200 @@
+"""Scheduled jobs as a person meets them: `kioku serve` in a subprocess, the real
+python-telegram-bot against the fake Telegram, jobs added with `kioku schedule add`.
+A reminder arrives at its second; kill -9 just before or just after a due time sends
+each job exactly once; runs missed while kioku was down arrive late, as a note, or once
+for a repeating job; a platform that refuses is retried and reported in `kioku status`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from memory.access.people import OWNER
+from memory.schedule.jobs import NewJob, Target, create_job
+from memory.schedule.timing import parse_when
+from memory.store.database import Store
+from tests.fakes.telegram import FakeTelegram, Fault
+from tests.helpers.daemon import WAIT, Daemon, run_daemon
+from tests.helpers.gateway_rig import GatedAnthropic
+from tests.helpers.paths import KIOKU
+from tests.helpers.platform_daemons import OWNER_CHAT, telegram_env
+
+TO = f"telegram:{OWNER_CHAT}"
+ZONE = "Asia/Tokyo"
+
+
+def env(tg: FakeTelegram) -> dict[str, str]:
+    return {
+        **telegram_env(tg),
+        "KIOKU_SCHEDULE__MIN_INTERVAL": "1s",
+        "KIOKU_SCHEDULE__DEFAULT_TIMEZONE": ZONE,
+    }
+
+
+async def kioku(*args: str) -> tuple[int, str, str]:
+    """Run `kioku ARGS` without blocking the loop the fakes answer on."""
+    process = await asyncio.create_subprocess_exec(
+        str(KIOKU),
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "KIOKU_SCHEDULE__MIN_INTERVAL": "1s"},
+    )
+    out, err = await asyncio.wait_for(process.communicate(), WAIT)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+async def add(text: str, *when: str) -> dict[str, Any]:
+    """`kioku schedule add` of a reminder to the owner's Telegram; the job as listed."""
+    code, _, err = await kioku(
+        "schedule", "add", "--person", OWNER, "--to", TO, *when, "--text", text
+    )
+    assert code == 0, err
+    code, listed, err = await kioku("schedule", "list", "--json")
+    assert code == 0, err
+    return next(job for job in json.loads(listed) if job["text"] == text)
+
+
+def texts(tg: FakeTelegram) -> list[str]:
+    return [call.text for call in tg.sent()]
+
+
+async def arrives(tg: FakeTelegram, text: str, within: float = WAIT) -> float:
+    """Wait until kioku sent `text` (as the end of a message); the time it was seen."""
+    while not any(sent.endswith(text) for sent in texts(tg)):
+        await tg.wait_for("sendMessage", count=len(tg.sent()) + 1, within=within)
+    return time.time()
+
+
+def due_at(job: dict[str, Any]) -> float:
+    return datetime.fromisoformat(job["next_run"]).timestamp()
+
+
+async def killed(daemon: Daemon) -> None:
+    daemon.signal(signal.SIGKILL)
+    await daemon.exit_code()
+    daemon.notify.close()
+
+
+async def test_a_reminder_added_in_2s_arrives_on_telegram_at_its_second(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    async with FakeTelegram() as tg:
+        daemon = await run_daemon(daemons, home, api, tmp_path, **env(tg))
+        job = await add("take the bread out", "--in", "2s")
+        seen = await arrives(tg, "take the bread out")
+        assert abs(seen - due_at(job)) <= 1.0
+        call = next(c for c in tg.sent() if c.text == "take the bread out")
+        assert call.params["chat_id"] == str(OWNER_CHAT)
+        daemon.signal(signal.SIGTERM)
+        assert await daemon.exit_code() == 0
+    assert "job_sent" in daemon.log.read_text()
+
+
+async def test_kill_9_just_before_the_due_time_sends_it_once_after_restart(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    async with FakeTelegram() as tg:
+        daemon = await run_daemon(daemons, home, api, tmp_path, **env(tg))
+        job = await add("call the dentist", "--in", "3s")
+        await asyncio.sleep(max(0.0, due_at(job) - time.time() - 0.5))  # a clock, not an event
+        await killed(daemon)
+        assert "call the dentist" not in texts(tg)
+        await run_daemon(daemons, home, api, tmp_path, **env(tg))
+        await arrives(tg, "call the dentist")
+        await add("sentinel", "--in", "1s")
+        await arrives(tg, "sentinel")
+        assert texts(tg).count("call the dentist") == 1
+
+
+async def test_kill_9_just_after_the_due_time_never_sends_it_twice(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    async with FakeTelegram() as tg:
+        daemon = await run_daemon(daemons, home, api, tmp_path, **env(tg))
+        await add("water the plants", "--in", "2s")
+        await tg.wait_for("sendMessage", count=1, within=WAIT)
+        await killed(daemon)
+        await run_daemon(daemons, home, api, tmp_path, **env(tg))
+        await add("sentinel", "--in", "1s")
+        await arrives(tg, "sentinel")
+        assert texts(tg).count("water the plants") == 1
+
+
+async def stored_before_start(home: Path, text: str, created: datetime, **when: str) -> None:
+    """A job written while kioku was down, as if created at `created`."""
+    await asyncio.to_thread(home.mkdir, parents=True, exist_ok=True)
+    async with await Store.open(home / "state.db") as store:
+        await store.ensure_person(OWNER)
+        spec = parse_when(
+            at=None,
+            in_=when.get("in_"),
+            cron=None,
+            every=when.get("every"),
+            zone=ZoneInfo(ZONE),
+            now=created,
+            min_interval=1.0,
+        )
+        target = Target("telegram", str(OWNER_CHAT), "", "dm", TO)
+        await create_job(store, NewJob(OWNER, spec, target, text=text), now=created, max_jobs=50)
+
+
+async def test_runs_missed_while_down_arrive_late_as_a_note_or_once(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    now = datetime.now(UTC)
+    await stored_before_start(home, "late one", now - timedelta(minutes=11), in_="1m")
+    await stored_before_start(home, "long gone", now - timedelta(hours=8), in_="1m")
+    await stored_before_start(home, "hourly", now - timedelta(hours=5, minutes=30), every="1h")
+    async with FakeTelegram() as tg:
+        await run_daemon(daemons, home, api, tmp_path, **env(tg))
+        await arrives(tg, "late one")
+        await arrives(tg, "long gone (job 2)")
+        await arrives(tg, "hourly")
+        await add("sentinel", "--in", "1s")
+        await arrives(tg, "sentinel")
+    due = (now - timedelta(minutes=10)).astimezone(ZoneInfo(ZONE)).strftime("%H:%M")
+    sent = texts(tg)
+    assert f"(late: due {due}) late one" in sent
+    note = next(text for text in sent if "long gone" in text)
+    assert note.startswith("I missed a reminder due ") and "kioku was not running" in note
+    assert sent.count("hourly") + sent.count(f"(late: due {due}) hourly") <= 1
+    assert sum("hourly" in text for text in sent) == 1
+
+
+async def status_once_failed() -> dict[str, Any]:
+    """`kioku status --json`'s schedule part, once it reports a problem (or after WAIT)."""
+    deadline = time.monotonic() + WAIT
+    while True:
+        code, out, err = await kioku("status", "--json")
+        assert code == 0, err
+        schedule: dict[str, Any] = json.loads(out)["schedule"]
+        if schedule["problems"] or time.monotonic() > deadline:
+            return schedule
+
+
+async def test_a_refused_send_is_retried_and_reported_in_status(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    async with FakeTelegram() as tg:
+        daemon = await run_daemon(daemons, home, api, tmp_path, **env(tg))
+        tg.fail("sendMessage", Fault("error", 400, "Bad Request: chat not found"))
+        await add("stretch", "--in", "1s")
+        await tg.wait_for("sendMessage", count=1, within=WAIT)
+        schedule = await status_once_failed()
+        assert schedule["jobs"] == 1
+        assert any("chat not found" in str(problem) for problem in schedule["problems"])
+        await arrives(tg, "stretch", within=WAIT + 35)  # the first retry comes after 30 s
+        assert len(tg.sent()) == 2
+        daemon.signal(signal.SIGTERM)
+        assert await daemon.exit_code() == 0
+    log = daemon.log.read_text()
+    assert "job_failed" in log and "job_retry" in log and "job_sent" in log

@@ -17,7 +17,6 @@ from agent.local_time import zone_of
 from agent.tools.context import ToolContext
 from agent.tools.registry import Tool, ToolError
 from config.durations import parse_duration
-from memory.access.dm_chats import direct_chat
 from memory.access.identities import identities_of
 from memory.access.people import OWNER
 from memory.schedule.jobs import (
@@ -33,6 +32,11 @@ from memory.schedule.jobs import (
 from memory.schedule.timing import BadSchedule, local_time, parse_when, upcoming
 
 SHOWN_RUNS = 3
+UNASKED_NEVER = "cli"
+NO_CLI = (
+    "The terminal (kioku chat) cannot be written to unasked, so a reminder cannot go there. "
+    'Give `to` with another platform of the person\'s ("telegram", "discord", "slack").'
+)
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -67,7 +71,7 @@ SCHEMA: dict[str, Any] = {
         "to": {
             "type": "string",
             "description": "deliver to the person's own direct chat on this platform "
-            '("telegram", "discord", "slack", "cli") instead of this chat',
+            '("telegram", "discord", "slack") instead of this chat',
         },
         "id": {"type": "integer", "description": "the job to cancel (ids come from list)"},
     },
@@ -246,32 +250,35 @@ def _where(target: Target, ctx: ToolContext) -> str:
 
 
 async def _target(to: str | None, ctx: ToolContext, person: str) -> Target:
+    """This chat, or the person's own direct chat on platform `to`: only their own linked
+    accounts are looked at (the one they write from first), so no other person's can be
+    named. The daemon opens that direct chat when it sends."""
     origin = ctx.origin
-    if to is None or (to == getattr(origin, "platform", None) and not ctx.is_group):
+    if to is None or (origin is not None and to == origin.platform and not ctx.is_group):
         if origin is None:
             raise ToolError(
                 "This conversation has no chat to deliver to; give `to` with a platform of "
-                "the person's (telegram, discord, slack, cli)."
+                "the person's (telegram, discord, slack)."
             )
+        if origin.platform == UNASKED_NEVER and not ctx.is_group:
+            raise ToolError(NO_CLI)
         kind = "group" if ctx.is_group else "dm"
         return Target(origin.platform, origin.chat, origin.thread, kind, origin.identity)
     platform = to.strip().lower()
-    accounts = sorted(
-        {identity.split(":", 1)[0] for identity in await identities_of(ctx.services.store, person)}
-    )
-    if platform not in accounts:
+    if platform == UNASKED_NEVER:
+        raise ToolError(NO_CLI)
+    identities = await identities_of(ctx.services.store, person)
+    theirs = [identity for identity in identities if identity.split(":", 1)[0] == platform]
+    if not theirs:
+        accounts = sorted({identity.split(":", 1)[0] for identity in identities})
         raise ToolError(
             f"The person has no {platform} account linked to kioku (theirs: "
             f"{', '.join(accounts) or 'none'}). Leave out `to` to deliver here, or ask them "
             "to link that account with /link."
         )
-    found = await direct_chat(ctx.services.store, person, platform)
-    if found is None:
-        raise ToolError(
-            f"kioku has no direct chat with the person on {platform} yet. Ask them to send "
-            f"kioku a message there once, or leave out `to` to deliver here."
-        )
-    return Target(platform, found.chat, found.thread, "dm", found.identity)
+    speaking = origin.identity if origin is not None else None
+    identity = speaking if speaking in theirs else theirs[0]
+    return Target(platform, identity.rsplit(":", 1)[1], "", "dm", identity)
 
 
 def _instant(value: str | None, zone: tzinfo) -> datetime | None:

@@ -125,28 +125,34 @@ async def test_cancel_ends_the_speakers_own_job(rig: Rig) -> None:
 async def test_to_never_reaches_another_persons_account(rig: Rig) -> None:
     await rig.store.ensure_person("ben")
     await rig.store.link_identity("discord:900", "ben")
-    await rig.store.open_session(Conversation("discord", "dm-ben", "dm", "ben"))
     session = await rig.dm()
     result = await ask(rig, session, {"action": "create", "in": "1h", "text": "x", "to": "discord"})
     assert result["is_error"] and "no discord account" in result["text"]
-    assert "discord:900" not in result["text"] and "ben" not in result["text"]
+    assert "900" not in result["text"] and "ben" not in result["text"]
     assert await list_jobs(rig.store, "aiko") == []
 
 
-async def test_to_goes_to_the_speakers_own_direct_chat_on_that_platform(rig: Rig) -> None:
+async def test_to_goes_to_the_speakers_own_account_on_that_platform(rig: Rig) -> None:
     await rig.store.ensure_person("aiko")
     await rig.store.link_identity("discord:700", "aiko")
     session = await rig.dm()
-    unknown = await ask(
-        rig, session, {"action": "create", "in": "1h", "text": "x", "to": "discord"}
-    )
-    assert unknown["is_error"] and "no direct chat" in unknown["text"]
-    await rig.store.open_session(Conversation("discord", "dm-aiko", "dm", "aiko"))
     result = await ask(rig, session, {"action": "create", "in": "1h", "text": "x", "to": "discord"})
     assert not result["is_error"], result
     [job] = await list_jobs(rig.store, "aiko")
-    assert job.target == Target("discord", "dm-aiko", "", "dm", "discord:700")
+    assert job.target == Target("discord", "700", "", "dm", "discord:700")
     assert "to their discord direct chat" in result["text"]
+
+
+async def test_the_terminal_cannot_be_a_target(rig: Rig) -> None:
+    await rig.store.ensure_person("aiko")
+    await rig.store.link_identity("cli:1000", "aiko")
+    cli = await rig.store.open_session(Conversation("cli", "1000", "dm", "aiko"))
+    here = await ask(rig, cli, {"action": "create", "in": "1h", "text": "x"}, identity="cli:1000")
+    session = await rig.dm()
+    there = await ask(rig, session, {"action": "create", "in": "1h", "text": "x", "to": "cli"})
+    for result in (here, there):
+        assert result["is_error"] and "cannot be written to unasked" in result["text"]
+    assert await list_jobs(rig.store, "aiko") == []
 
 
 async def test_in_a_group_a_person_may_not_schedule_to_the_group(rig: Rig) -> None:

@@ -1,11 +1,13 @@
 """A reminder made by the model as a person meets it: `kioku serve` in a subprocess, the
-real python-telegram-bot against the fake Telegram, and the fake model calling `schedule`."""
+real python-telegram-bot against the fake Telegram, and the fake model calling `schedule`:
+the job is stored for this chat and arrives there at its second."""
 
 from __future__ import annotations
 
 import json
 import signal
 import sqlite3
+import time
 from pathlib import Path
 
 from tests.fakes.telegram import FakeTelegram
@@ -19,7 +21,7 @@ def stored_jobs(home: Path) -> list[tuple]:
     try:
         return db.execute(
             "SELECT person_id, kind, text, platform, chat, thread, chat_kind, identity, "
-            "next_run IS NOT NULL FROM jobs"
+            "next_run FROM jobs"
         ).fetchall()
     finally:
         db.close()
@@ -44,7 +46,8 @@ async def test_the_model_makes_a_reminder_for_this_telegram_chat(
             if block.get("type") == "tool_result"
         ]
         assert "Scheduled job 1 (once, to this chat)" in json.dumps(results)
-        assert stored_jobs(home)[0][:8] == (
+        [job] = stored_jobs(home)
+        assert job[:8] == (
             "owner",
             "once",
             "bread out!",
@@ -54,5 +57,12 @@ async def test_the_model_makes_a_reminder_for_this_telegram_chat(
             "dm",
             f"telegram:{OWNER_CHAT}",
         )
+        due = job[8]
+        while not any(call.text == "bread out!" for call in tg.sent()):
+            await tg.wait_for("sendMessage", count=len(tg.sent()) + 1, within=WAIT)
+        arrived = time.time()
+        assert due - 0.05 <= arrived <= due + 2.0, arrived - due  # never early, in its second
+        [reminder] = [call for call in tg.sent() if call.text == "bread out!"]
+        assert reminder.params["chat_id"] == str(OWNER_CHAT)
         daemon.signal(signal.SIGTERM)
         assert await daemon.exit_code() == 0

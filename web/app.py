@@ -27,6 +27,7 @@ from web import (
     pages_home,
     pages_notes,
     pages_skills,
+    pages_time,
 )
 from web.context import CONTEXT, StatusSource, WebContext
 from web.forms import form_limit
@@ -81,6 +82,7 @@ def create_app(ctx: WebContext) -> web.Application:
     for module in (
         auth,
         pages_home,
+        pages_time,
         pages_notes,
         pages_history,
         pages_skills,

@@ -1,6 +1,6 @@
-"""The first page after signing in: who the person is, the accounts linked to them, and
-how long their history is kept (their choice over `history.keep_days`, as with
-`kioku history keep`)."""
+"""The first page after signing in: who the person is, the accounts linked to them, how
+long their history is kept (their choice over `history.keep_days`, as with
+`kioku history keep`), their time zone and their reminders (forms in `web.pages_time`)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from memory.history.retention import (
 )
 from web.context import context, person, render
 from web.forms import form
+from web.time_view import time_view
 
 log = structlog.get_logger("kioku.web")
 MAX_KEEP_DAYS = 100_000
@@ -32,6 +33,7 @@ async def home(
     error: str | None = None,
     notice: str | None = None,
     draft: str | None = None,
+    zone_draft: str | None = None,
 ) -> web.Response:
     who = person(request)
     ctx = context(request)
@@ -48,6 +50,8 @@ async def home(
         default_keep=_days(default),
         kept=_days(effective_keep_days(own, default)),
         keep_draft=draft if draft is not None else ("" if own is None else str(own)),
+        zone_draft=zone_draft,
+        **await time_view(ctx, who),
         error=error,
         notice=notice,
     )

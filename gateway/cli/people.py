@@ -32,7 +32,8 @@ pairing = typer.Typer(
     no_args_is_help=True,
 )
 people = typer.Typer(
-    help="Persons and their identities: list, link, unlink, forget.", no_args_is_help=True
+    help="Persons and their identities: list, link, unlink, forget; their time zones.",
+    no_args_is_help=True,
 )
 
 
@@ -228,6 +229,56 @@ def people_forget(
     log.info("person_forgotten", person=person)
     typer.echo(f"Forgot {person}. Removed:")
     show(report)
+
+
+@people.command("tz")
+def people_tz(
+    person: str = typer.Argument(..., callback=person_id, help="The person."),
+    zone: str | None = typer.Argument(
+        None, help="An IANA time zone (e.g. Asia/Tokyo); without it, show the current one."
+    ),
+    clear: bool = typer.Option(
+        False, "--clear", help="Forget the person's own zone: schedule.default_timezone applies."
+    ),
+) -> None:
+    """Show or set the time zone a person's times are read and shown in (their reminders,
+    the time the assistant sees)."""
+    from datetime import UTC, datetime
+
+    from memory.access.timezones import NoSuchPerson, effective_zone, set_timezone
+    from memory.schedule.timing import BadSchedule, local_time, zone_name
+
+    if zone is not None and clear:
+        fail("give a ZONE or --clear, not both", code=2)
+    settings = _settings()
+    default = settings.schedule.default_timezone
+    try:
+        if zone is not None or clear:
+            _with_store(settings, lambda store: set_timezone(store, person, zone))
+            log.info("timezone_set", person=person, cleared=clear, by="cli")
+        own = _with_store(settings, lambda store: _own_zone(store, person))
+    except (BadSchedule, NoSuchPerson) as exc:
+        fail(f"refused: {exc}")
+    effective = effective_zone(own, default)
+    there = f"it is {local_time(datetime.now(UTC), effective)} there"
+    if own is not None:
+        done = "is now" if zone is not None else "is"
+        typer.echo(f"{person}'s time zone {done} {own} ({there}).")
+        return
+    source = "schedule.default_timezone" if default else "the server's zone"
+    typer.echo(
+        f"{person} has no time zone of their own{' now' if clear else ''}: "
+        f"{zone_name(effective)} applies, from {source} ({there})."
+    )
+
+
+async def _own_zone(store: Store, person: str) -> str | None:
+    """The person's own zone; `NoSuchPerson` for someone state.db does not hold."""
+    from memory.access.timezones import NoSuchPerson, timezone_of
+
+    if await store.get_person(person) is None:
+        raise NoSuchPerson(f"no person {person!r}; `kioku people list` shows them")
+    return await timezone_of(store, person)
 
 
 def register(parent: typer.Typer) -> None:

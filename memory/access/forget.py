@@ -3,7 +3,8 @@
 Removed: their DM sessions with every turn in them (the full-text index follows by
 trigger), every turn they spoke in group sessions (their words, and the tool steps
 run for them, which can quote their private notes), their identities, pending link
-codes and pairing requests, lockout counters, and `people/<person>/` (notes and
+codes and pairing requests, lockout counters, their reminders and scheduled tasks
+(with their runs, also those made in groups), and `people/<person>/` (notes and
 skills). Group sessions themselves stay: they belong to the group, and kioku's own
 replies in them are the group's history.
 
@@ -40,12 +41,14 @@ class ForgetReport:
     dm_sessions: int
     turns: int
     group_turns: int
+    jobs: int
     folder: Path | None
 
     def describe(self) -> list[str]:
         lines = [f"identities: {', '.join(self.identities) or 'none'}"]
         lines.append(f"direct-message sessions: {self.dm_sessions} ({self.turns} turns)")
         lines.append(f"turns spoken in group sessions: {self.group_turns}")
+        lines.append(f"reminders and scheduled tasks: {self.jobs}")
         lines.append(f"notes and skills folder: {self.folder or 'none'}")
         return lines
 
@@ -90,7 +93,8 @@ async def forget_person(store: Store, home: Path, person: str) -> ForgetReport:
             "(SELECT identity FROM identities WHERE person_id = ?)",
             (person,),
         )
-        # Identities, link codes and participant rows go with the person (ON DELETE CASCADE).
+        # Identities, link codes, participant rows, jobs and their runs go with the person
+        # (ON DELETE CASCADE).
         await db.execute("DELETE FROM persons WHERE id = ?", (person,))
         return report
 
@@ -133,6 +137,7 @@ async def _count(db: aiosqlite.Connection, person: str) -> ForgetReport:
             person,
             person,
         ),
+        jobs=await _scalar(db, "SELECT count(*) FROM jobs WHERE person_id = ?", person),
         folder=None,
     )
 

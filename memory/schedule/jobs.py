@@ -111,6 +111,11 @@ async def create_job(store: Store, new: NewJob, *, now: datetime, max_jobs: int)
     """Store `new` with its first run; `TooManyJobs` past `max_jobs` live jobs of the person,
     `BadSchedule` for an `until` before the first run, `NoSuchPerson` for no such person."""
     first = first_run(new.when, now)
+    if new.until is not None and new.until <= now:
+        raise BadSchedule(
+            f"until {new.until.isoformat()} has passed; send a future until, or none to "
+            "repeat until cancelled"
+        )
     if new.until is not None and new.until < first:
         raise BadSchedule(
             f"until {new.until.isoformat()} is before the first run ({first.isoformat()}); "

@@ -114,8 +114,8 @@ def parse_when(
         seconds = _duration(value, "every")
         if seconds < min_interval:
             raise BadSchedule(
-                f"every {value!r} is shorter than the minimum of {_seconds_text(min_interval)} "
-                f"(schedule.min_interval); send every {_seconds_text(min_interval)} or longer, "
+                f"every {value!r} is shorter than the minimum of {duration_text(min_interval)} "
+                f"(schedule.min_interval); send every {duration_text(min_interval)} or longer, "
                 "or a cron expression for fixed times"
             )
         return When("every", str(max(1, round(seconds))), name)
@@ -254,7 +254,8 @@ def _is_run(when: When, instant: datetime) -> bool:
     return next_after(when, instant - timedelta(seconds=1)) == instant
 
 
-def _seconds_text(seconds: float) -> str:
+def duration_text(seconds: float) -> str:
+    """Seconds as people write a duration: 900 → "15m", 90 → "90s"."""
     for unit, size in (("w", 604_800), ("d", 86_400), ("h", 3600), ("m", 60)):
         if seconds >= size and seconds % size == 0:
             return f"{int(seconds // size)}{unit}"

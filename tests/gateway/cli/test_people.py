@@ -177,3 +177,32 @@ def test_people_forget_yes_skips_the_question_and_refuses_the_owner(
     assert not (home / "people" / "carol").exists()
     done = kioku("people", "forget", "owner", "--yes")
     assert done.returncode == 1 and "owner cannot be forgotten" in done.stderr
+
+
+def test_people_tz_sets_shows_and_clears_a_persons_zone(kioku: Kioku, home: Path) -> None:
+    with_store(home, lambda store: store.ensure_person("alice"))
+    done = kioku("people", "tz", "alice", "Asia/Tokyo")
+    assert done.returncode == 0, done.stderr
+    assert "alice's time zone is now Asia/Tokyo (it is " in done.stdout
+    assert "JST there" in done.stdout
+    assert "is Asia/Tokyo" in kioku("people", "tz", "alice").stdout
+    done = kioku(
+        "people",
+        "tz",
+        "alice",
+        "--clear",
+        env={"KIOKU_SCHEDULE__DEFAULT_TIMEZONE": "Europe/Berlin"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "no time zone of their own now: Europe/Berlin applies, from schedule" in done.stdout
+
+
+def test_people_tz_refuses_an_unknown_zone_or_person(kioku: Kioku, home: Path) -> None:
+    with_store(home, lambda store: store.ensure_person("alice"))
+    done = kioku("people", "tz", "alice", "Mars/Olympus")
+    assert done.returncode == 1
+    assert "is not a time zone; send an IANA name such as Asia/Tokyo" in done.stderr
+    done = kioku("people", "tz", "nobody")
+    assert done.returncode == 1 and "no person 'nobody'" in done.stderr
+    done = kioku("people", "tz", "alice", "Asia/Tokyo", "--clear")
+    assert done.returncode == 2

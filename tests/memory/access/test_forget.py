@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from memory.access.codes import issue_link_code
 from memory.access.forget import CannotForget, forget_person, survey
+from memory.schedule.jobs import NewJob, Target, claim_due, create_job, list_jobs
+from memory.schedule.timing import parse_when
 from memory.search.ranking import Scope, search
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
@@ -99,3 +102,21 @@ async def test_a_left_over_folder_is_still_removed(store: Store, home: Path) -> 
     (home / "people" / "ghost").mkdir(parents=True)
     report = await forget_person(store, home, "ghost")
     assert report.folder is not None and not report.folder.exists()
+
+
+async def test_forget_counts_and_removes_the_persons_jobs_and_their_runs(
+    store: Store, home: Path
+) -> None:
+    await store.ensure_person("alice")
+    await store.ensure_person("bob")
+    now = datetime(2026, 12, 3, tzinfo=UTC)
+    when = parse_when(at=None, in_="1m", cron=None, every=None, zone=UTC, now=now, min_interval=60)
+    for person, kind in (("alice", "dm"), ("alice", "group"), ("bob", "dm")):
+        target = Target("telegram", "7", "", kind, None)
+        await create_job(store, NewJob(person, when, target, text="tea"), now=now, max_jobs=5)
+    await claim_due(store, now + timedelta(minutes=1), 3600)
+    assert (await survey(store, home, "alice")).jobs == 2
+    assert "reminders and scheduled tasks: 2" in (await survey(store, home, "alice")).describe()
+    assert (await forget_person(store, home, "alice")).jobs == 2
+    assert [job.person for job in await list_jobs(store, None)] == ["bob"]
+    assert await count(store, "SELECT count(*) FROM job_runs") == 1

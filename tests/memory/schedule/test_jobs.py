@@ -107,8 +107,15 @@ def test_a_count_below_one_is_refused() -> None:
 
 async def test_until_before_the_first_run_is_refused(store: Store) -> None:
     when = parse_when(at=None, in_=None, cron=None, every="1h", zone=UTC, now=NOW, min_interval=900)
-    new = NewJob(person="alice", when=when, target=DM, text="x", until=NOW)
+    new = NewJob(person="alice", when=when, target=DM, text="x", until=NOW + timedelta(minutes=30))
     with pytest.raises(BadSchedule, match="send a later until"):
+        await create_job(store, new, now=NOW, max_jobs=50)
+
+
+async def test_until_in_the_past_is_refused(store: Store) -> None:
+    when = parse_when(at=None, in_=None, cron=None, every="1h", zone=UTC, now=NOW, min_interval=900)
+    new = NewJob(person="alice", when=when, target=DM, text="x", until=NOW - timedelta(days=1))
+    with pytest.raises(BadSchedule, match="has passed; send a future until"):
         await create_job(store, new, now=NOW, max_jobs=50)
 
 

@@ -83,17 +83,14 @@ def list_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Show the jobs with their next run, in each person's local time."""
-    from memory.access.identities import person_exists
     from memory.schedule.jobs import list_jobs
     from memory.schedule.timing import local_time
 
     settings = _settings()
 
     async def work(store: Store) -> list[tuple[Job, str]] | None:
-        if person is not None:
-            async with store.reading() as db:
-                if not await person_exists(db, person):
-                    return None
+        if person is not None and await store.get_person(person) is None:
+            return None
         rows = []
         for job in await list_jobs(store, person):
             zone = await _zone(store, settings, job.person)
@@ -166,7 +163,7 @@ def add_command(
     from datetime import UTC, datetime
 
     from config.durations import parse_duration
-    from memory.access.identities import identities_of, person_exists
+    from memory.access.identities import identities_of
     from memory.schedule.jobs import NewJob, create_job
     from memory.schedule.timing import BadSchedule, local_time, parse_when, upcoming
 
@@ -186,9 +183,8 @@ def add_command(
         )
 
     async def work(store: Store) -> tuple[Job, list[str]]:
-        async with store.reading() as db:
-            if not await person_exists(db, person):
-                raise LookupError(f"no person {person!r}: `kioku people list` shows who there is")
+        if await store.get_person(person) is None:
+            raise LookupError(f"no person {person!r}: `kioku people list` shows who there is")
         mine = await identities_of(store, person)
         if to not in mine:
             shown = ", ".join(i for i in mine if not i.startswith("cli:")) or "none yet"

@@ -21,7 +21,7 @@ from memory.schedule.jobs import NewJob, Target, create_job
 from memory.schedule.timing import parse_when
 from memory.store.database import Store
 from tests.fakes.telegram import FakeTelegram, Fault
-from tests.helpers.daemon import WAIT, Daemon, run_daemon
+from tests.helpers.daemon import WAIT, Daemon, run_daemon, stored_texts
 from tests.helpers.gateway_rig import GatedAnthropic
 from tests.helpers.paths import KIOKU
 from tests.helpers.platform_daemons import OWNER_CHAT, telegram_env
@@ -171,13 +171,14 @@ async def test_runs_missed_while_down_arrive_late_as_a_note_or_once(
 
 
 async def status_once_failed() -> dict[str, Any]:
-    """`kioku status --json`'s schedule part, once it reports a problem (or after WAIT)."""
+    """`kioku status --json`'s schedule part, once it reports a failed run (or after WAIT)."""
     deadline = time.monotonic() + WAIT
     while True:
         code, out, err = await kioku("status", "--json")
         assert code == 0, err
         schedule: dict[str, Any] = json.loads(out)["schedule"]
-        if schedule["problems"] or time.monotonic() > deadline:
+        failed = [p for p in schedule["problems"] if p["state"] == "failed"]
+        if failed or time.monotonic() > deadline or schedule["jobs"] == 0:
             return schedule
 
 
@@ -191,10 +192,50 @@ async def test_a_refused_send_is_retried_and_reported_in_status(
         await tg.wait_for("sendMessage", count=1, within=WAIT)
         schedule = await status_once_failed()
         assert schedule["jobs"] == 1
-        assert any("chat not found" in str(problem) for problem in schedule["problems"])
-        await arrives(tg, "stretch", within=WAIT + 35)  # the first retry comes after 30 s
-        assert len(tg.sent()) == 2
+        (problem,) = schedule["problems"]
+        assert "chat not found" in problem["last_error"].lower()
+        assert problem["attempts"] == 1 and problem["retry_at"] is not None
+        await tg.wait_for("sendMessage", count=2, within=WAIT + 35)  # a retry after 30 s
+        assert texts(tg) == ["stretch", "stretch"]  # the refused call, then the retry
+        schedule = await status_once_failed()
+        assert schedule["problems"] == []
         daemon.signal(signal.SIGTERM)
         assert await daemon.exit_code() == 0
     log = daemon.log.read_text()
     assert "job_failed" in log and "job_retry" in log and "job_sent" in log
+
+
+async def test_a_prompt_job_is_answered_by_the_model_and_stored_as_a_turn(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    async with FakeTelegram() as tg:
+        daemon = await run_daemon(daemons, home, api, tmp_path, **env(tg))
+        code, _, err = await kioku(
+            "schedule", "add", "--person", OWNER, "--to", TO, "--in", "1s",
+            "--prompt", "what is on today",
+        )  # fmt: skip
+        assert code == 0, err
+        await arrives(tg, "echo: what is on today")
+        daemon.signal(signal.SIGTERM)
+        assert await daemon.exit_code() == 0
+    stored = stored_texts(home)
+    assert ("assistant", "echo: what is on today") in stored
+    assert any(role == "user" and "what is on today" in text for role, text in stored)
+
+
+async def test_a_job_whose_identity_was_unlinked_fails_and_is_reported(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    async with FakeTelegram() as tg:
+        await run_daemon(daemons, home, api, tmp_path, **env(tg))
+        assert (await kioku("people", "link", "telegram:222", "--to", "alice"))[0] == 0
+        code, _, err = await kioku(
+            "schedule", "add", "--person", "alice", "--to", "telegram:222", "--in", "2s",
+            "--text", "for alice",
+        )  # fmt: skip
+        assert code == 0, err
+        assert (await kioku("people", "unlink", "telegram:222"))[0] == 0
+        schedule = await status_once_failed()
+        (problem,) = schedule["problems"]
+        assert "telegram:222 is no longer one of alice's identities" in problem["last_error"]
+        assert "for alice" not in texts(tg)

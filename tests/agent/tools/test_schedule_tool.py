@@ -222,3 +222,13 @@ async def test_the_timezone_tool_refuses_an_unknown_zone(rig: Rig) -> None:
     result = tool_result(rig)
     assert result["is_error"] and result["text"].startswith("Not set: ")
     assert await timezone_of(rig.store, "aiko") is None
+
+
+@pytest.mark.parametrize("agent_env", [{"KIOKU_SCHEDULE__MAX_JOBS_PER_PERSON": "1"}])
+async def test_past_the_limit_the_model_is_told_and_nothing_is_stored(rig: Rig) -> None:
+    session = await rig.dm()
+    first = await ask(rig, session, {"action": "create", "in": "1d", "text": "one"})
+    second = await ask(rig, session, {"action": "create", "in": "1d", "text": "two"})
+    assert not first["is_error"] and second["is_error"], second
+    assert second["text"].startswith("Not scheduled: ")
+    assert [job.text for job in await list_jobs(rig.store, "aiko")] == ["one"]

@@ -35,7 +35,7 @@ async def time_view(ctx: WebContext, person: str) -> dict[str, Any]:
     own = await timezone_of(ctx.store, person)
     default = ctx.settings.schedule.default_timezone
     zone = effective_zone(own, default)
-    now = datetime.fromtimestamp(ctx.clock(), UTC)
+    now = datetime.fromtimestamp(ctx.clock(), UTC).replace(second=0, microsecond=0)
     return {
         "zone_own": own,
         "zone_effective": zone_name(zone),

@@ -29,7 +29,7 @@ from memory.schedule.jobs import (
     get_job,
     list_jobs,
 )
-from memory.schedule.timing import BadSchedule, local_time, parse_when, upcoming
+from memory.schedule.timing import BadSchedule, local_time, parse_when
 
 SHOWN_RUNS = 3
 UNASKED_NEVER = "cli"
@@ -156,7 +156,7 @@ async def _create(arguments: dict[str, Any], ctx: ToolContext, person: str) -> s
         )
     except BadSchedule as exc:
         raise ToolError(f"Not scheduled: {exc}") from exc
-    runs = upcoming(job.when, now, n=SHOWN_RUNS, until=job.until, remaining=job.remaining)
+    runs = job.upcoming(SHOWN_RUNS)
     shown = "; ".join(local_time(run, zone) for run in runs) or "none"
     return (
         f"Scheduled job {job.id} ({_kind(job)}, {_where(job.target, ctx)}). "
@@ -210,7 +210,7 @@ def _kind(job: Job) -> str:
     if when.kind == "once":
         return "once"
     if when.kind == "cron":
-        return f"cron {when.spec} ({when.timezone})"
+        return f"cron {when.spec} ({when.timezone} time)"
     return f"every {_duration(int(when.spec))}"
 
 

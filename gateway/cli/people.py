@@ -260,7 +260,7 @@ def people_tz(
     except (BadSchedule, NoSuchPerson) as exc:
         fail(f"refused: {exc}")
     effective = effective_zone(own, default)
-    there = f"it is {local_time(datetime.now(UTC), effective)} there"
+    there = f"it is {local_time(datetime.now(UTC).replace(second=0), effective)} there"
     if own is not None:
         done = "is now" if zone is not None else "is"
         typer.echo(f"{person}'s time zone {done} {own} ({there}).")

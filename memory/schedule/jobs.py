@@ -39,7 +39,7 @@ from memory.schedule.runs import (
     problems,
     unconfirmed_runs,
 )
-from memory.schedule.timing import BadSchedule, first_run
+from memory.schedule.timing import BadSchedule, first_run, local_time, zone_named
 from memory.store.database import Store
 from memory.store.records import to_epoch
 
@@ -111,16 +111,18 @@ async def create_job(store: Store, new: NewJob, *, now: datetime, max_jobs: int)
     """Store `new` with its first run; `TooManyJobs` past `max_jobs` live jobs of the person,
     `BadSchedule` for an `until` before the first run, `NoSuchPerson` for no such person."""
     first = first_run(new.when, now)
-    if new.until is not None and new.until <= now:
-        raise BadSchedule(
-            f"until {new.until.isoformat()} has passed; send a future until, or none to "
-            "repeat until cancelled"
-        )
-    if new.until is not None and new.until < first:
-        raise BadSchedule(
-            f"until {new.until.isoformat()} is before the first run ({first.isoformat()}); "
-            "send a later until, or none"
-        )
+    if new.until is not None:
+        zone = zone_named(new.when.timezone)
+        until = local_time(new.until, zone)
+        if new.until <= now:
+            raise BadSchedule(
+                f"until {until} has passed; send a future until, or none to repeat until cancelled"
+            )
+        if new.until < first:
+            raise BadSchedule(
+                f"until {until} is before the first run ({local_time(first, zone)}); send a "
+                "later until, or none"
+            )
 
     async def op(db: aiosqlite.Connection) -> int:
         async with db.execute("SELECT 1 FROM persons WHERE id = ?", (new.person,)) as cursor:

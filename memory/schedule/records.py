@@ -101,9 +101,11 @@ class Job:
 
     def upcoming(self, n: int = 3) -> list[datetime]:
         """The job's next `n` runs (UTC), `next_run` first."""
-        if self.next_run is None:
+        if self.next_run is None or n < 1:
             return []
-        return upcoming(self.when, self.next_run, n=n, until=self.until, remaining=self.remaining)
+        left = None if self.remaining is None else self.remaining - 1
+        later = upcoming(self.when, self.next_run, n=n - 1, until=self.until, remaining=left)
+        return [self.next_run, *later]
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -24,6 +24,7 @@ from memory.store.database import Store
 from memory.store.records import from_epoch, iso, to_epoch
 
 LATE_AFTER = 60.0
+INSERT_CHUNK = 200  # run rows per INSERT (4 parameters each, well below SQLite's limit)
 # Delivered runs are kept this long (the delivery ledger a status or a bug report reads).
 KEEP_SENT = 30 * 86_400.0
 # A run closed as unconfirmed is reported by `problems` for this long.
@@ -49,26 +50,27 @@ async def claim_due(store: Store, now: datetime, grace: float) -> list[Run]:
             f"SELECT {JOB_COLUMNS} FROM jobs WHERE next_run <= ? ORDER BY next_run, id", (stamp,)
         ) as cursor:
             due_jobs = [job_from_row(row) for row in await cursor.fetchall()]
-        claimed: list[Run] = []
-        for job in due_jobs:
-            assert job.next_run is not None
-            due = job.next_run
-            following, remaining = _after_run(job, now)
-            delivery = delivery_id(job.id, due)
-            cursor = await db.execute(
-                "INSERT OR IGNORE INTO job_runs(job_id, due, claimed_at, delivery) "
-                "VALUES (?, ?, ?, ?)",
-                (job.id, to_epoch(due), stamp, delivery),
+        due = [(job, _due(job), *_after_run(job, now)) for job in due_jobs]
+        fresh = await _insert_runs(db, [(job.id, at) for job, at, _, _ in due], stamp)
+        await db.executemany(
+            "UPDATE jobs SET next_run = ?, remaining = ?, runs = runs + ? WHERE id = ?",
+            [
+                (None if after is None else to_epoch(after), left, int(job.id in fresh), job.id)
+                for job, _, after, left in due
+            ],
+        )
+        return [
+            _run(
+                replace(job, next_run=after, remaining=left, runs=job.runs + 1),
+                at,
+                delivery_id(job.id, at),
+                0,
+                now,
+                grace,
             )
-            fresh = cursor.rowcount == 1
-            await db.execute(
-                "UPDATE jobs SET next_run = ?, remaining = ?, runs = runs + ? WHERE id = ?",
-                (None if following is None else to_epoch(following), remaining, int(fresh), job.id),
-            )
-            if fresh:
-                moved = replace(job, next_run=following, remaining=remaining, runs=job.runs + 1)
-                claimed.append(_run(moved, due, delivery, 0, now, grace))
-        return claimed
+            for job, at, after, left in due
+            if job.id in fresh
+        ]
 
     return await store.write(op)
 
@@ -135,8 +137,8 @@ async def mark_sent(store: Store, run: Run, now: datetime, outcome: str = "sent"
         if outcome == "sent":
             await db.execute("UPDATE jobs SET last_error = NULL WHERE id = ?", (run.job.id,))
         await db.execute(
-            "DELETE FROM job_runs WHERE job_id = ? AND sent_at < ? AND outcome != ?",
-            (run.job.id, stamp - KEEP_SENT, UNCONFIRMED),
+            "DELETE FROM job_runs WHERE job_id = ? AND sent_at < ?",
+            (run.job.id, stamp - KEEP_SENT),
         )
         await db.execute(
             "DELETE FROM jobs WHERE id = ? AND next_run IS NULL AND NOT EXISTS("
@@ -223,6 +225,34 @@ async def problems(store: Store, now: datetime | None = None) -> list[dict[str, 
         ]
 
     return await store.read(read)
+
+
+async def _insert_runs(
+    db: aiosqlite.Connection, runs: list[tuple[int, datetime]], stamp: float
+) -> set[int]:
+    """Insert the run rows, many to a statement; the jobs whose row was new (a run
+    already claimed at the same due time is not claimed twice)."""
+    fresh: set[int] = set()
+    for start in range(0, len(runs), INSERT_CHUNK):
+        chunk = runs[start : start + INSERT_CHUNK]
+        values = ", ".join("(?, ?, ?, ?)" for _ in chunk)
+        params = [
+            value
+            for job_id, due in chunk
+            for value in (job_id, to_epoch(due), stamp, delivery_id(job_id, due))
+        ]
+        rows = await db.execute_fetchall(
+            "INSERT OR IGNORE INTO job_runs(job_id, due, claimed_at, delivery) "
+            f"VALUES {values} RETURNING job_id",
+            params,
+        )
+        fresh.update(int(row[0]) for row in rows)
+    return fresh
+
+
+def _due(job: Job) -> datetime:
+    assert job.next_run is not None  # selected by next_run <= now
+    return job.next_run
 
 
 def _after_run(job: Job, now: datetime) -> tuple[datetime | None, int | None]:

@@ -28,6 +28,8 @@ _OFFSET = re.compile(r"^([+-])(\d{2}):(\d{2})$")
 _DATE_ONLY = re.compile(r"^\s*\d{4}-\d{2}-\d{2}\s*$")
 _CRON_FIELDS = ("minute", "hour", "day of month", "month", "day of week")
 _CRON_EXAMPLE = '"0 9 * * 1" (Mondays at 09:00)'
+MAX_AHEAD = timedelta(days=3653)
+"""The furthest a one-shot may lie ahead, and the longest `every`: ten years."""
 
 
 class BadSchedule(ValueError):
@@ -70,6 +72,8 @@ def zone_name(zone: tzinfo) -> str:
     """The name `zone_named` takes back: the IANA key, or `+HH:MM` for a fixed offset."""
     if isinstance(zone, ZoneInfo):
         return zone.key
+    if zone is UTC:
+        return "UTC"
     offset = zone.utcoffset(None) or timedelta(0)
     return _format_offset(offset)
 
@@ -106,6 +110,8 @@ def parse_when(
                 f"at {value!r} is {local_time(due, zone)}, which has passed (it is now "
                 f"{local_time(now, zone)}); send a future time, or `in` with a delay"
             )
+        if due - now > MAX_AHEAD:
+            raise BadSchedule(f"at {value!r} is more than ten years ahead; send a nearer time")
         return When("once", due.astimezone(UTC).isoformat(), name)
     if kind == "in":
         seconds = _duration(value, "in")
@@ -175,11 +181,12 @@ def upcoming(
     until: datetime | None = None,
     remaining: int | None = None,
 ) -> list[datetime]:
-    """Up to `n` runs from `after` on, `after` itself included when it is one (pass a
-    job's `next_run`), stopping at `until` and after `remaining` runs."""
+    """Up to `n` runs after `after` (for an `every`, `after` is its creation or one of its
+    runs: a job just made lists `upcoming(when, now)`), none past `until`, at most
+    `remaining`. A stored job's are `Job.upcoming()`, from its `next_run` on."""
     limit = n if remaining is None else min(n, remaining)
     runs: list[datetime] = []
-    current: datetime | None = after if _is_run(when, after) else next_after(when, after)
+    current = next_after(when, after)
     while current is not None and len(runs) < limit:
         if until is not None and current > until:
             break
@@ -207,15 +214,17 @@ def _parse_at(value: str, zone: tzinfo) -> datetime:
         )
     try:
         parsed = datetime.fromisoformat(value.replace(" ", "T", 1))
+        if parsed.tzinfo is None:
+            # fold=0: a time in a spring-forward gap moves forward, an ambiguous one is the first.
+            parsed = parsed.replace(tzinfo=zone, fold=0)
+        return parsed.astimezone(UTC)
+    except OverflowError:
+        raise BadSchedule(f"at {value!r} is beyond the year 9999; send a nearer time") from None
     except ValueError:
         raise BadSchedule(
             f"at {value!r} is not an ISO 8601 date-time; send one such as "
             '"2026-12-04T09:00" (your local time) or "2026-12-04T09:00+09:00"'
         ) from None
-    if parsed.tzinfo is None:
-        # fold=0: a time in a spring-forward gap moves forward, an ambiguous one is the first.
-        parsed = parsed.replace(tzinfo=zone, fold=0)
-    return parsed.astimezone(UTC)
 
 
 def _parse_cron(value: str) -> str:
@@ -238,20 +247,15 @@ def _parse_cron(value: str) -> str:
 
 def _duration(value: str, option: str) -> float:
     try:
-        return parse_duration(value)
+        seconds = parse_duration(value)
     except ValueError:
         raise BadSchedule(
             f"{option} {value!r} is not a duration above zero; send a number and a unit "
             '(s, m, h, d or w), for example "90s", "20m", "2h", "1d" or "1w"'
         ) from None
-
-
-def _is_run(when: When, instant: datetime) -> bool:
-    if when.kind == "every":
-        return True
-    if when.kind == "once":
-        return datetime.fromisoformat(when.spec) == instant
-    return next_after(when, instant - timedelta(seconds=1)) == instant
+    if seconds > MAX_AHEAD.total_seconds():
+        raise BadSchedule(f"{option} {value!r} is more than ten years; send a shorter duration")
+    return seconds
 
 
 def duration_text(seconds: float) -> str:

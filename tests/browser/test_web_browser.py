@@ -202,3 +202,32 @@ async def test_deleting_a_session_in_the_browser_asks_then_erases(
     await page.click("#keep button")
     assert "kept 30 days" in await page.inner_text(".notice")
     await shot(page, "keep-days")
+
+
+async def test_the_time_zone_and_a_reminder_in_the_browser(browser: object, rig: WebRig) -> None:
+    from datetime import UTC, datetime
+
+    from memory.schedule.jobs import NewJob, Target, create_job, list_jobs
+    from memory.schedule.timing import parse_when
+
+    now = datetime.now(UTC)
+    when = parse_when(
+        at=None, in_=None, cron="0 9 * * 1", every=None, zone=UTC, now=now, min_interval=900
+    )
+    target = Target("telegram", "1", "", "dm", "telegram:1")
+    await create_job(
+        rig.store,
+        NewJob("aiko", when, target, text="water the plants", name="plants"),
+        now=now,
+        max_jobs=50,
+    )
+    page = await signed_in(browser, rig, "aiko")
+    await page.fill("#zone-name", "Asia/Tokyo")
+    await page.click("#timezone button")
+    assert "Your time zone is Asia/Tokyo." in await page.inner_text(".notice")
+    assert "09:00 UTC" not in await page.inner_text("#reminders")
+    assert "18:00 JST" in await page.inner_text("#reminders")
+    await shot(page, "reminders")
+    await page.click("#reminders button.danger")
+    assert "Cancelled reminder “plants”." in await page.inner_text(".notice")
+    assert await list_jobs(rig.store, "aiko") == []

@@ -18,7 +18,7 @@ def runs(zone: ZoneInfo, cron: str, day_before: datetime, n: int = 3) -> list[st
     when = parse_when(
         at=None, in_=None, cron=cron, every=None, zone=zone, now=day_before, min_interval=900
     )
-    return [local_time(run, zone) for run in upcoming(when, first_run(when, day_before), n=n)]
+    return [local_time(run, zone) for run in upcoming(when, day_before, n=n)]
 
 
 def at(zone: ZoneInfo, local: str) -> str:
@@ -110,7 +110,7 @@ def test_an_every_job_keeps_its_interval_in_real_time_across_the_change() -> Non
     when = parse_when(
         at=None, in_=None, cron=None, every="1d", zone=NEW_YORK, now=made, min_interval=900
     )
-    assert [local_time(run, NEW_YORK) for run in upcoming(when, first_run(when, made))] == [
+    assert [local_time(run, NEW_YORK) for run in upcoming(when, made)] == [
         "Sun 8 Mar 08:00 EDT",
         "Mon 9 Mar 08:00 EDT",
         "Tue 10 Mar 08:00 EDT",

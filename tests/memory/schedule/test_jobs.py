@@ -134,3 +134,13 @@ async def test_creating_cancelling_and_running_now_wake_the_scheduler(store: Sto
     await cancel_job(store, job.id, None)
     assert await asyncio.wait_for(woken.wait(None), 1)
     assert not await woken.wait(0)
+
+
+async def test_a_stored_jobs_upcoming_runs_start_at_its_next_run_and_respect_count(
+    store: Store,
+) -> None:
+    when = parse_when(at=None, in_=None, cron=None, every="1h", zone=UTC, now=NOW, min_interval=900)
+    new = NewJob(person="alice", when=when, target=DM, text="x", count=2)
+    job = await create_job(store, new, now=NOW, max_jobs=50)
+    assert job.upcoming() == [NOW + timedelta(hours=1), NOW + timedelta(hours=2)]
+    assert job.upcoming(1) == [NOW + timedelta(hours=1)]

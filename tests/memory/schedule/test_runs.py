@@ -130,3 +130,44 @@ async def test_run_now_runs_an_every_job_without_moving_its_slots(store: Store) 
     (run,) = await claim_due(store, moved, GRACE)
     assert run.due == moved
     assert run.job.next_run == NOW + timedelta(hours=1)
+
+
+async def test_until_finishes_a_repeating_job(store: Store) -> None:
+    until = NOW + timedelta(hours=2, minutes=30)
+    await make(store, every="1h", until=until)
+    (first,) = await claim_due(store, NOW + timedelta(hours=1), GRACE)
+    assert first.job.next_run == NOW + timedelta(hours=2)
+    (second,) = await claim_due(store, NOW + timedelta(hours=2), GRACE)
+    assert second.job.next_run is None
+
+
+async def test_a_run_closed_as_unconfirmed_is_reported_for_a_week(store: Store) -> None:
+    await make(store, every="1h")
+    due = NOW + timedelta(hours=1)
+    (run,) = await claim_due(store, due, GRACE)
+    run = await begin_attempt(store, run, due, due + timedelta(seconds=30))
+    await mark_sent(store, run, due, outcome="unconfirmed")
+    assert await unconfirmed_runs(store) == []
+    (row,) = await problems(store, due + timedelta(days=6))
+    assert (row["state"], row["delivery"], row["person"]) == ("unconfirmed", run.delivery, "alice")
+    assert await problems(store, due + timedelta(days=8)) == []
+
+
+async def test_a_given_up_run_is_not_retried_and_stays_reported(store: Store) -> None:
+    await make(store, in_="10m")
+    due = NOW + timedelta(minutes=10)
+    (run,) = await claim_due(store, due, GRACE)
+    run = await begin_attempt(store, run, due, due + timedelta(seconds=30))
+    await mark_failed(store, run, "identity telegram:100 was unlinked", None)
+    assert await owed_runs(store, due + timedelta(days=1)) == []
+    assert await next_wake(store) is None
+    assert [row["state"] for row in await problems(store, due)] == ["gave-up"]
+    assert len(await list_jobs(store, "alice")) == 1
+
+
+async def test_runs_of_everyone_are_claimed_together_oldest_first(store: Store) -> None:
+    bobs = await make(store, "bob", in_="5m")
+    alices = await make(store, in_="10m")
+    claimed = await claim_due(store, NOW + timedelta(minutes=10), GRACE)
+    assert [(run.job.id, run.job.person) for run in claimed] == [(bobs, "bob"), (alices, "alice")]
+    assert [job.id for job in await list_jobs(store, None)] == [bobs, alices]

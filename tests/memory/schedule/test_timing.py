@@ -49,7 +49,7 @@ def test_in_counts_from_now() -> None:
 def test_every_counts_from_creation() -> None:
     made = when(every="1d")
     assert made.spec == "86400"
-    assert upcoming(made, first_run(made, NOW), n=2) == [
+    assert upcoming(made, NOW, n=2) == [
         NOW + timedelta(days=1),
         NOW + timedelta(days=2),
     ]
@@ -57,7 +57,7 @@ def test_every_counts_from_creation() -> None:
 
 def test_cron_runs_in_the_persons_zone() -> None:
     made = when(cron="0 9 * * 1")
-    assert [local_time(run, TOKYO) for run in upcoming(made, first_run(made, NOW), n=2)] == [
+    assert [local_time(run, TOKYO) for run in upcoming(made, NOW, n=2)] == [
         "Mon 7 Dec 09:00 JST",
         "Mon 14 Dec 09:00 JST",
     ]
@@ -66,8 +66,8 @@ def test_cron_runs_in_the_persons_zone() -> None:
 def test_upcoming_stops_at_until_and_remaining() -> None:
     made = when(every="1h")
     start = first_run(made, NOW)
-    assert len(upcoming(made, start, n=5, remaining=2)) == 2
-    assert upcoming(made, start, n=5, until=start + timedelta(minutes=90)) == [
+    assert len(upcoming(made, NOW, n=5, remaining=2)) == 2
+    assert upcoming(made, NOW, n=5, until=start + timedelta(minutes=90)) == [
         start,
         start + timedelta(hours=1),
     ]
@@ -93,6 +93,10 @@ def test_a_repeating_job_that_missed_slots_runs_next_after_now() -> None:
         ({"in_": "soon"}, "send a number and a unit"),
         ({"in_": "0s"}, "not a duration above zero"),
         ({"every": "5m"}, "send every 15m or longer"),
+        ({"in_": "99999999999w"}, "more than ten years; send a shorter duration"),
+        ({"every": "600w"}, "more than ten years"),
+        ({"at": "2040-01-01T09:00"}, "more than ten years ahead; send a nearer time"),
+        ({"at": "9999-12-31T23:59-05:00"}, "beyond the year 9999; send a nearer time"),
         ({"cron": "0 9 * *"}, "has 4 fields; send 5"),
         ({"cron": "0 25 * * *"}, "is not a cron expression"),
         ({"cron": "0 9 31 2 *"}, "is not a cron expression"),
@@ -115,6 +119,7 @@ def test_an_unknown_zone_is_refused_with_examples() -> None:
 def test_fixed_offsets_round_trip_through_their_names() -> None:
     assert zone_name(zone_named("+05:30")) == "+05:30"
     assert zone_name(zone_named("Europe/Berlin")) == "Europe/Berlin"
+    assert zone_name(UTC) == "UTC"
 
 
 def test_local_time_shows_an_offset_where_the_zone_has_no_abbreviation() -> None:

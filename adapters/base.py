@@ -126,8 +126,8 @@ class Adapter(ABC):
 
     async def direct_chat(self, user: str) -> str:
         """The chat of the direct conversation with `user` (an identity's part after the
-        platform), for a message nobody asked for (a reminder). Telegram and Slack address
-        a person's DM by their user id; a platform that needs more says so here."""
+        platform), for a message nobody asked for (a reminder). Telegram addresses a
+        person's DM by their user id; a platform that needs more says so here."""
         return user
 
     def failed(self, error: BaseException) -> None:

@@ -244,6 +244,14 @@ class SlackAdapter(Adapter):
         finally:
             await self._done(address)
 
+    async def direct_chat(self, user: str) -> str:
+        """The DM channel (`D…`) with `user`, the one their messages come from, so a
+        scheduled task's turn joins their DM session."""
+        if self._client is None:
+            raise AdapterFailed("the Slack adapter is not running")
+        opened = await self._client.conversations_open(users=user)
+        return str(opened["channel"]["id"])
+
     async def working(self, address: Address) -> None:
         """React to the asking message while the model works; `send` removes it."""
         if self._client is None or address.reply_to is None:

@@ -223,7 +223,8 @@ def add_command(
 
 
 def _target(identity: str) -> Target:
-    """The DM of `identity`: its user id addresses it (Discord's channel is opened at send)."""
+    """The DM of `identity`, by its user id (a Telegram chat id; Discord and Slack open the
+    DM channel when the job is sent)."""
     from memory.schedule.jobs import Target
 
     platform, _, user = identity.partition(":")

@@ -25,9 +25,9 @@ from memory.store.records import from_epoch, iso, to_epoch
 
 LATE_AFTER = 60.0
 INSERT_CHUNK = 200  # run rows per INSERT (4 parameters each, well below SQLite's limit)
-# Delivered runs are kept this long (the delivery ledger a status or a bug report reads).
-KEEP_SENT = 30 * 86_400.0
-# A run closed as unconfirmed is reported by `problems` for this long.
+# Delivered runs are kept a day (what was sent when, for a bug report); a run closed as
+# unconfirmed is kept, and reported by `problems`, for a week.
+KEEP_SENT = 86_400.0
 REPORT_UNCONFIRMED = 7 * 86_400.0
 SENDING, FAILED, GAVE_UP, UNCONFIRMED = "sending", "failed", "gave-up", "unconfirmed"
 _RUN_COLUMNS = "r.due, r.delivery, r.attempts"
@@ -137,14 +137,16 @@ async def mark_sent(store: Store, run: Run, now: datetime, outcome: str = "sent"
         if outcome == "sent":
             await db.execute("UPDATE jobs SET last_error = NULL WHERE id = ?", (run.job.id,))
         await db.execute(
-            "DELETE FROM job_runs WHERE job_id = ? AND sent_at < ?",
-            (run.job.id, stamp - KEEP_SENT),
+            "DELETE FROM job_runs WHERE job_id = ? AND sent_at < ? "
+            "AND (outcome != ? OR sent_at < ?)",
+            (run.job.id, stamp - KEEP_SENT, UNCONFIRMED, stamp - REPORT_UNCONFIRMED),
         )
-        await db.execute(
-            "DELETE FROM jobs WHERE id = ? AND next_run IS NULL AND NOT EXISTS("
-            "SELECT 1 FROM job_runs WHERE job_id = jobs.id AND sent_at IS NULL)",
-            (run.job.id,),
-        )
+        if outcome != UNCONFIRMED:  # kept, so `problems` reports the run for its week
+            await db.execute(
+                "DELETE FROM jobs WHERE id = ? AND next_run IS NULL AND NOT EXISTS("
+                "SELECT 1 FROM job_runs WHERE job_id = jobs.id AND sent_at IS NULL)",
+                (run.job.id,),
+            )
 
     await store.write(op)
 

@@ -17,6 +17,7 @@ from config.settings import DiscordSettings
 from tests.fakes.discord import (
     ALICE,
     ALICE_DM_ID,
+    ALICE_ID,
     BOT_ID,
     BOT_USER,
     CHANNEL_ID,
@@ -130,6 +131,15 @@ async def test_refused_send_raises(fake: FakeDiscord):
         fake.refuse(403)
         with pytest.raises(discord.Forbidden):
             await adapter.send(Outbound(Address("discord", str(CHANNEL_ID)), "hello"))
+
+
+async def test_the_direct_chat_of_a_user_is_opened_through_the_api(fake: FakeDiscord):
+    async with adapter_for(fake) as (adapter, _):
+        chat = await adapter.direct_chat(str(ALICE_ID))
+        assert chat == str(ALICE_DM_ID) and fake.opened_dms == [ALICE_ID]
+        await adapter.send(Outbound(Address("discord", chat), "take the bread out"))
+        post = await fake.next_post(5.0)
+        assert (post.channel_id, post.content) == (str(ALICE_DM_ID), "take the bread out")
 
 
 async def test_typing_stops_when_the_reply_is_sent(fake: FakeDiscord):

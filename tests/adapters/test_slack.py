@@ -58,6 +58,13 @@ async def test_dm_is_answered_in_place(home: Path, fake: FakeSlack) -> None:
     assert "thread_ts" not in post
 
 
+async def test_the_direct_chat_of_a_user_is_their_dm_channel(home: Path, fake: FakeSlack) -> None:
+    async with slack(home, fake) as (_, adapter):
+        assert await adapter.direct_chat(ALICE) == "D0DM"
+    opened = [call for call in fake.calls if call.method == "conversations.open"]
+    assert [call.args["users"] for call in opened] == [ALICE]
+
+
 async def test_mention_in_a_channel_is_answered_in_a_thread_under_it(
     home: Path, fake: FakeSlack
 ) -> None:

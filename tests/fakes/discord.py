@@ -109,6 +109,7 @@ class FakeDiscord:
     identifies: list[dict[str, Any]] = field(default_factory=list)
     resumes: int = 0
     rate_limited: int = 0
+    opened_dms: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._runner: web.AppRunner | None = None
@@ -132,6 +133,7 @@ class FakeDiscord:
         app.router.add_get("/api/v10/oauth2/applications/@me", self._application)
         app.router.add_post("/api/v10/channels/{channel}/messages", self._post_message)
         app.router.add_post("/api/v10/channels/{channel}/typing", self._typing)
+        app.router.add_post("/api/v10/users/@me/channels", self._open_dm)
         app.router.add_get("/gateway", self._gateway)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
@@ -326,6 +328,21 @@ class FakeDiscord:
             guild=channel != str(ALICE_DM_ID),
         )
         return _json(sent)
+
+    async def _open_dm(self, request: web.Request) -> web.Response:
+        """The DM channel with a user (alice's is ALICE_DM_ID, anyone else's their id + 1,
+        as `dm` makes them)."""
+        recipient = int((await request.json())["recipient_id"])
+        channel = ALICE_DM_ID if recipient == ALICE_ID else recipient + 1
+        self.opened_dms.append(recipient)
+        return _json(
+            {
+                "id": str(channel),
+                "type": 1,
+                "last_message_id": None,
+                "recipients": [user(recipient, "them")],
+            }
+        )
 
     async def _typing(self, request: web.Request) -> web.Response:
         self.typing.append(request.match_info["channel"])

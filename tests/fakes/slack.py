@@ -220,6 +220,8 @@ class FakeSlack:
             return {"user": {"id": user, "name": name, "profile": {"display_name": name}}}
         if method == "chat.postMessage":
             return {"channel": args.get("channel"), "ts": self.message_ts()}
+        if method == "conversations.open":  # the DM with the bot, where `dm` writes from
+            return {"channel": {"id": "D0DM"}}
         return {}
 
     async def _socket(self, request: web.Request) -> web.WebSocketResponse:

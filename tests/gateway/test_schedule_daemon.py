@@ -195,6 +195,9 @@ async def test_a_refused_send_is_retried_and_reported_in_status(
         (problem,) = schedule["problems"]
         assert "chat not found" in problem["last_error"].lower()
         assert problem["attempts"] == 1 and problem["retry_at"] is not None
+        code, shown, _ = await kioku("status")
+        assert code == 0 and "scheduled jobs: 1, 1 with a problem:" in shown
+        assert "job 1 of owner, due " in shown and "failed after 1 attempt(s)" in shown
         await tg.wait_for("sendMessage", count=2, within=WAIT + 35)  # a retry after 30 s
         assert texts(tg) == ["stretch", "stretch"]  # the refused call, then the retry
         schedule = await status_once_failed()
@@ -239,3 +242,17 @@ async def test_a_job_whose_identity_was_unlinked_fails_and_is_reported(
         (problem,) = schedule["problems"]
         assert "telegram:222 is no longer one of alice's identities" in problem["last_error"]
         assert "for alice" not in texts(tg)
+
+
+async def test_schedule_run_sends_a_job_now_through_the_running_daemon(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    async with FakeTelegram() as tg:
+        await run_daemon(daemons, home, api, tmp_path, **env(tg))
+        job = await add("weekly review", "--every", "1w")
+        code, out, err = await kioku("schedule", "run", str(job["id"]))
+        assert code == 0, err
+        assert "is due now" in out and "The running kioku was told." in out
+        await arrives(tg, "weekly review")
+        (again,) = json.loads((await kioku("schedule", "list", "--json"))[1])
+        assert again["next_run"] == job["next_run"]  # its slots stay where they were

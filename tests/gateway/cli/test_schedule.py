@@ -21,8 +21,9 @@ ENV = {"KIOKU_SCHEDULE__DEFAULT_TIMEZONE": "Asia/Tokyo"}
 def people(home: Path) -> None:
     """alice (telegram:201, slack:T1:U7) and bob (telegram:202)."""
 
+    home.mkdir(parents=True, exist_ok=True)
+
     async def run() -> None:
-        home.mkdir(parents=True, exist_ok=True)
         async with await Store.open(home / "state.db") as store:
             for person, identities in (
                 ("alice", ["telegram:201", "slack:T1:U7"]),

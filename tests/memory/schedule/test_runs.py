@@ -171,3 +171,24 @@ async def test_runs_of_everyone_are_claimed_together_oldest_first(store: Store) 
     claimed = await claim_due(store, NOW + timedelta(minutes=10), GRACE)
     assert [(run.job.id, run.job.person) for run in claimed] == [(bobs, "bob"), (alices, "alice")]
     assert [job.id for job in await list_jobs(store, None)] == [bobs, alices]
+
+
+async def test_delivered_runs_are_pruned_after_a_day_unconfirmed_ones_after_a_week(
+    store: Store,
+) -> None:
+    await make(store, every="1h")
+    kept = []
+    for hours, outcome in ((1, "unconfirmed"), (2, "sent"), (30, "sent"), (200, "sent")):
+        (run,) = await claim_due(store, NOW + timedelta(hours=hours), GRACE)
+        await mark_sent(store, run, NOW + timedelta(hours=hours), outcome)
+        async with (
+            store.reading() as db,
+            db.execute("SELECT outcome FROM job_runs ORDER BY due") as cursor,
+        ):
+            kept.append([row[0] for row in await cursor.fetchall()])
+    assert kept == [
+        ["unconfirmed"],
+        ["unconfirmed", "sent"],
+        ["unconfirmed", "sent"],
+        ["sent"],
+    ]

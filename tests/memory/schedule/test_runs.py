@@ -192,3 +192,13 @@ async def test_delivered_runs_are_pruned_after_a_day_unconfirmed_ones_after_a_we
         ["unconfirmed", "sent"],
         ["sent"],
     ]
+
+
+async def test_a_once_closed_as_unconfirmed_stays_reported_but_not_listed(store: Store) -> None:
+    await make(store, in_="10m")
+    due = NOW + timedelta(minutes=10)
+    (run,) = await claim_due(store, due, GRACE)
+    run = await begin_attempt(store, run, due, due + timedelta(seconds=30))
+    await mark_sent(store, run, due, outcome="unconfirmed")
+    assert [row["delivery"] for row in await problems(store, due)] == [run.delivery]
+    assert await list_jobs(store, "alice") == []

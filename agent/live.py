@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
+from datetime import tzinfo
 
 from agent.history import normalise, rebuild, without_last_exchange
+from agent.local_time import in_zone, zone_of
 from agent.prompt import PromptParts, TurnContext, build_system_prompt, render_user_turn
 from agent.providers import ChatMessage, ToolSpec
-from agent.tools.context import Services, ToolContext
+from agent.tools.context import Origin, Services, ToolContext
 from agent.tools.registry import ToolRegistry
 from memory.store.records import Message, Session
 
@@ -62,7 +64,9 @@ class LiveSession:
         self.turns_since_reflection = max(0, self.turns_since_reflection - 1)
         return True
 
-    def tool_context(self, services: Services, speaker: str | None) -> ToolContext:
+    def tool_context(
+        self, services: Services, speaker: str | None, origin: Origin | None = None
+    ) -> ToolContext:
         return ToolContext(
             services=services,
             session_id=self.session.id,
@@ -72,6 +76,7 @@ class LiveSession:
             speaker=speaker,
             reveal_notes=not self.is_group or services.settings.agent.group_private_notes,
             conversation=self.session.conversation,
+            origin=origin,
         )
 
 
@@ -98,12 +103,20 @@ async def open_live(
     )
     stored = await services.store.messages(session.id)
     live = LiveSession(session, build_system_prompt(parts), tools, [])
-    live.messages = rebuild(stored, _stored_user_renderer(session))
+    speakers = {row.speaker for row in stored if row.role == "user"}
+    zones = {
+        speaker: await zone_of(services.store, services.settings, speaker) for speaker in speakers
+    }
+    live.messages = rebuild(stored, _stored_user_renderer(session, zones))
     live.user_turns = sum(1 for row in stored if row.role == "user")
     return live
 
 
-def _stored_user_renderer(session: Session) -> Callable[[Message], str]:
+def _stored_user_renderer(
+    session: Session, zones: dict[str | None, tzinfo]
+) -> Callable[[Message], str]:
+    """Stored turns show their time in each speaker's zone of today, as new turns do."""
+
     def render(row: Message) -> str:
         context = TurnContext(
             when=row.ts,
@@ -111,6 +124,6 @@ def _stored_user_renderer(session: Session) -> Callable[[Message], str]:
             speaker_name=row.speaker,
             is_group=session.kind == "group",
         )
-        return render_user_turn(row.content, context)
+        return render_user_turn(row.content, in_zone(context, zones[row.speaker]))
 
     return render

@@ -13,6 +13,7 @@ import structlog
 
 from agent.history import for_request, tool_row
 from agent.live import LiveSession
+from agent.local_time import in_zone, zone_of
 from agent.prompt import render_user_turn
 from agent.providers import (
     ChatMessage,
@@ -71,7 +72,7 @@ class TurnRunner:
         live.add_user_text(await self._user_text(live, turn))
         live.user_turns += 1
         live.turns_since_reflection += 1
-        ctx = live.tool_context(self.services, turn.speaker)
+        ctx = live.tool_context(self.services, turn.speaker, turn.origin)
         streamed: list[str] = []
 
         async def relay(delta: str) -> None:
@@ -95,7 +96,8 @@ class TurnRunner:
             raise
 
     async def _user_text(self, live: LiveSession, turn: Turn) -> str:
-        text = render_user_turn(turn.text, turn.context)
+        zone = await zone_of(self.services.store, self.services.settings, turn.speaker)
+        text = render_user_turn(turn.text, in_zone(turn.context, zone))
         settings = self.services.settings.agent
         if (
             live.is_group

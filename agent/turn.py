@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from agent.prompt import TurnContext
+from agent.tools.context import Origin
 from memory.store.records import Session
 
 
@@ -15,7 +16,8 @@ class Turn:
 
     `speaker` is None for a group member kioku does not know: the turn is the group's.
     `on_stored` runs once the person's message is durably stored, so the gateway can
-    count the platform message as handled only when it can no longer be lost.
+    count the platform message as handled only when it can no longer be lost. `origin`
+    is the chat the message came from (where a reminder made in the turn goes).
     """
 
     session: Session
@@ -24,6 +26,7 @@ class Turn:
     context: TurnContext
     platform_message_id: str | None = None
     on_stored: Callable[[], Awaitable[None]] | None = None
+    origin: Origin | None = None
 
 
 @dataclass(frozen=True)

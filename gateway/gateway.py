@@ -20,6 +20,7 @@ from adapters.base import Adapter, Address, Delta, Inbound, Outbound
 from agent.agent import Agent
 from agent.prompt import TurnContext
 from agent.providers import OnText
+from agent.tools.context import Origin
 from agent.turn import Turn
 from config.settings import Settings
 from gateway.commands.handlers import Commands
@@ -353,6 +354,7 @@ class Gateway:
                 reply_to=inbound.reply_to_text,
             ),
             platform_message_id=inbound.message_id,
+            origin=Origin(inbound.platform, inbound.chat, inbound.thread, inbound.sender),
             on_stored=None
             if delivery is None
             else lambda: deliveries.record(self.store, *delivery),

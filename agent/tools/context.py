@@ -27,13 +27,27 @@ class Services:
 
 
 @dataclass(frozen=True)
+class Origin:
+    """Where the message being answered came from: its chat (and thread), and the sender's
+    identity there. A reminder made in this turn goes back here unless it names another
+    of the speaker's own accounts. With `sessions.dm_scope = "person"` it can differ from
+    the session's own platform and chat."""
+
+    platform: str
+    chat: str
+    thread: str = ""
+    identity: str | None = None
+
+
+@dataclass(frozen=True)
 class ToolContext:
     """One conversation's view: tools act for `speaker` and never see past its scope.
 
     In a DM the speaker is the session's person. In a group the speaker is whoever
     wrote the message; `reveal_notes` is False there unless the owner allows private
     notes in groups, so tool results never show a person's notes to the group.
-    `conversation` is the session's conversation key (where a waiting deletion is held).
+    `conversation` is the session's conversation key (where a waiting deletion is held);
+    `origin` the chat of the message being answered (None in a background review).
     """
 
     services: Services
@@ -44,3 +58,4 @@ class ToolContext:
     speaker: str | None
     reveal_notes: bool
     conversation: str = ""
+    origin: Origin | None = None

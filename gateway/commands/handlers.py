@@ -16,7 +16,7 @@ import structlog
 
 from adapters.base import Inbound
 from agent.agent import Agent
-from gateway.commands import history
+from gateway.commands import history, schedule
 from gateway.commands.registry import Registry, Request, SlashCommand
 from gateway.queues import LineState
 from gateway.sessions import OpenSession
@@ -295,6 +295,19 @@ SLASH_COMMANDS: Registry[Commands] = Registry(
             "the same as /history forget",
             history.forget_session,
             direct_only=history.GROUP_HISTORY,
+        ),
+        SlashCommand(
+            ("timezone",),
+            "your time zone; ZONE sets it (Asia/Tokyo), clear unsets it",
+            schedule.timezone,
+            argument="[ZONE]",
+            direct_only=schedule.TIMEZONE_IN_GROUP,
+        ),
+        SlashCommand(
+            ("reminders",),
+            "your reminders, ids and next runs; cancel ID cancels one",
+            schedule.reminders,
+            argument="[cancel ID]",
         ),
         SlashCommand(("skills",), "the skills kioku has learned for you", Commands.skills),
         SlashCommand(

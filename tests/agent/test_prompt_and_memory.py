@@ -62,12 +62,13 @@ async def test_the_prompt_orders_guidance_then_notes_and_fences_the_notes(rig) -
     assert system.index("Aiko is a nurse") > len(GUIDANCE)
 
 
+@pytest.mark.parametrize("agent_env", [{"KIOKU_SCHEDULE__DEFAULT_TIMEZONE": "UTC"}])
 async def test_per_message_context_travels_in_the_user_turn(rig) -> None:
     session = await rig.group()
     rig.say("Hello group.")
     await rig.agent.respond(rig.turn(session, "hi all", speaker="aiko", name="Aiko"))
     sent = rig.texts_of(rig.api.last)
-    assert "[2026-12-02 09:30 UTC · discord · from Aiko]" in sent
+    assert "[Wed 2026-12-02 09:30 +00:00 (UTC) · discord · from Aiko]" in sent
     assert "2026-12-02" not in rig.system_of(rig.api.last)
 
 

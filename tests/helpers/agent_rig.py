@@ -10,6 +10,7 @@ from typing import Any
 
 from agent.agent import Agent
 from agent.prompt import TurnContext
+from agent.tools.context import Origin
 from agent.turn import Turn
 from config.settings import Settings
 from memory.store.database import Store
@@ -78,11 +79,20 @@ class Rig:
             await self.store.ensure_person(person)
         return await self.store.open_session(Conversation("discord", chat, "group"))
 
-    def turn(self, session: Session, text: str, speaker: str = "aiko", name: str = "Aiko") -> Turn:
+    def turn(
+        self,
+        session: Session,
+        text: str,
+        speaker: str = "aiko",
+        name: str = "Aiko",
+        identity: str | None = None,
+    ) -> Turn:
+        """A message of `speaker` from the session's own chat (`identity`: their account)."""
         context = TurnContext(
             when=datetime(2026, 12, 2, 9, 30, tzinfo=UTC),
             platform=session.platform,
             speaker_name=name,
             is_group=session.kind == "group",
         )
-        return Turn(session=session, speaker=speaker, text=text, context=context)
+        origin = Origin(session.platform, session.chat, session.thread, identity)
+        return Turn(session=session, speaker=speaker, text=text, context=context, origin=origin)

@@ -28,6 +28,8 @@ HELP = """Commands:
 /undo — take back your last message and my reply to it (from history too)
 /history [forget] — your recent sessions; forget: delete this session (or the last one)
 /forget_session — the same as /history forget
+/timezone [ZONE] — your time zone; ZONE sets it (Asia/Tokyo), clear unsets it
+/reminders [cancel ID] — your reminders, ids and next runs; cancel ID cancels one
 /skills — the skills kioku has learned for you
 /web — a sign-in link to the web page (notes, sessions, skills)"""
 

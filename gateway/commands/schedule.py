@@ -1,0 +1,109 @@
+"""/timezone and /reminders: a person sees and sets their time zone, and sees and cancels
+their scheduled jobs, with times in their local time.
+
+/timezone works only in a direct message (where someone is is theirs to tell). /reminders
+works everywhere, but in a group it lists and cancels only the asker's jobs made in that
+group, so nobody's private reminders are read out to the group.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import structlog
+
+from agent.local_time import zone_of
+from agent.tools.schedule_tool import describe
+from gateway.commands.registry import Request
+from memory.access.timezones import set_timezone, timezone_of
+from memory.schedule.jobs import Job, NoSuchJob, cancel_job, get_job, list_jobs
+from memory.schedule.timing import BadSchedule, local_time
+
+if TYPE_CHECKING:
+    from gateway.commands.handlers import Commands
+
+log = structlog.get_logger("kioku.commands")
+
+UNKNOWN_PERSON = "I don't know you yet: send me a direct message first."
+TIMEZONE_IN_GROUP = "Send /timezone to me in a direct message: where you are is yours to tell."
+REMINDERS_USAGE = (
+    "/reminders lists your reminders and scheduled tasks; /reminders cancel ID cancels one "
+    "(the ids are in the list)."
+)
+
+
+async def timezone(commands: Commands, request: Request) -> str:
+    person = request.person
+    if person is None:
+        return UNKNOWN_PERSON
+    store, settings = commands.store, commands.agent.services.settings
+    argument = request.command.argument.strip()
+    if argument:
+        zone = None if argument.lower() == "clear" else argument
+        try:
+            await set_timezone(store, person, zone)
+        except BadSchedule as exc:
+            return f"Not changed: {exc}"
+        log.info("timezone_set", person=person, by="chat", cleared=zone is None)
+    own = await timezone_of(store, person)
+    now = local_time(datetime.now(UTC), await zone_of(store, settings, person))
+    if own is None:
+        default = settings.schedule.default_timezone or "the server's"
+        head = "Your time zone is cleared" if argument else "You have set no time zone"
+        return (
+            f"{head}: kioku uses its default ({default}); your time now: {now}. "
+            "Send /timezone ZONE to set yours, e.g. /timezone Asia/Tokyo."
+        )
+    head = "Your time zone is now" if argument else "Your time zone is"
+    return f"{head} {own}; your time now: {now}. /timezone clear goes back to kioku's default."
+
+
+async def reminders(commands: Commands, request: Request) -> str:
+    person = request.person
+    if person is None:
+        return UNKNOWN_PERSON
+    words = request.command.argument.split()
+    if words and words[0].lower() == "cancel":
+        return await _cancel(commands, request, person, words[1:])
+    if words:
+        return f"Unknown /reminders {' '.join(words)!r}. {REMINDERS_USAGE}"
+    jobs = [job for job in await list_jobs(commands.store, person) if _here(job, request)]
+    where = " made in this group" if request.in_group else ""
+    if not jobs:
+        return (
+            f"You have no reminders or scheduled tasks{where}. Ask me for one "
+            '("remind me tomorrow at 9 to call the dentist").'
+        )
+    zone = await zone_of(commands.store, commands.agent.services.settings, person)
+    lines = [f"Your reminders and scheduled tasks{where}:"]
+    lines += [f"- {describe(job, zone)}" for job in jobs]
+    lines.append("Send /reminders cancel ID to cancel one.")
+    return "\n".join(lines)
+
+
+async def _cancel(commands: Commands, request: Request, person: str, rest: list[str]) -> str:
+    if len(rest) != 1 or not rest[0].isascii() or not rest[0].isdigit():
+        return "Give one job id: /reminders cancel ID (send /reminders for the ids)."
+    job_id = int(rest[0])
+    try:
+        if not _here(await get_job(commands.store, job_id, person), request):
+            raise NoSuchJob(job_id)
+        job = await cancel_job(commands.store, job_id, person)
+    except NoSuchJob:
+        where = " made in this group" if request.in_group else ""
+        return f"You have no job {job_id}{where}; send /reminders for your jobs' ids."
+    log.info("job_cancelled", person=person, job=job.id, by="chat")
+    return f"Cancelled job {job.id}; it will not run again."
+
+
+def _here(job: Job, request: Request) -> bool:
+    """In a DM every job of the person; in a group the ones made for this group."""
+    if not request.in_group:
+        return True
+    inbound = request.inbound
+    target = job.target
+    return target.chat_kind == "group" and (target.platform, target.chat) == (
+        inbound.platform,
+        inbound.chat,
+    )

@@ -300,10 +300,11 @@ class ScheduleSettings(Section):
     )
     min_interval: str = Field("15m", description="shortest `every` a repeating job may have")
     grace: str = Field("6h", description="a one-shot missed while kioku was down is sent this late")
+    retry: str = Field("30s", description="first retry of a failed send; doubles, at most 1 h")
     max_jobs_per_person: int = Field(50, ge=1, le=100_000)
     groups: bool = Field(False, description="persons other than the owner may schedule in groups")
 
-    @field_validator("min_interval", "grace")
+    @field_validator("min_interval", "grace", "retry")
     @classmethod
     def _a_duration(cls, value: str) -> str:
         parse_duration(value)

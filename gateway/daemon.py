@@ -176,7 +176,13 @@ class Daemon:
 
         schedule = self.settings.schedule
         turns = ScheduledTurns(gateway)
-        courier = Courier(store, self.outlet, turns, lambda: schedule.default_timezone)
+        courier = Courier(
+            store,
+            self.outlet,
+            turns,
+            lambda: schedule.default_timezone,
+            first_retry=parse_duration(schedule.retry),
+        )
         scheduler = Scheduler(store, courier.deliver, lambda: parse_duration(schedule.grace))
         wiring = Wiring(gateway.handle, status, SLASH_COMMANDS.menu(), scheduler.changed)
         self.supervisor = Supervisor(configured_adapters(self.settings, wiring))

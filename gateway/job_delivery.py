@@ -45,20 +45,23 @@ class Answers(Protocol):
     async def answer_job(self, inbound: Inbound, person: str, context: TurnContext) -> str: ...
 
 
-def retry_delay(attempts: int) -> float:
-    """Seconds before the next try after `attempts` failed ones: 30 s, doubling, at most 1 h."""
-    return min(LAST_RETRY, FIRST_RETRY * 2 ** max(0, attempts - 1))
+def retry_delay(attempts: int, first: float = FIRST_RETRY) -> float:
+    """Seconds before the next try after `attempts` failed ones: `first` (`schedule.retry`,
+    30 s), doubling, at most 1 h."""
+    return min(LAST_RETRY, first * 2 ** max(0, attempts - 1))
 
 
 @dataclass(frozen=True)
 class Courier:
     """Sends runs through the adapters the daemon runs (`outlets`), prompt jobs through
-    `answers`; `default_zone` is `schedule.default_timezone` as now configured."""
+    `answers`; `default_zone` is `schedule.default_timezone` as now configured, and
+    `first_retry` the wait before a failed send is tried again (`schedule.retry`)."""
 
     store: Store
     outlets: Callable[[str], Adapter | None]
     answers: Answers
     default_zone: Callable[[], str | None]
+    first_retry: float = FIRST_RETRY
 
     async def deliver(self, run: Run) -> None:
         """Send `run` once, or record why not and when to try again; never raises for a
@@ -97,12 +100,14 @@ class Courier:
         """The attempt recorded, with the retry time it gets if it fails: right before the
         platform call, or before recording a failure that came before it."""
         now = datetime.now(UTC)
-        retry_at = now + timedelta(seconds=retry_delay(run.attempts + 1))
+        retry_at = now + timedelta(seconds=retry_delay(run.attempts + 1, self.first_retry))
         return await begin_attempt(self.store, run, now, retry_at)
 
     async def _failed(self, run: Run, exc: Exception) -> None:
         error = str(exc) or type(exc).__name__
-        retry_at = datetime.now(UTC) + timedelta(seconds=retry_delay(run.attempts))
+        retry_at = datetime.now(UTC) + timedelta(
+            seconds=retry_delay(run.attempts, self.first_retry)
+        )
         await mark_failed(self.store, run, error, retry_at)
         log.warning(
             "job_failed",

@@ -186,7 +186,9 @@ async def test_a_refused_send_is_retried_and_reported_in_status(
     daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
 ) -> None:
     async with FakeTelegram() as tg:
-        daemon = await run_daemon(daemons, home, api, tmp_path, **env(tg))
+        daemon = await run_daemon(
+            daemons, home, api, tmp_path, **env(tg), KIOKU_SCHEDULE__RETRY="5s"
+        )
         tg.fail("sendMessage", Fault("error", 400, "Bad Request: chat not found"))
         await add("stretch", "--in", "1s")
         await tg.wait_for("sendMessage", count=1, within=WAIT)
@@ -198,7 +200,7 @@ async def test_a_refused_send_is_retried_and_reported_in_status(
         code, shown, _ = await kioku("status")
         assert code == 0 and "scheduled jobs: 1, 1 with a problem:" in shown
         assert "job 1 of owner, due " in shown and "failed after 1 attempt(s)" in shown
-        await tg.wait_for("sendMessage", count=2, within=WAIT + 35)  # a retry after 30 s
+        await tg.wait_for("sendMessage", count=2, within=WAIT)  # a retry after schedule.retry
         assert texts(tg) == ["stretch", "stretch"]  # the refused call, then the retry
         schedule = await status_once_failed()
         assert schedule["problems"] == []

@@ -9,7 +9,7 @@ from typing import Any
 
 from memory.access.timezones import effective_zone, timezone_of
 from memory.schedule.jobs import Job, list_jobs
-from memory.schedule.timing import duration_text, local_time, zone_name
+from memory.schedule.timing import local_time, rule_text, zone_name
 from web.context import WebContext
 
 PREVIEW = 120
@@ -61,13 +61,9 @@ def job_row(job: Job, zone: tzinfo) -> JobRow:
 
 
 def _schedule(job: Job, zone: tzinfo) -> str:
-    when = job.when
-    if when.kind == "once":
+    if job.when.kind == "once":
         return "once"
-    if when.kind == "every":
-        repeat = f"every {duration_text(int(when.spec))}"
-    else:
-        repeat = f"cron {when.spec} ({when.timezone} time)"
+    repeat = rule_text(job.when)
     if job.remaining is not None:
         repeat += f", {job.remaining} more"
     if job.until is not None:

@@ -29,7 +29,7 @@ from memory.schedule.jobs import (
     get_job,
     list_jobs,
 )
-from memory.schedule.timing import BadSchedule, local_time, parse_when
+from memory.schedule.timing import BadSchedule, local_time, parse_when, rule_text
 
 SHOWN_RUNS = 3
 UNASKED_NEVER = "cli"
@@ -159,7 +159,7 @@ async def _create(arguments: dict[str, Any], ctx: ToolContext, person: str) -> s
     runs = job.upcoming(SHOWN_RUNS)
     shown = "; ".join(local_time(run, zone) for run in runs) or "none"
     return (
-        f"Scheduled job {job.id} ({_kind(job)}, {_where(job.target, ctx)}). "
+        f"Scheduled job {job.id} ({rule_text(job.when)}, {_where(job.target, ctx)}). "
         f"Next {'run' if len(runs) == 1 else 'runs'}: {shown}. "
         "Done; confirm the time to the person in their words, and do not create it again."
     )
@@ -194,7 +194,7 @@ async def _cancel(arguments: dict[str, Any], ctx: ToolContext, person: str) -> s
 def describe(job: Job, zone: tzinfo) -> str:
     """One job for a list: id, what it sends, how it repeats, its next run (local)."""
     next_run = "no further runs" if job.next_run is None else local_time(job.next_run, zone)
-    return f"{job.id}: {_label(job)} — {_kind(job)}, next {next_run}"
+    return f"{job.id}: {_label(job)} — {rule_text(job.when)}, next {next_run}"
 
 
 def _label(job: Job) -> str:
@@ -203,22 +203,6 @@ def _label(job: Job) -> str:
     body = job.text if job.text is not None else f"task: {job.prompt}"
     flat = " ".join((body or "").split())
     return flat if len(flat) <= 60 else flat[:59] + "…"
-
-
-def _kind(job: Job) -> str:
-    when = job.when
-    if when.kind == "once":
-        return "once"
-    if when.kind == "cron":
-        return f"cron {when.spec} ({when.timezone} time)"
-    return f"every {_duration(int(when.spec))}"
-
-
-def _duration(seconds: int) -> str:
-    for unit, size in (("w", 604_800), ("d", 86_400), ("h", 3600), ("m", 60)):
-        if seconds % size == 0:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
 
 
 def _visible(job: Job, ctx: ToolContext) -> bool:

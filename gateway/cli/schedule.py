@@ -111,19 +111,14 @@ def list_command(
 
 
 def _line(job: Job, next_run: str) -> str:
+    from memory.schedule.timing import rule_text
+
     what = job.name or _shown(job.text if job.text is not None else f"prompt: {job.prompt}")
     to = job.target.identity or f"{job.target.platform}:{job.target.chat}"
     problem = f"  [{job.failures} failed: {job.last_error}]" if job.last_error else ""
-    return f"{job.id}  {job.person}  next {next_run}  ({_rule(job)}) to {to}: {what}{problem}"
-
-
-def _rule(job: Job) -> str:
-    when = job.when
-    if when.kind == "once":
-        return "once"
-    if when.kind == "cron":
-        return f"cron {when.spec} {when.timezone}"
-    return f"every {int(when.spec)} s"
+    return (
+        f"{job.id}  {job.person}  next {next_run}  ({rule_text(job.when)}) to {to}: {what}{problem}"
+    )
 
 
 def _shown(text: str) -> str:

@@ -259,6 +259,16 @@ def _duration(value: str, option: str) -> float:
     return seconds
 
 
+def rule_text(when: When) -> str:
+    """How a job repeats, as every listing shows it: "once", "every 15m", or
+    "cron 0 8 * * 1 (Asia/Tokyo time)" — a cron job keeps the zone it was made in."""
+    if when.kind == "once":
+        return "once"
+    if when.kind == "cron":
+        return f"cron {when.spec} ({when.timezone} time)"
+    return f"every {duration_text(int(when.spec))}"
+
+
 def duration_text(seconds: float) -> str:
     """Seconds as people write a duration: 900 → "15m", 90 → "90s"."""
     for unit, size in (("w", 604_800), ("d", 86_400), ("h", 3600), ("m", 60)):

@@ -17,9 +17,12 @@ import typer
 from memory.access.people import InvalidPersonId, validate_person_id
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from config.settings import Settings
     from config.validated import Essentials
     from memory.skills.imports import ImportReport
+    from memory.store.database import Store
 
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
@@ -43,6 +46,28 @@ def settings_or_exit() -> Settings:
         return load_settings()
     except ConfigError as exc:
         fail(str(exc))
+
+
+def logged_settings() -> Settings:
+    """`settings_or_exit`, with logging configured by them: for commands that log events."""
+    from config.logs import configure_from
+
+    settings = settings_or_exit()
+    configure_from(settings)
+    return settings
+
+
+def with_store(settings: Settings, work: Callable[[Store], Awaitable[T]]) -> T:
+    """Run `work` on the home's state.db (opened, upgraded if old, closed after); WAL lets
+    it run beside the daemon."""
+    from config.paths import ensure_home
+    from memory.store.database import Store
+
+    async def run() -> T:
+        async with await Store.open(ensure_home(settings.home) / "state.db") as store:
+            return await work(store)
+
+    return run_async(run())
 
 
 def essentials_or_exit() -> Essentials:

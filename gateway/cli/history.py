@@ -13,21 +13,23 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 import typer
 
 from config.loggers import get_logger
-from gateway.cli.common import fail, person_id, run_async, settings_or_exit
+from gateway.cli.common import (
+    fail,
+    logged_settings,
+    person_id,
+    with_store,
+)
 
 if TYPE_CHECKING:
-    from config.settings import Settings
     from memory.history.erase import Plan
     from memory.store.database import Store
 
-T = TypeVar("T")
 SHOWN = 50
 log = get_logger("kioku.history")
 
@@ -35,25 +37,6 @@ history = typer.Typer(
     help="Past conversations: list them, delete sessions or messages, set how long they are kept.",
     no_args_is_help=True,
 )
-
-
-def _settings() -> Settings:
-    from config.logs import configure_from
-
-    settings = settings_or_exit()
-    configure_from(settings)
-    return settings
-
-
-def _with_store(settings: Settings, work: Callable[[Store], Awaitable[T]]) -> T:
-    from config.paths import ensure_home
-    from memory.store.database import Store
-
-    async def run() -> T:
-        async with await Store.open(ensure_home(settings.home) / "state.db") as store:
-            return await work(store)
-
-    return run_async(run())
 
 
 def _date(value: str | None) -> datetime | None:
@@ -85,14 +68,14 @@ def history_list(
     """Show sessions newest first: name, id, platform, dates, title, turn count."""
     from memory.history.listing import list_sessions
 
-    settings = _settings()
+    settings = logged_settings()
 
     async def work(store: Store):
         await _known_person(store, person)
         return await list_sessions(store, person, limit=limit)
 
     try:
-        found = _with_store(settings, work)
+        found = with_store(settings, work)
     except LookupError as exc:
         fail(str(exc))
     if as_json:
@@ -148,7 +131,7 @@ def history_delete(
             "refused: `kioku history delete` asks before deleting and there is no terminal "
             "to ask on; pass --yes to delete without asking"
         )
-    settings = _settings()
+    settings = logged_settings()
 
     async def plan_of(store: Store) -> Plan:
         await _known_person(store, person)
@@ -163,7 +146,7 @@ def history_delete(
         return await survey(store, Asker.owner(), selection)
 
     try:
-        plan = _with_store(settings, plan_of)
+        plan = with_store(settings, plan_of)
     except EmptySelection as exc:
         fail(f"{exc} (see `kioku history delete --help`)", code=2)
     except (NotAllowed, LookupError) as exc:
@@ -175,7 +158,7 @@ def history_delete(
     typer.echo("\n".join(f"  {line}" for line in plan.describe(limit=SHOWN)))
     if not yes and not typer.confirm("Delete it?", default=False):
         fail("Nothing was deleted.")
-    done = _with_store(settings, lambda store: erase(store, plan))
+    done = with_store(settings, lambda store: erase(store, plan))
     log.info("history_deleted", sessions=done.sessions, turns=done.turns, by="cli")
     typer.echo(f"Deleted {counted(done.sessions, done.turns)}.")
     if done.ended:
@@ -207,7 +190,7 @@ def history_keep(
 
     if days is not None and default:
         fail("give either --days N or --default, not both", code=2)
-    settings = _settings()
+    settings = logged_settings()
     setting = settings.history.keep_days
 
     async def work(store: Store) -> int | None:
@@ -218,7 +201,7 @@ def history_keep(
         return await keep_days_of(store, person)
 
     try:
-        own = _with_store(settings, work)
+        own = with_store(settings, work)
     except LookupError as exc:
         fail(str(exc))
     kept = effective_keep_days(own, setting)

@@ -10,21 +10,23 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 import typer
 
 from config.loggers import get_logger
-from config.paths import ensure_home
-from gateway.cli.common import fail, person_id, run_async, settings_or_exit
+from gateway.cli.common import (
+    fail,
+    logged_settings,
+    person_id,
+    with_store,
+)
 
 if TYPE_CHECKING:
     from config.settings import Settings
     from memory.access.forget import ForgetReport
     from memory.store.database import Store
 
-T = TypeVar("T")
 log = get_logger("kioku.identity")
 
 pairing = typer.Typer(
@@ -44,24 +46,6 @@ def _identity(value: str) -> str:
         return validate_identity(value)
     except InvalidIdentity as exc:
         raise typer.BadParameter(str(exc)) from None
-
-
-def _with_store(settings: Settings, work: Callable[[Store], Awaitable[T]]) -> T:
-    from memory.store.database import Store
-
-    async def run() -> T:
-        async with await Store.open(ensure_home(settings.home) / "state.db") as store:
-            return await work(store)
-
-    return run_async(run())
-
-
-def _settings() -> Settings:
-    from config.logs import configure_from
-
-    settings = settings_or_exit()
-    configure_from(settings)
-    return settings
 
 
 def _owner_keeps(settings: Settings) -> set[str]:
@@ -87,8 +71,8 @@ def pairing_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.
     """Show the pairing requests waiting for approval (they expire after one hour)."""
     from memory.access import codes
 
-    settings = _settings()
-    requests = _with_store(settings, lambda store: codes.pending_pairings(store, time.time()))
+    settings = logged_settings()
+    requests = with_store(settings, lambda store: codes.pending_pairings(store, time.time()))
     if as_json:
         typer.echo(json.dumps([r.to_json() for r in requests], ensure_ascii=False, indent=2))
         return
@@ -110,9 +94,9 @@ def pairing_approve(
     """Let a stranger in: as a new person, or with --as as that person."""
     from memory.access import codes
 
-    settings = _settings()
+    settings = logged_settings()
     try:
-        approval = _with_store(
+        approval = with_store(
             settings, lambda store: codes.approve_pairing(store, code, as_person, time.time())
         )
     except codes.CodeRefused as exc:
@@ -127,9 +111,9 @@ def pairing_deny(code: str = typer.Argument(..., help="The code to refuse (any c
     """Refuse a pairing request; that stranger gets no new code for a day."""
     from memory.access import codes
 
-    settings = _settings()
+    settings = logged_settings()
     try:
-        request = _with_store(settings, lambda store: codes.deny_pairing(store, code, time.time()))
+        request = with_store(settings, lambda store: codes.deny_pairing(store, code, time.time()))
     except codes.CodeRefused as exc:
         fail(str(exc))
     log.info("pairing_denied", identity=request.identity)
@@ -144,8 +128,8 @@ def people_list(as_json: bool = typer.Option(False, "--json", help="Print JSON."
     """Show every person and the identities that are theirs."""
     from memory.access import identities
 
-    settings = _settings()
-    entries = _with_store(settings, identities.list_people)
+    settings = logged_settings()
+    entries = with_store(settings, identities.list_people)
     if as_json:
         typer.echo(json.dumps([e.to_json() for e in entries], ensure_ascii=False, indent=2))
         return
@@ -162,10 +146,10 @@ def people_link(
     """Make IDENTITY belong to a person, moving it from whoever had it."""
     from memory.access import identities
 
-    settings = _settings()
+    settings = logged_settings()
     keeps = _owner_keeps(settings)
     try:
-        previous, created = _with_store(
+        previous, created = with_store(
             settings,
             lambda store: identities.move_identity(store, identity, to, time.time(), keeps),
         )
@@ -188,10 +172,10 @@ def people_unlink(
     """Detach IDENTITY from its person; it is a stranger again (the person keeps everything)."""
     from memory.access import identities
 
-    settings = _settings()
+    settings = logged_settings()
     keeps = _owner_keeps(settings)
     try:
-        holder = _with_store(
+        holder = with_store(
             settings, lambda store: identities.unlink_identity(store, identity, keeps)
         )
     except identities.KeptByOwner:
@@ -210,7 +194,7 @@ def people_forget(
     """Remove a person: notes, skills, DM sessions, their words in groups, identities."""
     from memory.access.forget import CannotForget, forget_person, survey
 
-    settings = _settings()
+    settings = logged_settings()
     home = settings.home
 
     def show(report: ForgetReport) -> None:
@@ -218,12 +202,12 @@ def people_forget(
 
     try:
         if not yes:
-            report = _with_store(settings, lambda store: survey(store, home, person))
+            report = with_store(settings, lambda store: survey(store, home, person))
             typer.echo(f"Forgetting {person} removes, for good:")
             show(report)
             if not typer.confirm("Go ahead?", default=False):
                 fail("Nothing was removed.")
-        report = _with_store(settings, lambda store: forget_person(store, home, person))
+        report = with_store(settings, lambda store: forget_person(store, home, person))
     except CannotForget as exc:
         fail(f"refused: {exc}")
     log.info("person_forgotten", person=person)
@@ -250,13 +234,13 @@ def people_tz(
 
     if zone is not None and clear:
         fail("give a ZONE or --clear, not both", code=2)
-    settings = _settings()
+    settings = logged_settings()
     default = settings.schedule.default_timezone
     try:
         if zone is not None or clear:
-            _with_store(settings, lambda store: set_timezone(store, person, zone))
+            with_store(settings, lambda store: set_timezone(store, person, zone))
             log.info("timezone_set", person=person, cleared=clear, by="cli")
-        own = _with_store(settings, lambda store: _own_zone(store, person))
+        own = with_store(settings, lambda store: _own_zone(store, person))
     except (BadSchedule, NoSuchPerson) as exc:
         fail(f"refused: {exc}")
     effective = effective_zone(own, default)

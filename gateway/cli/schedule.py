@@ -9,12 +9,17 @@ shown in each person's own zone. Exit codes: 0 done, 1 refused, 2 usage error.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 import typer
 
-from gateway.cli.common import EXIT_USAGE, fail, person_id, run_async, settings_or_exit
+from gateway.cli.common import (
+    EXIT_USAGE,
+    fail,
+    logged_settings,
+    person_id,
+    with_store,
+)
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -24,32 +29,12 @@ if TYPE_CHECKING:
     from memory.schedule.jobs import Job, Target
     from memory.store.database import Store
 
-T = TypeVar("T")
 app = typer.Typer(
     help="Reminders and scheduled tasks: list, add, cancel, or run one now.",
     no_args_is_help=True,
 )
 SOCKET_TIMEOUT = 5.0
 SHOWN = 50
-
-
-def _with_store(settings: Settings, work: Callable[[Store], Awaitable[T]]) -> T:
-    from config.paths import ensure_home
-    from memory.store.database import Store
-
-    async def run() -> T:
-        async with await Store.open(ensure_home(settings.home) / "state.db") as store:
-            return await work(store)
-
-    return run_async(run())
-
-
-def _settings() -> Settings:
-    from config.logs import configure_from
-
-    settings = settings_or_exit()
-    configure_from(settings)
-    return settings
 
 
 async def _zone(store: Store, settings: Settings, person: str) -> ZoneInfo:
@@ -86,7 +71,7 @@ def list_command(
     from memory.schedule.jobs import list_jobs
     from memory.schedule.timing import local_time
 
-    settings = _settings()
+    settings = logged_settings()
 
     async def work(store: Store) -> list[tuple[Job, str]] | None:
         if person is not None and await store.get_person(person) is None:
@@ -97,7 +82,7 @@ def list_command(
             rows.append((job, local_time(job.next_run, zone) if job.next_run else "finished"))
         return rows
 
-    rows = _with_store(settings, work)
+    rows = with_store(settings, work)
     if rows is None:
         fail(f"no person {person!r}: `kioku people list` shows who there is")
     if as_json:
@@ -169,7 +154,7 @@ def add_command(
             "give exactly one of --text (sent as written) and --prompt (answered by the model)",
             EXIT_USAGE,
         )
-    settings = _settings()
+    settings = logged_settings()
     platform = to.partition(":")[0]
     if platform == "cli":
         fail(
@@ -210,7 +195,7 @@ def add_command(
         return job, [local_time(run, zone) for run in runs]
 
     try:
-        job, runs = _with_store(settings, work)
+        job, runs = with_store(settings, work)
     except (BadSchedule, LookupError) as exc:
         fail(str(exc))
     typer.echo(f"Scheduled job {job.id} for {person}, to {to}: next {', '.join(runs) or 'never'}.")
@@ -247,9 +232,9 @@ def cancel_command(
     """Cancel a job: it is never sent again."""
     from memory.schedule.jobs import NoSuchJob, cancel_job
 
-    settings = _settings()
+    settings = logged_settings()
     try:
-        job = _with_store(settings, lambda store: cancel_job(store, job_id, None))
+        job = with_store(settings, lambda store: cancel_job(store, job_id, None))
     except NoSuchJob as exc:
         fail(str(exc))
     typer.echo(f"Cancelled job {job.id} of {job.person}.")
@@ -265,9 +250,9 @@ def run_command(
 
     from memory.schedule.jobs import NoSuchJob, run_now
 
-    settings = _settings()
+    settings = logged_settings()
     try:
-        job = _with_store(settings, lambda store: run_now(store, job_id, datetime.now(UTC)))
+        job = with_store(settings, lambda store: run_now(store, job_id, datetime.now(UTC)))
     except NoSuchJob as exc:
         fail(str(exc))
     typer.echo(f"Job {job.id} of {job.person} is due now.")

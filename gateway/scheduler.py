@@ -25,7 +25,7 @@ from memory.schedule.jobs import (
     Run,
     changes,
     claim_due,
-    list_jobs,
+    count_jobs,
     mark_sent,
     next_wake,
     owed_runs,
@@ -151,4 +151,4 @@ class Scheduler:
 
 async def schedule_status(store: Store) -> dict[str, Any]:
     """The scheduled jobs in `kioku status`: how many, and the runs failing or unconfirmed."""
-    return {"jobs": len(await list_jobs(store, None)), "problems": await problems(store)}
+    return {"jobs": await count_jobs(store), "problems": await problems(store)}

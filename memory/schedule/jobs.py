@@ -56,6 +56,7 @@ __all__ = [
     "cancel_job",
     "changes",
     "claim_due",
+    "count_jobs",
     "create_job",
     "get_job",
     "list_jobs",
@@ -184,6 +185,13 @@ async def list_jobs(store: Store, person: str | None) -> list[Job]:
         return [job_from_row(row) for row in rows]
 
     return await store.read(read)
+
+
+async def count_jobs(store: Store) -> int:
+    """How many live jobs there are, everyone's (`kioku status`), without reading them."""
+    return await store.read(
+        lambda db: int(db.execute(f"SELECT count(*) FROM jobs WHERE {LIVE}").fetchone()[0])
+    )
 
 
 async def get_job(store: Store, job_id: int, person: str | None) -> Job:

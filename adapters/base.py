@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from config.text_limits import well_formed
 
@@ -34,15 +34,52 @@ class Address:
     reply_to: str | None = None
 
 
+AttachmentKind = Literal["image", "voice", "audio", "video", "document"]
+
+
+class FetchFailed(Exception):
+    """An attachment's bytes could not be had; the message says why, for the person."""
+
+
+class TooLarge(FetchFailed):
+    """The file is larger than the `limit` given to `Attachment.fetch`."""
+
+
+Fetch = Callable[[int], Awaitable[bytes]]
+"""Download the file, at most `limit` bytes: past it `TooLarge`, any other failure
+`FetchFailed`. Nothing is downloaded before it is called."""
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """A file on a message, not yet downloaded, as every platform can describe it.
+
+    The adapter fills what its platform declares (`size` and `duration` may be unknown)
+    and a `fetch` that gets the bytes through the platform's own library, so the gateway
+    decides whether, and how much, to read. `name` is the file name as sent, or one made
+    up from the kind ("photo.jpg"); it is never trusted as a path.
+    """
+
+    kind: AttachmentKind
+    name: str
+    mime: str
+    size: int | None
+    fetch: Fetch = field(repr=False, compare=False)
+    duration: float | None = None
+    width: int | None = None
+    height: int | None = None
+
+
 @dataclass(frozen=True)
 class Inbound:
     """One message from a person, as every platform can describe it.
 
     `sender` is the identity (`telegram:123`, `cli:1000`). In groups, `addressed`
     says whether kioku was mentioned, replied to or commanded (`/cmd@bot`); kioku
-    answers only then. `unreadable` names attachments kioku cannot read yet ("a
-    photo"), so the person is told instead of being ignored. `message_id` is unique
-    within its chat; a second delivery with the same id is dropped.
+    answers only then. `attachments` are the files on the message (its caption is
+    `text`); `unreadable` names what has no file to read (a sticker), so the person is
+    told instead of being ignored. `message_id` is unique within its chat; a second
+    delivery with the same id is dropped.
     """
 
     platform: str
@@ -56,6 +93,7 @@ class Inbound:
     message_id: str | None = None
     reply_to_text: str | None = None
     unreadable: tuple[str, ...] = ()
+    attachments: tuple[Attachment, ...] = ()
     received_at: datetime = field(default_factory=_now)
 
     def __post_init__(self) -> None:
@@ -77,6 +115,9 @@ class Outbound:
 
     address: Address
     text: str
+    long_as_file: bool = False
+    """If the text does not fit in one message, send it as one `.md` document instead
+    of several messages, where the platform can (`media.long_replies_as_file`)."""
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from agent.media.items import Prepared
 from agent.prompt import TurnContext
 from agent.tools.context import Origin
 from memory.store.records import Session
@@ -18,6 +19,9 @@ class Turn:
     `on_stored` runs once the person's message is durably stored, so the gateway can
     count the platform message as handled only when it can no longer be lost. `origin`
     is the chat the message came from (where a reminder made in the turn goes).
+    `text` is what the person wrote (a caption, a voice note's transcript); `media` are
+    the files they sent, already read: their stand-ins are stored with the text, their
+    blocks go to the model, their files are kept.
     """
 
     session: Session
@@ -27,6 +31,7 @@ class Turn:
     platform_message_id: str | None = None
     on_stored: Callable[[], Awaitable[None]] | None = None
     origin: Origin | None = None
+    media: tuple[Prepared, ...] = ()
 
 
 @dataclass(frozen=True)

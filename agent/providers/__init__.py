@@ -5,9 +5,12 @@ and are not imported here: `build_provider` loads only the SDK the settings choo
 """
 
 from agent.providers.base import (
+    Attached,
     Block,
     ChatMessage,
     ChatRequest,
+    Document,
+    Image,
     ModelReply,
     OnText,
     Provider,
@@ -30,9 +33,12 @@ from agent.providers.factory import NoProvider, build_provider
 from agent.providers.retry import RetryPolicy
 
 __all__ = [
+    "Attached",
     "Block",
     "ChatMessage",
     "ChatRequest",
+    "Document",
+    "Image",
     "ModelReply",
     "NoProvider",
     "OnText",

@@ -39,7 +39,31 @@ class ToolResult:
     is_error: bool = False
 
 
-Block = Text | ToolCall | ToolResult
+@dataclass(frozen=True, slots=True)
+class Image:
+    """An image the person sent, ready for the wire: downscaled, EXIF-free, in one of
+    the types both APIs take (image/jpeg, image/png, image/gif, image/webp).
+    `stand_in` is the text that replaces it once it is no longer among a session's
+    latest images, and for a provider that cannot take it."""
+
+    media_type: str
+    data: bytes = field(repr=False)
+    stand_in: str
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A PDF sent whole (Anthropic's document block); `stand_in` as for `Image`,
+    holding the text kioku read from it."""
+
+    media_type: str
+    data: bytes = field(repr=False)
+    stand_in: str
+
+
+Block = Text | Image | Document | ToolCall | ToolResult
+Attached = Image | Document
+"""The blocks of a person's files; only user messages hold them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,9 +76,10 @@ class ChatMessage:
     def __post_init__(self) -> None:
         if not isinstance(self.content, tuple):
             object.__setattr__(self, "content", tuple(self.content))
-        misplaced = ToolCall if self.role == "user" else ToolResult
-        if any(isinstance(block, misplaced) for block in self.content):
-            raise ValueError(f"a {self.role} message cannot hold a {misplaced.__name__}")
+        misplaced = ToolCall if self.role == "user" else (ToolResult, Image, Document)
+        for block in self.content:
+            if isinstance(block, misplaced):
+                raise ValueError(f"a {self.role} message cannot hold a {type(block).__name__}")
 
     @classmethod
     def user(cls, text: str) -> ChatMessage:

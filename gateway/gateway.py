@@ -26,6 +26,7 @@ from config.settings import Settings
 from gateway.commands.handlers import Commands
 from gateway.commands.registry import Command, Request, parse
 from gateway.deletions import ChatDeletions
+from gateway.intake import Intake, take_in
 from gateway.queues import ConversationQueues, LineState
 from gateway.sessions import OpenSession, Sessions, conversation_for
 from memory.store import deliveries
@@ -153,7 +154,7 @@ class Gateway:
             return "handled"
         if inbound.unreadable:
             await self._send(inbound.address, _unreadable(inbound.unreadable))
-            if not inbound.text.strip():
+            if not inbound.text.strip() and not inbound.attachments:
                 return "handled"
         person = admission.person
         conversation = conversation_for(inbound, person, self.settings.sessions.dm_scope)
@@ -334,7 +335,6 @@ class Gateway:
         conversation: Conversation,
         delivery: Delivery | None,
     ) -> None:
-        session = await self.sessions.open(conversation)
         address = inbound.address
         outlet = self.outlets(inbound.platform)
         if outlet is not None:
@@ -342,10 +342,17 @@ class Gateway:
                 await outlet.working(address)
             except Exception as exc:
                 log.warning("working_failed", platform=inbound.platform, error=repr(exc))
+        intake = await self._take_in(inbound)
+        if not intake.has_content:
+            if delivery is not None:
+                await deliveries.record(self.store, *delivery)
+            return
+        session = await self.sessions.open(conversation)
         turn = Turn(
             session=session,
             speaker=person,
-            text=inbound.text,
+            text=intake.text,
+            media=intake.media,
             context=TurnContext(
                 when=inbound.received_at.astimezone(),
                 platform=inbound.platform,
@@ -369,6 +376,17 @@ class Gateway:
             await self.agent.after_turn(session.id, person)
         except Exception:
             log.exception("after_turn_failed", session=session.id)
+
+    async def _take_in(self, inbound: Inbound) -> Intake:
+        """The message's files read (if any), and the person told what was not."""
+        if not inbound.attachments:
+            return Intake(inbound.text, (), (), None)
+        intake = await take_in(inbound, self.agent.media, self.settings.media, self.settings.stt)
+        if intake.notices:
+            await self._send(inbound.address, "\n".join(intake.notices))
+        if intake.echo:
+            await self._send(inbound.address, intake.echo)
+        return intake
 
     def _streamer(self, outlet: Adapter | None, address: Address) -> OnText | None:
         if outlet is None or not outlet.streams:
@@ -394,7 +412,8 @@ class Gateway:
             log.warning("outlet_down", platform=address.platform, session=session_id)
             return
         try:
-            await outlet.send(Outbound(address, text))
+            long_as_file = self.settings.media.long_replies_as_file
+            await outlet.send(Outbound(address, text, long_as_file=long_as_file))
         except Exception as exc:
             log.warning(
                 "send_failed", platform=address.platform, session=session_id, error=repr(exc)
@@ -421,4 +440,4 @@ def _delivery(inbound: Inbound) -> Delivery | None:
 
 def _unreadable(kinds: tuple[str, ...]) -> str:
     what = kinds[0] if len(kinds) == 1 else ", ".join(kinds[:-1]) + f" and {kinds[-1]}"
-    return f"I can't read {what} yet, only text."
+    return f"I can't read {what}; text, photos, voice notes and documents I can."

@@ -119,8 +119,10 @@ async def test_an_unknown_group_member_is_answered(rig: GatewayRig) -> None:
 async def test_unreadable_attachments_are_named_and_the_caption_answered(
     rig: GatewayRig,
 ) -> None:
-    await rig.gateway.handle(rig.dm(AIKO, "what is this?", "m1", unreadable=("a photo",)))
-    assert await rig.telegram.next_text() == "I can't read a photo yet, only text."
+    await rig.gateway.handle(rig.dm(AIKO, "what is this?", "m1", unreadable=("a sticker",)))
+    assert await rig.telegram.next_text() == (
+        "I can't read a sticker; text, photos, voice notes and documents I can."
+    )
     assert await rig.telegram.next_text() == "echo: what is this?"
 
 

@@ -9,6 +9,7 @@ supervisor restarts it with backoff while the other adapters keep serving.
 from __future__ import annotations
 
 import asyncio
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -17,6 +18,8 @@ from typing import ClassVar, Literal
 
 from config.text_limits import well_formed
 
+MAX_NAME = 200
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 _TEXTS = ("chat", "sender", "text", "thread", "sender_name", "message_id", "reply_to_text")
 
 
@@ -68,6 +71,12 @@ class Attachment:
     duration: float | None = None
     width: int | None = None
     height: int | None = None
+
+    def __post_init__(self) -> None:
+        # The name is shown, stored and searched: one line of text, of a sane length.
+        name = _CONTROL.sub(" ", well_formed(self.name)).strip()[:MAX_NAME] or f"{self.kind} file"
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "mime", _CONTROL.sub("", well_formed(self.mime))[:100].lower())
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import structlog
 from agent.history import for_request, tool_row
 from agent.live import LiveSession
 from agent.local_time import in_zone, zone_of
+from agent.media.stored import compose_stored
 from agent.prompt import render_user_turn
 from agent.providers import (
     ChatMessage,
@@ -57,11 +58,12 @@ class TurnRunner:
 
     async def run(self, live: LiveSession, turn: Turn, on_text: OnText | None) -> TurnOutcome:
         store = self.services.store
+        said = compose_stored(turn.text, turn.media)
         await store.append(
             live.session.id,
             records.NewMessage(
                 role="user",
-                content=turn.text,
+                content=said,
                 speaker=turn.speaker,
                 ts=turn.context.when,
                 platform_message_id=turn.platform_message_id,
@@ -69,7 +71,8 @@ class TurnRunner:
         )
         if turn.on_stored is not None:
             await turn.on_stored()
-        live.add_user_text(await self._user_text(live, turn))
+        attached = [block for item in turn.media for block in item.blocks]
+        live.add_user_turn(await self._user_text(live, turn, said), attached)
         live.user_turns += 1
         live.turns_since_reflection += 1
         ctx = live.tool_context(self.services, turn.speaker, turn.origin)
@@ -95,9 +98,9 @@ class TurnRunner:
             log.info("turn_interrupted", session=live.session.id)
             raise
 
-    async def _user_text(self, live: LiveSession, turn: Turn) -> str:
+    async def _user_text(self, live: LiveSession, turn: Turn, said: str) -> str:
         zone = await zone_of(self.services.store, self.services.settings, turn.speaker)
-        text = render_user_turn(turn.text, in_zone(turn.context, zone))
+        text = render_user_turn(said, in_zone(turn.context, zone))
         settings = self.services.settings.agent
         if (
             live.is_group

@@ -59,24 +59,27 @@ def audio_duration(data: bytes, fmt: str) -> float | None:
 
 
 def _ogg_duration(data: bytes) -> float | None:
-    rate = _ogg_rate(data)
+    rate, skipped = _ogg_rate(data)
     last = data.rfind(b"OggS")
     if rate is None or last < 0 or len(data) < last + 14:
         return None
     (granule,) = struct.unpack_from("<q", data, last + 6)
-    return granule / rate if granule > 0 else None
+    return (granule - skipped) / rate if granule > skipped else None
 
 
-def _ogg_rate(data: bytes) -> int | None:
-    """The sample rate the granule positions count: 48 kHz for Opus, the header's for Vorbis."""
+def _ogg_rate(data: bytes) -> tuple[int | None, int]:
+    """The sample rate the granule positions count (48 kHz for Opus, the header's for
+    Vorbis) and the samples they count before the sound starts (Opus's pre-skip)."""
     first = data[:512]
-    if b"OpusHead" in first:
-        return OPUS_RATE
+    at = first.find(b"OpusHead")
+    if at >= 0 and len(first) >= at + 12:
+        (pre_skip,) = struct.unpack_from("<H", first, at + 10)
+        return OPUS_RATE, pre_skip
     at = first.find(b"\x01vorbis")
     if at >= 0 and len(first) >= at + 16:
         (rate,) = struct.unpack_from("<I", first, at + 12)
-        return rate or None
-    return None
+        return rate or None, 0
+    return None, 0
 
 
 def _wav_duration(data: bytes) -> float | None:

@@ -63,8 +63,8 @@ def clean_image(data: bytes, *, max_side: int, limit: int) -> CleanImage:
             most = min(MAX_PIXELS, Image.MAX_IMAGE_PIXELS or MAX_PIXELS)
             if opened.width * opened.height > most:
                 raise Unreadable(
-                    f"the image is {dimensions(opened.width, opened.height)} pixels, more "
-                    f"than kioku decodes ({most:,}): send a smaller picture"
+                    f"the image has more pixels ({dimensions(opened.width, opened.height)}) "
+                    f"than kioku decodes safely ({most:,}): send a smaller picture"
                 )
             source_format = opened.format or ""
             upright = ImageOps.exif_transpose(opened)
@@ -75,7 +75,7 @@ def clean_image(data: bytes, *, max_side: int, limit: int) -> CleanImage:
         ) from None
     except Image.DecompressionBombError:
         raise Unreadable(
-            "the image is too large to decode safely: send a smaller picture"
+            "the image has more pixels than kioku decodes safely: send a smaller picture"
         ) from None
     except (OSError, ValueError, SyntaxError) as exc:
         raise Unreadable(f"the image is damaged and could not be decoded ({exc})") from None

@@ -9,11 +9,13 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+import structlog
 
 from agent.compaction import SUMMARY_SYSTEM
-from agent.media.items import Prepared
+from agent.media.items import KeptFile, Prepared
 from agent.providers import Document, Image
 from agent.turn import Turn
+from memory.media import count_media, media_for_message, media_path
 from tests.fakes.scripted_server import Received
 
 BOTH = pytest.mark.parametrize("provider_kind", ["anthropic", "openai"])
@@ -30,7 +32,8 @@ def jpeg(number: int) -> bytes:
 
 def photo(number: int) -> Prepared:
     stand_in = f"[photo 8x8: p{number}.jpg]"
-    return Prepared(stand_in, blocks=(Image("image/jpeg", jpeg(number), stand_in),))
+    keep = KeptFile("image", f"p{number}.jpg", "image/jpeg", jpeg(number))
+    return Prepared(stand_in, blocks=(Image("image/jpeg", jpeg(number), stand_in),), keep=keep)
 
 
 def lease() -> Prepared:
@@ -196,3 +199,45 @@ async def test_a_photo_in_a_group_reaches_the_model_and_is_stored_as_the_groups(
     assert base64.b64encode(jpeg(7)) in body
     stored = await rig.store.messages(session.id)
     assert (stored[0].speaker, stored[0].content) == ("ben", "[photo 8x8: p7.jpg]\nfrom the hike")
+    kept = (await media_for_message(rig.store, [stored[0].id]))[stored[0].id]
+    assert [item.owner for item in kept] == [session.conversation]
+    assert media_path(rig.home, kept[0]).is_relative_to(rig.home / "groups")
+    assert not (rig.home / "people" / "ben" / "media").exists()
+
+
+async def test_the_files_are_kept_with_the_stored_turn(rig) -> None:
+    session = await rig.dm()
+    rig.say("A receipt.")
+    await rig.agent.respond(with_media(rig.turn(session, "keep this"), photo(1)))
+    turn = (await rig.store.messages(session.id))[0]
+    kept = (await media_for_message(rig.store, [turn.id]))[turn.id]
+    assert [(item.kind, item.mime, item.owner) for item in kept] == [
+        ("image", "image/jpeg", "aiko")
+    ]
+    path = media_path(rig.home, kept[0])
+    assert path.is_relative_to(rig.home / "people" / "aiko" / "media")
+    assert path.read_bytes() == jpeg(1)
+
+
+@pytest.mark.parametrize("agent_env", [{"KIOKU_MEDIA__KEEP": "false"}])
+async def test_with_keep_off_no_file_is_kept(rig) -> None:
+    session = await rig.dm()
+    rig.say("A receipt.")
+    await rig.agent.respond(with_media(rig.turn(session, "look"), photo(1)))
+    assert (await count_media(rig.store)).files == 0
+    assert anthropic_files(rig.api.last) == [(0, "image", jpeg(1))]
+
+
+async def test_a_file_that_cannot_be_kept_is_logged_and_the_turn_answered(rig) -> None:
+    session = await rig.dm()
+    (rig.home / "people" / "aiko").mkdir(parents=True, exist_ok=True)
+    (rig.home / "people" / "aiko" / "media").write_text("not a folder")
+    rig.say("A receipt.")
+    with structlog.testing.capture_logs() as logs:
+        outcome = await rig.agent.respond(with_media(rig.turn(session, "look"), photo(1)))
+    assert outcome.text == "A receipt."
+    failed = [entry for entry in logs if entry["event"] == "media_keep_failed"]
+    assert len(failed) == 1 and "not a folder" in failed[0]["error"]
+    stored = await rig.store.messages(session.id)
+    assert stored[0].content == "[photo 8x8: p1.jpg]\nlook"
+    assert (await count_media(rig.store)).files == 0

@@ -15,6 +15,7 @@ import structlog
 from agent.compaction import compact, needs_compaction
 from agent.live import LiveSession, SkillsIndex, open_live
 from agent.loop import FORCE_ANSWER, TurnRunner
+from agent.media.reader import MediaReader
 from agent.providers import NoProvider, OnText, Provider, ProviderError
 from agent.reflection import fallback_title, review, title_and_summary
 from agent.tools.context import Services
@@ -36,7 +37,9 @@ class Agent:
     conversation so far), the `TurnRunner` that answers turns, the provider (closed with
     the agent) and the background reviews it starts, which `aclose` cancels. The store,
     notes and skills it reads and writes belong to `services`; the gateway decides when
-    sessions open and close, and runs one turn at a time per session.
+    sessions open and close, and runs one turn at a time per session. `media` reads the
+    files people send (for the provider's model) before the gateway builds their turn;
+    it is closed with the agent.
     """
 
     def __init__(
@@ -45,8 +48,10 @@ class Agent:
         services: Services,
         registry: ToolRegistry,
         skills_index: SkillsIndex = no_skills,
+        media: MediaReader | None = None,
     ) -> None:
         self.provider = provider
+        self.media = media if media is not None else MediaReader(services.settings, provider.name)
         self.services = services
         self.registry = registry
         self.skills_index = skills_index
@@ -135,11 +140,14 @@ class Agent:
         self._live.pop(session_id, None)
 
     async def aclose(self) -> None:
-        """Cancel background reviews and close the provider."""
+        """Cancel background reviews, close the media reader's clients and the provider."""
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
-        await self.provider.aclose()
+        try:
+            await self.media.aclose()
+        finally:
+            await self.provider.aclose()
 
     async def _review(self, live: LiveSession, speaker: str | None) -> None:
         if live.session.id in self._reviewing:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from agent.agent import Agent
 from agent.mcp.manager import McpManager
+from agent.media.reader import MediaReader
 from agent.providers import Provider, build_provider
 from agent.tools.context import Services
 from agent.tools.defaults import default_registry
@@ -19,12 +20,14 @@ def build_agent(
     mcp: McpManager | None = None,
 ) -> Agent:
     """The configured agent; `provider` overrides the one the settings choose (tests);
-    `mcp` adds its servers' tools."""
+    `mcp` adds its servers' tools. Its media reader reads files for that provider."""
     services = Services(store, settings.home, settings)
     registry = default_registry(sources=() if mcp is None else (mcp,))
+    model = provider or build_provider(settings.llm)
     return Agent(
-        provider or build_provider(settings.llm),
+        model,
         services,
         registry,
         skills_index=skills_index(services),
+        media=MediaReader(settings, model.name),
     )

@@ -17,6 +17,8 @@ from agent.live import LiveSession
 from agent.providers import (
     ChatMessage,
     ChatRequest,
+    Document,
+    Image,
     Provider,
     ProviderError,
     Text,
@@ -86,12 +88,15 @@ def split(
 
 
 def transcript(messages: Sequence[ChatMessage]) -> str:
-    """The middle as plain text for the summariser, tool traffic abbreviated."""
+    """The middle as plain text for the summariser, tool traffic abbreviated, a file as
+    its stand-in (what kioku read from it, never its bytes)."""
     lines: list[str] = []
     for message in messages:
         for block in message.content:
             if isinstance(block, Text):
                 lines.append(f"{message.role}: {block.text}")
+            elif isinstance(block, Image | Document):
+                lines.append(f"{message.role} sent: {block.stand_in}")
             elif isinstance(block, ToolCall):
                 lines.append(f"assistant called {block.name}({_short(str(block.arguments))})")
             elif isinstance(block, ToolResult):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Iterable, Sequence
 
+from agent.attached import FileText
 from agent.providers import Block, ChatMessage, Text, ToolCall, ToolResult
 from config.limits import loads
 from memory.store.records import Message, NewMessage
@@ -90,8 +91,9 @@ def without_last_exchange(
     """`messages` without the person's latest text and everything after it (the model's
     reply, its tool calls and results); None if the person said nothing.
 
-    A person's text is a text block of a user turn that is not one of kioku's own `notes`
-    (such as the tool-round limit's). Blocks before it in the same turn stay: an earlier
+    A person's text is a text block of a user turn that is neither one of kioku's own
+    `notes` (such as the tool-round limit's) nor a file's text (`FileText`): their files'
+    blocks after it go with it. Blocks before it in the same turn stay: an earlier
     message merged in after a failed call, the results it followed, a compaction note.
     """
     for index in range(len(messages) - 1, -1, -1):
@@ -101,7 +103,9 @@ def without_last_exchange(
         spoken = [
             position
             for position, block in enumerate(message.content)
-            if isinstance(block, Text) and block.text not in notes
+            if isinstance(block, Text)
+            and not isinstance(block, FileText)
+            and block.text not in notes
         ]
         if not spoken:
             continue

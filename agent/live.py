@@ -7,14 +7,15 @@ the model from the next session on.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import tzinfo
 
+from agent.attached import brings_files, make_room, user_turn
 from agent.history import normalise, rebuild, without_last_exchange
 from agent.local_time import in_zone, zone_of
 from agent.prompt import PromptParts, TurnContext, build_system_prompt, render_user_turn
-from agent.providers import ChatMessage, ToolSpec
+from agent.providers import Block, ChatMessage, ToolSpec
 from agent.tools.context import Origin, Services, ToolContext
 from agent.tools.registry import ToolRegistry
 from memory.store.records import Message, Session
@@ -31,6 +32,7 @@ class LiveSession:
     so far in the model's terms (`messages`, rebuilt from the store on open, compacted in
     place), and the counters that decide when to reflect and compact. The store's rows
     stay the record; this is the working copy, dropped when the session closes.
+    `images_in_context` is how many of the person's latest images stay images.
     """
 
     session: Session
@@ -41,14 +43,21 @@ class LiveSession:
     turns_since_reflection: int = 0
     prompt_tokens: int = 0
     speakers_shown: set[str] = field(default_factory=set)
+    images_in_context: int = 3
 
     @property
     def is_group(self) -> bool:
         return self.session.kind == "group"
 
-    def add_user_text(self, text: str) -> None:
-        """Append the person's turn (merged into the last one if the model never answered)."""
-        self.messages = normalise([*self.messages, ChatMessage.user(text)])
+    def add_user_turn(self, text: str, attached: Sequence[Block] = ()) -> None:
+        """Append the person's turn, their text then their files' blocks (merged into the
+        last turn if the model never answered). A turn bringing files makes room for
+        them first (`agent.attached.make_room`); any other leaves earlier turns as sent."""
+        turn = user_turn(text, attached)
+        if brings_files(turn):
+            self.messages = normalise(make_room(self.messages, turn, self.images_in_context))
+        else:
+            self.messages = normalise([*self.messages, turn])
 
     def add(self, message: ChatMessage) -> None:
         self.messages = normalise([*self.messages, message])
@@ -102,7 +111,13 @@ async def open_live(
         for tool in registry.available(probe)
     )
     stored = await services.store.messages(session.id)
-    live = LiveSession(session, build_system_prompt(parts), tools, [])
+    live = LiveSession(
+        session,
+        build_system_prompt(parts),
+        tools,
+        [],
+        images_in_context=services.settings.media.images_in_context,
+    )
     speakers = {row.speaker for row in stored if row.role == "user"}
     zones = {
         speaker: await zone_of(services.store, services.settings, speaker) for speaker in speakers

@@ -7,6 +7,7 @@ model is called, so a crash, a timeout or `/stop` never loses what was said.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Sequence
 
 import structlog
@@ -14,6 +15,7 @@ import structlog
 from agent.history import for_request, tool_row
 from agent.live import LiveSession
 from agent.local_time import in_zone, zone_of
+from agent.media.stored import compose_stored
 from agent.prompt import render_user_turn
 from agent.providers import (
     ChatMessage,
@@ -30,6 +32,7 @@ from agent.providers import (
 from agent.tools.context import Services, ToolContext
 from agent.tools.registry import ToolRegistry
 from agent.turn import Turn, TurnOutcome
+from memory.media import NewMedia, keep_media
 from memory.store import records
 
 log = structlog.get_logger("kioku.agent")
@@ -57,19 +60,22 @@ class TurnRunner:
 
     async def run(self, live: LiveSession, turn: Turn, on_text: OnText | None) -> TurnOutcome:
         store = self.services.store
-        await store.append(
+        said = compose_stored(turn.text, turn.media)
+        message_id = await store.append(
             live.session.id,
             records.NewMessage(
                 role="user",
-                content=turn.text,
+                content=said,
                 speaker=turn.speaker,
                 ts=turn.context.when,
                 platform_message_id=turn.platform_message_id,
             ),
         )
+        await self._keep(live, message_id, turn)
         if turn.on_stored is not None:
             await turn.on_stored()
-        live.add_user_text(await self._user_text(live, turn))
+        attached = [block for item in turn.media for block in item.blocks]
+        live.add_user_turn(await self._user_text(live, turn, said), attached)
         live.user_turns += 1
         live.turns_since_reflection += 1
         ctx = live.tool_context(self.services, turn.speaker, turn.origin)
@@ -95,9 +101,32 @@ class TurnRunner:
             log.info("turn_interrupted", session=live.session.id)
             raise
 
-    async def _user_text(self, live: LiveSession, turn: Turn) -> str:
+    async def _keep(self, live: LiveSession, message_id: int, turn: Turn) -> None:
+        """Keep the turn's files beside its stored text (`media.keep`). A file that cannot
+        be kept is logged and the turn goes on: its text, stand-ins included, is stored."""
+        files = [
+            NewMedia(item.keep.kind, item.keep.name, item.keep.mime, item.keep.data)
+            for item in turn.media
+            if item.keep is not None
+        ]
+        if not files or not self.services.settings.media.keep:
+            return
+        try:
+            await keep_media(
+                self.services.store, self.services.home, live.session, message_id, files
+            )
+        except (OSError, LookupError, ValueError, sqlite3.Error) as exc:
+            log.warning(
+                "media_keep_failed",
+                session=live.session.id,
+                message=message_id,
+                files=len(files),
+                error=repr(exc),
+            )
+
+    async def _user_text(self, live: LiveSession, turn: Turn, said: str) -> str:
         zone = await zone_of(self.services.store, self.services.settings, turn.speaker)
-        text = render_user_turn(turn.text, in_zone(turn.context, zone))
+        text = render_user_turn(said, in_zone(turn.context, zone))
         settings = self.services.settings.agent
         if (
             live.is_group

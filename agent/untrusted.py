@@ -4,7 +4,8 @@ endpoints (a local one may send anything) and MCP servers.
 A `str` parsed from JSON may hold a lone surrogate (`"\\ud800"`), which SQLite, the
 platforms and the model APIs all refuse; a parsed value may nest deeper than the
 recursive code after it (`json.dumps`, jsonschema) can follow; a message from such a
-server may be megabytes long. These helpers measure and repair that before use.
+server may be megabytes long. These helpers measure and repair that before use, and
+`fenced` marks a file's text as data in a prompt.
 """
 
 from __future__ import annotations
@@ -42,3 +43,13 @@ def nesting(value: Any, stop_at: int) -> int:
                 break
         pending.extend((child, depth + 1) for child in children)
     return deepest
+
+
+def fenced(tag: str, name: str, body: str) -> str:
+    """`body` between `<tag name="…">` and `</tag>` lines, for text the model must read as
+    data (a document's text, an image's description): a closing tag inside `body` is
+    broken up so the data cannot end its own fence and pose as kioku's words."""
+    quoted = well_formed(name).replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+    closing = f"</{tag}"
+    inner = well_formed(body).replace(closing, f"<\\/{tag}")
+    return f'<{tag} name="{quoted}">\n{inner}\n{closing}>'

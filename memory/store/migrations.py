@@ -485,6 +485,38 @@ async def _v9_schedule(db: aiosqlite.Connection) -> None:
     )
 
 
+async def _v10_media(db: aiosqlite.Connection) -> None:
+    """The files kept from the messages people send (photos, voice notes, documents).
+
+    A row per file: the turn that brought it, its session, whose it is (`owner`: the
+    person of a DM, or the group conversation `group:...`, since a group's media belongs
+    to the group as its history does) and where it lies, relative to `$KIOKU_HOME`. The
+    foreign keys cascade so a turn or session deleted by hand in the sqlite3 shell still
+    can be; kioku's own deletions take the rows first and remove the files after their
+    commit (see `memory.media.removal`).
+    """
+    await run_script(
+        db,
+        """
+        CREATE TABLE media (
+            id INTEGER PRIMARY KEY,
+            message_id INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+            session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            owner TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            name TEXT NOT NULL,
+            mime TEXT NOT NULL,
+            bytes INTEGER NOT NULL CHECK (bytes >= 0),
+            path TEXT NOT NULL UNIQUE,
+            created_at REAL NOT NULL
+        );
+        CREATE INDEX media_message ON media(message_id);
+        CREATE INDEX media_session ON media(session_id);
+        CREATE INDEX media_owner ON media(owner);
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_core,
     _v2_search_index,
@@ -495,6 +527,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _v7_open_index,
     _v8_retention,
     _v9_schedule,
+    _v10_media,
 )
 SCHEMA_VERSION = schema.SCHEMA_VERSION
 

@@ -7,6 +7,8 @@
         client = AsyncOpenAI(base_url=api.base_url, api_key="x", max_retries=0)
         ...
         api.last.json["messages"]
+        api.transcribe("hello there")                        # /v1/audio/transcriptions
+        api.transcriptions[-1].filename, .data, .model, .language
 
 Streaming replies follow what Ollama, vLLM and OpenAI send: a role chunk, content deltas,
 tool-call deltas (id and name first, arguments in pieces), a finish_reason chunk, a usage
@@ -16,14 +18,27 @@ chunk when `stream_options.include_usage` is asked for, then `data: [DONE]`.
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
 
-from tests.fakes.scripted_server import Failure, Reply, ScriptedServer, sse
+from tests.fakes.scripted_server import Failure, Hang, Reply, ScriptedServer, sse
 
 DEFAULT_USAGE = {"prompt_tokens": 20, "completion_tokens": 6, "cached_tokens": 0}
+
+
+@dataclass(frozen=True)
+class Transcribed:
+    """One multipart request to /v1/audio/transcriptions: the uploaded file and fields."""
+
+    filename: str
+    data: bytes = field(repr=False)
+    model: str
+    language: str | None
+    authorization: str | None
 
 
 class FakeOpenAI(ScriptedServer):
@@ -32,9 +47,54 @@ class FakeOpenAI(ScriptedServer):
 
     route = "/v1/chat/completions"
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.transcriptions: list[Transcribed] = []
+        self._transcripts: deque[str | Failure | Hang] = deque()
+
     @property
     def base_url(self) -> str:
         return f"{self.root_url}/v1"
+
+    def transcribe(self, text: str) -> None:
+        """The next transcription request is answered with `text` ({"text": ...})."""
+        self._transcripts.append(text)
+
+    def fail_transcription(self, status: int, message: str = "scripted failure") -> None:
+        self._transcripts.append(Failure(status, _error_body(message, None)))
+
+    def hang_transcription(self) -> None:
+        self._transcripts.append(Hang())
+
+    def add_routes(self, app: web.Application) -> None:
+        app.router.add_post("/v1/audio/transcriptions", self._transcription)
+
+    async def _transcription(self, request: web.Request) -> web.Response:
+        form = await request.post()
+        upload = form.get("file")
+        if not isinstance(upload, web.FileField):
+            body = _error_body("'file' is a required multipart field", None)
+            return web.Response(status=400, body=body, content_type="application/json")
+        language = form.get("language")
+        self.transcriptions.append(
+            Transcribed(
+                filename=upload.filename,
+                data=upload.file.read(),
+                model=str(form.get("model", "")),
+                language=str(language) if language is not None else None,
+                authorization=request.headers.get("Authorization"),
+            )
+        )
+        if not self._transcripts:
+            body = _error_body("FakeOpenAI: no transcript queued", None)
+            return web.Response(status=400, body=body, content_type="application/json")
+        step = self._transcripts.popleft()
+        if isinstance(step, Failure):
+            return web.Response(status=step.status, body=step.body, content_type="application/json")
+        if isinstance(step, Hang):
+            await self._hang()
+            return web.Response(status=503)
+        return web.json_response({"text": step})
 
     def reply_text(
         self, *chunks: str, usage: Mapping[str, int] | None = None, finish_reason: str = "stop"

@@ -117,6 +117,7 @@ class ScriptedServer(ABC):
     async def start(self) -> Self:
         app = web.Application()
         app.router.add_post(self.route, self._handle)
+        self.add_routes(app)
         # handler_cancellation: a client that goes away cancels its handler (-> client_gone).
         self._runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=1.0)
         await self._runner.setup()
@@ -124,6 +125,10 @@ class ScriptedServer(ABC):
         await site.start()
         self.port = self._runner.addresses[0][1]
         return self
+
+    def add_routes(self, app: web.Application) -> None:
+        """More endpoints of the same API, for a fake that serves them (none by default)."""
+        return None
 
     async def close(self) -> None:
         self._stopping.set()

@@ -224,7 +224,7 @@ async def test_a_person_deleted_by_hand_is_created_again_keeping_their_turns(
     assert await found(state, "tent", "ben") == [4, 5]
 
 
-@pytest.mark.parametrize("wrong", [3, 10])
+@pytest.mark.parametrize("wrong", [3, SCHEMA_VERSION + 1])
 async def test_a_user_version_set_by_hand_is_reported_refused_by_serve_and_repaired(
     kioku: Kioku, state: Path, wrong: int
 ) -> None:
@@ -267,17 +267,22 @@ async def test_a_v6_database_claiming_v7_is_set_back_and_upgraded(kioku: Kioku, 
 
 
 async def test_a_database_of_a_newer_kioku_is_left_alone(kioku: Kioku, state: Path) -> None:
-    by_hand(state, "CREATE TABLE reminders(id INTEGER PRIMARY KEY)", "PRAGMA user_version = 10")
+    newer = SCHEMA_VERSION + 1
+    by_hand(
+        state, "CREATE TABLE reminders(id INTEGER PRIMARY KEY)", f"PRAGMA user_version = {newer}"
+    )
 
     said = database_lines(doctor(kioku))
-    assert f"schema version 10 is newer than this kioku ({SCHEMA_VERSION})" in said
+    assert f"schema version {newer} is newer than this kioku ({SCHEMA_VERSION})" in said
     assert "tables this kioku does not know (reminders)" in said
     assert "fix: upgrade kioku" in said
 
     repaired = doctor(kioku, "--repair")
     assert repaired.returncode == 1
-    assert f"left    user_version 10 is newer than this kioku ({SCHEMA_VERSION})" in repaired.stdout
-    assert read(state, "PRAGMA user_version") == [(10,)]
+    assert f"left    user_version {newer} is newer than this kioku ({SCHEMA_VERSION})" in (
+        repaired.stdout
+    )
+    assert read(state, "PRAGMA user_version") == [(newer,)]
 
 
 def test_repair_is_refused_while_the_daemon_runs(kioku: Kioku, state: Path, home: Path) -> None:

@@ -71,7 +71,7 @@ async def test_opening_a_v6_database_upgrades_it_keeping_every_turn_exactly(v6: 
         report = await store.check_integrity()
         messages = [m for s in range(1, 6) for m in await store.messages(s)]
     assert report.ok, report.problems
-    assert report.schema_version == migrations.SCHEMA_VERSION == 9
+    assert report.schema_version == migrations.SCHEMA_VERSION
     assert rows(v6) == before
     assert [(m.id, m.content, m.role, m.ts.timestamp()) for m in messages] == [
         (t[0], t[4], ("user", "assistant", "tool")[t[3]], t[9]) for t in before["turns"]
@@ -136,7 +136,7 @@ async def test_an_upgrade_cut_short_leaves_v6_intact_and_the_next_open_completes
         report = await store.check_integrity()
         found = await search(store, "京都", Scope.of_person("owner"))
     assert report.ok, report.problems
-    assert version_and_columns(v6)[0] == 9
+    assert version_and_columns(v6)[0] == migrations.SCHEMA_VERSION
     assert rows(v6) == before
     assert [r.session_id for r in found] == [1]
 

@@ -1,0 +1,226 @@
+"""A received document read into text for the model: a PDF (pypdf, or the file itself
+for Anthropic, which reads PDFs natively), or a text file (plain, Markdown, CSV, JSON,
+source code) in UTF-8; at most `media.document_chars` characters of it.
+
+pypdf is imported inside `_pdf_text`, only when a PDF arrives. CPU-bound: callers run
+`read_document` in a thread.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import PurePath
+
+import structlog
+
+from agent.media.items import Incoming, KeptFile, Prepared
+from agent.media.naming import shown_name
+from agent.media.unreadable import Unreadable
+from agent.providers import Document, Text
+from agent.untrusted import fenced
+from config.limits import InputRefused
+from config.text_limits import UTF8_BOM, decode_text
+
+log = structlog.get_logger("kioku.media")
+
+ANTHROPIC_PDF_REQUEST = 32 * 1024 * 1024
+"""Anthropic's limit on a whole request, which carries the PDF as base64."""
+ANTHROPIC_PDF_PAGES = 100
+TEXT_EXTENSIONS = frozenset(
+    [
+        ".txt",
+        ".text",
+        ".md",
+        ".markdown",
+        ".rst",
+        ".csv",
+        ".tsv",
+        ".json",
+        ".jsonl",
+        ".ndjson",
+        ".yaml",
+        ".yml",
+        ".toml",
+        ".ini",
+        ".cfg",
+        ".conf",
+        ".env",
+        ".log",
+        ".xml",
+        ".html",
+        ".htm",
+        ".css",
+        ".svg",
+        ".py",
+        ".pyi",
+        ".js",
+        ".mjs",
+        ".ts",
+        ".tsx",
+        ".jsx",
+        ".go",
+        ".rs",
+        ".java",
+        ".kt",
+        ".c",
+        ".h",
+        ".cc",
+        ".cpp",
+        ".hpp",
+        ".cs",
+        ".rb",
+        ".php",
+        ".pl",
+        ".lua",
+        ".sh",
+        ".bash",
+        ".zsh",
+        ".fish",
+        ".ps1",
+        ".sql",
+        ".r",
+        ".swift",
+        ".scala",
+        ".hs",
+        ".ex",
+        ".exs",
+        ".erl",
+        ".clj",
+        ".el",
+        ".vim",
+        ".tex",
+        ".diff",
+        ".patch",
+        ".ipynb",
+        ".srt",
+        ".vtt",
+    ]
+)
+TEXT_MIMES = frozenset(
+    (
+        "application/json",
+        "application/xml",
+        "application/x-yaml",
+        "application/yaml",
+        "application/toml",
+        "application/javascript",
+        "application/x-sh",
+        "application/sql",
+    )
+)
+
+
+@dataclass(frozen=True)
+class DocumentLimits:
+    """What one read may send: `chars` of text, and for Anthropic a whole PDF when it fits
+    `pdf_bytes` (the room left in the request) and the page limit."""
+
+    chars: int
+    native_pdf: bool
+    pdf_bytes: int = ANTHROPIC_PDF_REQUEST
+
+
+def is_pdf(item: Incoming) -> bool:
+    return (
+        item.data.startswith(b"%PDF-")
+        or item.mime == "application/pdf"
+        or PurePath(item.name).suffix.lower() == ".pdf"
+    )
+
+
+def is_text(item: Incoming) -> bool:
+    return (
+        item.mime.startswith("text/")
+        or item.mime in TEXT_MIMES
+        or PurePath(item.name).suffix.lower() in TEXT_EXTENSIONS
+    )
+
+
+def read_document(item: Incoming, limits: DocumentLimits) -> Prepared:
+    """The document's text (or the PDF itself) for the model, with a notice of any cut;
+    `Unreadable` when there is nothing kioku can read in it."""
+    name = shown_name(item.name) or "document"
+    if is_pdf(item):
+        return _read_pdf(item, name, limits)
+    if not is_text(item):
+        raise Unreadable(
+            f"{name} is a kind of document kioku does not read ({item.mime or 'unknown type'}): "
+            "send a PDF or a text file (plain text, Markdown, CSV, JSON, source code)"
+        )
+    data = item.data.removeprefix(UTF8_BOM)
+    try:
+        text = decode_text(data, name, fix="save it as UTF-8 text and send it again")
+    except InputRefused as exc:
+        raise Unreadable(str(exc)) from None
+    stand_in = f"[document {name}]"
+    body, notice = _cut(text, name, limits.chars)
+    return Prepared(
+        stand_in,
+        blocks=(Text(fenced("document", name, body)),),
+        notice=notice,
+        keep=KeptFile("document", item.name, item.mime or "text/plain", item.data),
+    )
+
+
+def _read_pdf(item: Incoming, name: str, limits: DocumentLimits) -> Prepared:
+    pages, text = _pdf_text(item.data, name)
+    plural = "page" if pages == 1 else "pages"
+    keep = KeptFile("document", item.name, "application/pdf", item.data)
+    native = (
+        limits.native_pdf
+        and pages <= ANTHROPIC_PDF_PAGES
+        and (len(item.data) + 2) // 3 * 4 <= limits.pdf_bytes
+    )
+    body, cut = _cut(text, name, limits.chars)
+    if native:
+        stand_in = f"[document {name}, {pages} {plural}]"
+        inner = body if text.strip() else "(no text layer: the pages are images)"
+        document = Document("application/pdf", item.data, fenced("document", name, inner))
+        return Prepared(stand_in, blocks=(document,), keep=keep)
+    if not text.strip():
+        raise Unreadable(
+            f"{name} has no text layer (a scan?), so kioku cannot read it: send the pages as "
+            "photos, or a PDF with text"
+        )
+    return Prepared(
+        f"[document {name}, {pages} {plural}]",
+        blocks=(Text(fenced("document", name, body)),),
+        notice=cut,
+        keep=keep,
+    )
+
+
+def _pdf_text(data: bytes, name: str) -> tuple[int, str]:
+    """The page count and the text of every page, each under a "[page N]" line."""
+    from pypdf import PdfReader
+    from pypdf.errors import FileNotDecryptedError, PyPdfError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise Unreadable(f"{name} is locked with a password: send it without one")
+        texts = [
+            f"[page {number}]\n{page.extract_text() or ''}".rstrip()
+            for number, page in enumerate(reader.pages, start=1)
+        ]
+    except FileNotDecryptedError:
+        raise Unreadable(f"{name} is locked with a password: send it without one") from None
+    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError) as exc:
+        # pypdf reports damage as any of these, depending on where the file breaks.
+        log.info("pdf_unreadable", file=name, error=repr(exc))
+        raise Unreadable(f"{name} is a damaged PDF that could not be read ({exc})") from None
+    pages = len(texts)
+    only_markers = all(text == f"[page {i}]" for i, text in enumerate(texts, start=1))
+    return pages, "" if only_markers else "\n\n".join(texts)
+
+
+def _cut(text: str, name: str, chars: int) -> tuple[str, str | None]:
+    """At most `chars` characters of `text`, and a notice when the rest was cut."""
+    if len(text) <= chars:
+        return text, None
+    note = (
+        f"Only the first {chars:,} of {len(text):,} characters of {name} were read "
+        "(media.document_chars); the rest was cut."
+    )
+    return f"{text[:chars]}\n[… cut here: {note}]", note

@@ -1,0 +1,121 @@
+"""Images are made fit to send: upright, with no metadata left, downscaled, and under the
+provider's size limit; what cannot be read gets a notice."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+from PIL import Image
+
+from agent.media.images import clean_image, image_limit
+from agent.media.unreadable import Unreadable
+from tests.helpers.media_files import GPS_IFD, jpeg_with_gps, noisy_jpeg, png_with_alpha
+
+
+def opened(data: bytes) -> Image.Image:
+    image = Image.open(io.BytesIO(data))
+    image.load()
+    return image
+
+
+def test_exif_gps_xmp_icc_and_comment_are_gone_from_the_cleaned_photo() -> None:
+    original = jpeg_with_gps()
+    assert dict(opened(original).getexif().get_ifd(GPS_IFD))  # the input does carry a position
+
+    cleaned = clean_image(original, max_side=1568, limit=image_limit("anthropic"))
+
+    image = opened(cleaned.data)
+    assert cleaned.media_type == "image/jpeg"
+    assert len(image.getexif()) == 0
+    assert dict(image.getexif().get_ifd(GPS_IFD)) == {}
+    assert not {"exif", "xmp", "icc_profile", "comment"} & set(image.info)
+    for secret in (b"PhoneMaker", b"secret-xmp", b"secret-comment", b"Exif\x00\x00"):
+        assert secret not in cleaned.data
+
+
+def test_orientation_is_applied_before_the_exif_goes() -> None:
+    cleaned = clean_image(jpeg_with_gps(3000, 2000, orientation=6), max_side=1568, limit=10**8)
+
+    assert (cleaned.width, cleaned.height) == (1045, 1568)  # turned upright, then downscaled
+    assert opened(cleaned.data).size == (1045, 1568)
+
+
+@pytest.mark.parametrize(
+    ("size", "side", "expected"),
+    [((4000, 1000), 1000, (1000, 250)), ((640, 480), 1568, (640, 480))],
+)
+def test_the_long_side_is_at_most_image_max_side(
+    size: tuple[int, int], side: int, expected: tuple[int, int]
+) -> None:
+    image = Image.new("RGB", size, (10, 200, 10))
+    data = io.BytesIO()
+    image.save(data, "PNG")
+
+    cleaned = clean_image(data.getvalue(), max_side=side, limit=10**8)
+
+    assert (cleaned.width, cleaned.height) == expected
+    assert opened(cleaned.data).size == expected
+
+
+def test_a_photo_over_the_limit_is_re_encoded_smaller_until_it_fits() -> None:
+    original = noisy_jpeg(1200, 900)
+    limit = 150_000
+    assert len(original) > 4 * limit
+
+    cleaned = clean_image(original, max_side=1568, limit=limit)
+
+    assert len(cleaned.data) <= limit
+    assert cleaned.media_type == "image/jpeg"
+    assert max(cleaned.width, cleaned.height) < 1200  # quality steps alone were not enough
+    assert opened(cleaned.data).size == (cleaned.width, cleaned.height)
+
+
+def test_anthropic_counts_the_base64_text_against_its_5_mb() -> None:
+    assert image_limit("anthropic") * 4 / 3 <= 5 * 1024 * 1024
+    assert image_limit("openai") == 20 * 1024 * 1024
+
+
+def test_transparency_stays_as_png() -> None:
+    cleaned = clean_image(png_with_alpha(), max_side=1568, limit=10**8)
+
+    assert cleaned.media_type == "image/png"
+    assert opened(cleaned.data).mode == "RGBA"
+
+
+def test_a_gif_that_fits_stays_a_gif() -> None:
+    image = Image.new("P", (120, 80), 3)
+    data = io.BytesIO()
+    image.save(data, "GIF", comment=b"gif-comment")
+
+    cleaned = clean_image(data.getvalue(), max_side=1568, limit=10**8)
+
+    assert cleaned.media_type == "image/gif"
+    assert b"gif-comment" not in cleaned.data
+
+
+def test_garbage_is_refused_with_what_kioku_reads() -> None:
+    with pytest.raises(Unreadable, match="not an image kioku can read"):
+        clean_image(b"certainly not a picture", max_side=1568, limit=10**8)
+
+
+def test_a_truncated_jpeg_is_refused_as_damaged() -> None:
+    with pytest.raises(Unreadable, match="damaged"):
+        clean_image(jpeg_with_gps()[:2000], max_side=1568, limit=10**8)
+
+
+@pytest.mark.parametrize("most", [4_000_000, 10_000])
+def test_a_decompression_bomb_is_refused_before_decoding(
+    monkeypatch: pytest.MonkeyPatch, most: int
+) -> None:
+    """Past Image.MAX_IMAGE_PIXELS kioku refuses; past twice it Pillow itself does."""
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", most)
+
+    with (
+        pytest.warns(Image.DecompressionBombWarning)
+        if most > 1_000_000
+        else contextlib.nullcontext(),
+        pytest.raises(Unreadable, match=r"more pixels .*than kioku decodes safely"),
+    ):
+        clean_image(jpeg_with_gps(3000, 2000), max_side=1568, limit=10**8)

@@ -343,9 +343,10 @@ class Gateway:
             except Exception as exc:
                 log.warning("working_failed", platform=inbound.platform, error=repr(exc))
         intake = await self._take_in(inbound)
+        if not intake.has_content and delivery is not None:
+            await deliveries.record(self.store, *delivery)
+        await self._tell(address, intake)
         if not intake.has_content:
-            if delivery is not None:
-                await deliveries.record(self.store, *delivery)
             return
         session = await self.sessions.open(conversation)
         turn = Turn(
@@ -378,15 +379,16 @@ class Gateway:
             log.exception("after_turn_failed", session=session.id)
 
     async def _take_in(self, inbound: Inbound) -> Intake:
-        """The message's files read (if any), and the person told what was not."""
         if not inbound.attachments:
             return Intake(inbound.text, (), (), None)
-        intake = await take_in(inbound, self.agent.media, self.settings.media, self.settings.stt)
+        return await take_in(inbound, self.agent.media, self.settings.media, self.settings.stt)
+
+    async def _tell(self, address: Address, intake: Intake) -> None:
+        """What was not read and why, then what a voice note was heard as."""
         if intake.notices:
-            await self._send(inbound.address, "\n".join(intake.notices))
+            await self._send(address, "\n".join(intake.notices))
         if intake.echo:
-            await self._send(inbound.address, intake.echo)
-        return intake
+            await self._send(address, intake.echo)
 
     def _streamer(self, outlet: Adapter | None, address: Address) -> OnText | None:
         if outlet is None or not outlet.streams:

@@ -72,8 +72,8 @@ async def _download(attachment: Attachment, limit: int) -> Incoming | str:
         return _too_large(attachment, attachment.size, limit)
     try:
         data = await attachment.fetch(limit)
-    except TooLarge:
-        return _too_large(attachment, attachment.size, limit)
+    except TooLarge:  # its declared size, if any, was wrong
+        return _too_large(attachment, None, limit)
     except FetchFailed as exc:
         log.warning("attachment_fetch_failed", kind=attachment.kind, error=str(exc))
         return f"I could not download {attachment.name}: {exc}"

@@ -58,11 +58,7 @@ NOTES_CSV = (
 )
 
 # Latin-1 bytes that are not UTF-8: é, ü, ß and £ are single bytes over 0x7f.
-LATIN1_TEXT = (
-    "Notizen für Café Müller\n"
-    "Straße: Königsallee 12\n"
-    "Preis: £4, Crème brûlée\n"
-)
+LATIN1_TEXT = "Notizen für Café Müller\nStraße: Königsallee 12\nPreis: £4, Crème brûlée\n"
 
 
 def receipt() -> None:

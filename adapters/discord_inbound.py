@@ -2,18 +2,21 @@
 
 Identity is `discord:<user id>`. A DM's chat is its DM channel; a guild channel's chat
 is the channel; a thread is its own conversation: chat = the parent channel, thread =
-the thread (the gateway keys group sessions by platform, chat and thread). A message
-whose texts or names are of the wrong type is dropped with a log line.
+the thread (the gateway keys group sessions by platform, chat and thread). Each file
+is an `Attachment` fetched with discord.py's own `Attachment.read()`; a sticker, which
+has no file kioku reads, is named in `unreadable`. A message whose texts or names are of
+the wrong type is dropped with a log line.
 """
 
 from __future__ import annotations
 
 import re
 
+import aiohttp
 import discord
 import structlog
 
-from adapters.base import Inbound
+from adapters.base import Attachment, AttachmentKind, Fetch, FetchFailed, Inbound, TooLarge
 from adapters.shapes import Malformed, require
 from config.settings import DiscordSettings
 
@@ -72,6 +75,7 @@ def to_inbound(
         message_id=str(message.id),
         reply_to_text=replied.content if replied is not None else None,
         unreadable=unreadable(message),
+        attachments=tuple(_attachment(file) for file in message.attachments),
         received_at=message.created_at,
     )
 
@@ -95,8 +99,16 @@ def _check(message: discord.Message) -> None:
         if isinstance(person, discord.Member):
             require(str, person, "nick", optional=True)
     for attachment in message.attachments:
+        require(str, attachment, "filename")
+        require(int, attachment, "size")
         require(str, attachment, "content_type", optional=True)
+        require(int, attachment, "width", "height", optional=True)
         require(int, attachment.flags, "value")
+        duration = attachment.duration
+        if duration is not None and (
+            not isinstance(duration, int | float) or isinstance(duration, bool)
+        ):
+            raise Malformed(f"Attachment.duration is {type(duration).__name__}, not a number")
 
 
 def readable_text(message: discord.Message, bot_id: int, bot_roles: set[int]) -> str:
@@ -113,20 +125,50 @@ def readable_text(message: discord.Message, bot_id: int, bot_roles: set[int]) ->
 
 
 def unreadable(message: discord.Message) -> tuple[str, ...]:
-    """What is attached that kioku cannot read yet, each kind named once."""
-    kinds: list[str] = []
-    for attachment in message.attachments:
-        kinds.append(_kind(attachment))
-    if message.stickers:
-        kinds.append("a sticker")
-    return tuple(dict.fromkeys(kinds))
+    """What is on the message with no file kioku reads: stickers."""
+    return ("a sticker",) if message.stickers else ()
 
 
-def _kind(attachment: discord.Attachment) -> str:
-    if attachment.is_voice_message():
-        return "a voice message"
-    major = (attachment.content_type or "").partition("/")[0]
-    return {"image": "an image", "video": "a video", "audio": "an audio file"}.get(major, "a file")
+def _attachment(file: discord.Attachment) -> Attachment:
+    mime = (file.content_type or "application/octet-stream").partition(";")[0].strip()
+    return Attachment(
+        kind=_kind(file, mime),
+        name=file.filename,
+        mime=mime,
+        size=file.size,
+        fetch=_fetcher(file),
+        duration=float(file.duration) if file.duration is not None else None,
+        width=file.width,
+        height=file.height,
+    )
+
+
+def _kind(file: discord.Attachment, mime: str) -> AttachmentKind:
+    if file.is_voice_message():
+        return "voice"
+    major = mime.partition("/")[0]
+    kinds: dict[str, AttachmentKind] = {"image": "image", "audio": "audio", "video": "video"}
+    return kinds.get(major, "document")
+
+
+def _fetcher(file: discord.Attachment) -> Fetch:
+    """The declared size is checked first; `read()` then downloads through discord.py's
+    HTTP session, which reads the whole answer, so its length is checked after."""
+
+    async def fetch(limit: int) -> bytes:
+        if file.size > limit:
+            raise TooLarge(f"the file is {file.size:,} bytes, over the limit of {limit:,}")
+        try:
+            data = await file.read()
+        except discord.HTTPException as exc:
+            raise FetchFailed(f"Discord would not hand the file over ({exc!s:.200})") from None
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise FetchFailed(f"the download from Discord failed ({exc!r:.200})") from None
+        if len(data) > limit:
+            raise TooLarge(f"the file is {len(data):,} bytes, over the limit of {limit:,}")
+        return data
+
+    return fetch
 
 
 def _own_roles(guild: discord.Guild | None) -> set[int]:

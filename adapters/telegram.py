@@ -28,12 +28,12 @@ from aiohttp import web
 from telegram import Bot, BotCommand, Message, ReplyParameters, Update
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import BadRequest, InvalidToken, NetworkError, RetryAfter, TelegramError
-from telegram.request import HTTPXRequest
 from telegram.warnings import PTBDeprecationWarning
 
 from adapters.backoff import Backoff
 from adapters.base import Adapter, Address, Delta, InboundHandler, Outbound
 from adapters.chunking import utf16_length
+from adapters.telegram_files import FileRequest
 from adapters.telegram_html import split_for_telegram, to_html, to_plain
 from adapters.telegram_inbound import to_inbound
 from adapters.telegram_updates import (
@@ -117,7 +117,7 @@ class TelegramAdapter(Adapter):
             s.token.get_secret_value(),
             base_url=s.base_url or "https://api.telegram.org/bot",
             base_file_url=s.base_file_url or "https://api.telegram.org/file/bot",
-            request=HTTPXRequest(connection_pool_size=16),
+            request=FileRequest(connection_pool_size=16),
             # The library's own read timeout fires after the watchdog's, which restarts first.
             get_updates_request=BoundedRequest(
                 connection_pool_size=2, read_timeout=2 * self.margin

@@ -3,8 +3,9 @@ was addressed.
 
 In groups kioku is addressed by an @mention of its username (or a text mention of the
 bot), a reply to one of its messages, or `/command@itsname`; the mention is taken out
-of the text. Forum topics are threads. Attachments kioku cannot read are named in
-`unreadable`, and their caption is the text. python-telegram-bot keeps whatever types
+of the text. Forum topics are threads. A file on the message is an `Attachment`
+(`telegram_files`), its caption the text; a sticker, which has no file kioku reads, is
+named in `unreadable`. python-telegram-bot keeps whatever types
 arrive, so a message whose fields kioku reads are of the wrong type is dropped with a
 log line (`telegram_update_malformed`) instead of failing further in.
 """
@@ -18,20 +19,10 @@ from telegram import Message, MessageEntity, Update
 
 from adapters.base import Inbound
 from adapters.shapes import Malformed, require
+from adapters.telegram_files import attachments
+from adapters.telegram_files import check as check_files
 
 log = structlog.get_logger("kioku.telegram")
-
-# Checked in this order: an animation also carries a document.
-ATTACHMENTS = (
-    ("animation", "a GIF"),
-    ("photo", "a photo"),
-    ("voice", "a voice message"),
-    ("video_note", "a video message"),
-    ("video", "a video"),
-    ("audio", "an audio file"),
-    ("sticker", "a sticker"),
-    ("document", "a document"),
-)
 
 
 def to_inbound(update: Update, bot_id: int, username: str) -> Inbound | None:
@@ -47,9 +38,9 @@ def to_inbound(update: Update, bot_id: int, username: str) -> Inbound | None:
         log.warning("telegram_update_malformed", update_id=update.update_id, problem=str(problem))
         return None
     text = message.text or message.caption or ""
-    attachment = next((label for attr, label in ATTACHMENTS if getattr(message, attr)), None)
-    unreadable = (attachment,) if attachment else ()
-    if not text.strip() and not unreadable:
+    files = attachments(message)
+    unreadable = ("a sticker",) if message.sticker else ()
+    if not text.strip() and not unreadable and not files:
         return None  # a service message: someone joined, a title changed
     is_direct = message.chat.type == "private"
     text, mentioned = _strip_mention(message, text, bot_id, username)
@@ -78,6 +69,7 @@ def to_inbound(update: Update, bot_id: int, username: str) -> Inbound | None:
         message_id=str(message.message_id),
         reply_to_text=(replied.text or replied.caption) if replied else None,
         unreadable=unreadable,
+        attachments=files,
     )
 
 
@@ -100,6 +92,7 @@ def _check(message: Message) -> None:
             require(int, user, "id")
             require(str, user, "first_name")
             require(str, user, "last_name", "username", optional=True)
+    check_files(message)
     for entity in (*(message.entities or ()), *(message.caption_entities or ())):
         require(int, entity, "offset", "length")
         require(str, entity, "type")

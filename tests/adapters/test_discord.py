@@ -113,7 +113,7 @@ async def test_channel_allowlist_covers_its_threads(fake: FakeDiscord):
     assert inbox.queue.empty()
 
 
-async def test_attachment_kinds_are_named_once_each(fake: FakeDiscord):
+async def test_attachments_are_listed_in_order_and_none_is_unreadable(fake: FakeDiscord):
     files = [
         fake.attachment("a.png", "image/png"),
         fake.attachment("b.jpg", "image/jpeg"),
@@ -122,8 +122,12 @@ async def test_attachment_kinds_are_named_once_each(fake: FakeDiscord):
     async with adapter_for(fake) as (_, inbox):
         await fake.push(fake.dm("", attachments=files))
         inbound = await inbox.next()
-    assert inbound.unreadable == ("an image", "a file")
-    assert inbound.text == ""
+    assert [(a.kind, a.name) for a in inbound.attachments] == [
+        ("image", "a.png"),
+        ("image", "b.jpg"),
+        ("document", "notes.pdf"),
+    ]
+    assert inbound.unreadable == () and inbound.text == ""
 
 
 async def test_refused_send_raises(fake: FakeDiscord):

@@ -212,15 +212,6 @@ async def test_strangers_dm_gets_a_pairing_code(home: Path, fake: FakeDiscord):
     assert re.search(r"kioku pairing approve \S+", post.content)
 
 
-async def test_attachment_is_named_and_its_text_answered(home: Path, fake: FakeDiscord):
-    async with served(home, fake):
-        photo = fake.attachment("cat.png", "image/png")
-        await fake.push(fake.dm("look at this", attachments=[photo]))
-        told, answer = await fake.next_post(), await fake.next_post()
-    assert told.content == "I can't read an image yet, only text."
-    assert answer.content == "echo: look at this"
-
-
 async def test_other_bots_and_own_messages_are_ignored(home: Path, fake: FakeDiscord):
     other_bot = user(ALICE_ID + 9, "otherbot", bot=True)
     async with served(home, fake):

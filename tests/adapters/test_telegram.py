@@ -179,17 +179,6 @@ async def test_a_forum_topic_is_its_own_session(rig: GatewayRig, tg: FakeTelegra
     assert len([key for key in keys if str(GROUP) in key]) == 2
 
 
-async def test_a_photo_is_named_unreadable_and_its_caption_answered(
-    rig: GatewayRig, tg: FakeTelegram
-):
-    photo = [{"file_id": "f", "file_unique_id": "u", "width": 1, "height": 1}]
-    async with running(rig, tg):
-        await tg.dm(AIKO, None, photo=photo, caption="look at this")
-        sent = await tg.wait_for("sendMessage", 2)
-    assert sent[0].text == "I can't read a photo yet, only text."
-    assert sent[1].text == "echo: look at this"
-
-
 async def test_a_long_reply_with_code_is_split_and_every_fence_balanced(
     rig: GatewayRig, tg: FakeTelegram
 ):

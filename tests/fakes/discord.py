@@ -14,6 +14,9 @@ One guild (`GUILD_ID`) with a text channel (`CHANNEL_ID`), a public thread under
 `Via` so discord.py believes Discord sent it), `refuse(status)` fails the next send,
 `drop_connection(code)` closes the socket, `go_silent()` makes the live connection stop
 acknowledging heartbeats and dispatching, `send_raw(frame)` sends any bytes as a frame.
+Files: `attachment(name, type, data)` (and `voice_message(data, seconds)`) serve `data`
+at the attachment's `url` on this server, as Discord's CDN does; `refuse_downloads`
+answers the next downloads with an error status.
 """
 
 from __future__ import annotations
@@ -124,6 +127,9 @@ class FakeDiscord:
         self._limit_next = 0
         self._retry_after = 0.0
         self._refuse_next: int | None = None
+        self._files: dict[str, bytes] = {}  # attachment id -> the bytes its url serves
+        self._refuse_downloads: list[int] = []
+        self.downloads: list[str] = []  # attachment ids fetched, in order
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -135,6 +141,7 @@ class FakeDiscord:
         app.router.add_post("/api/v10/channels/{channel}/typing", self._typing)
         app.router.add_post("/api/v10/users/@me/channels", self._open_dm)
         app.router.add_get("/gateway", self._gateway)
+        app.router.add_get("/attachments/{channel}/{id}/{filename}", self._download)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -264,15 +271,40 @@ class FakeDiscord:
         """A guild message that starts with the bot's mention."""
         return self.message(f"<@{BOT_ID}> {content}", mentions=[BOT_USER], **extra)
 
-    def attachment(self, filename: str, content_type: str) -> dict[str, Any]:
+    def attachment(
+        self,
+        filename: str,
+        content_type: str | None,
+        data: bytes = bytes(1024),
+        *,
+        declared: int | None = None,
+    ) -> dict[str, Any]:
+        """A message's attachment whose `url` serves `data`; `declared` is the size
+        Discord claims (default: the real one)."""
+        attachment_id = str(snowflake())
+        self._files[attachment_id] = data
+        url = f"http://127.0.0.1:{self._port}/attachments/{CHANNEL_ID}/{attachment_id}/{filename}"
         return {
-            "id": str(snowflake()),
+            "id": attachment_id,
             "filename": filename,
-            "size": 1024,
-            "url": f"http://127.0.0.1:{self._port}/attachments/{filename}",
-            "proxy_url": f"http://127.0.0.1:{self._port}/attachments/{filename}",
+            "size": len(data) if declared is None else declared,
+            "url": f"{url}?ex=0&is=0&hm=0",
+            "proxy_url": f"{url}?ex=0&is=0&hm=0",
             "content_type": content_type,
         }
+
+    def voice_message(self, data: bytes, seconds: float) -> dict[str, Any]:
+        """A voice message's attachment, as Discord's clients record them (OGG/Opus)."""
+        return {
+            **self.attachment("voice-message.ogg", "audio/ogg", data),
+            "duration_secs": seconds,
+            "waveform": "AAAAAAAAAAAA",
+            "flags": 0,
+        }
+
+    def refuse_downloads(self, *statuses: int) -> None:
+        """The next downloads get these statuses (404, 403, 500, ...) instead of the bytes."""
+        self._refuse_downloads.extend(statuses)
 
     def bot_message(self, content: str, channel_id: int = CHANNEL_ID) -> dict[str, Any]:
         return self.message(content, channel_id=channel_id, author=BOT_USER)
@@ -343,6 +375,16 @@ class FakeDiscord:
                 "recipients": [user(recipient, "them")],
             }
         )
+
+    async def _download(self, request: web.Request) -> web.Response:
+        attachment_id = request.match_info["id"]
+        self.downloads.append(attachment_id)
+        if self._refuse_downloads:
+            return web.Response(status=self._refuse_downloads.pop(0), text="refused")
+        data = self._files.get(attachment_id)
+        if data is None:
+            return web.Response(status=404, text="Not Found")
+        return web.Response(body=data, content_type="application/octet-stream")
 
     async def _typing(self, request: web.Request) -> web.Response:
         self.typing.append(request.match_info["channel"])

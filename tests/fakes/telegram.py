@@ -8,6 +8,10 @@ slow answer held until the test releases it.
 `getUpdates` honours `offset` (confirms everything before it) and long-polls for up
 to `timeout` seconds. Hostile input goes in as bytes: an update's raw JSON (`push_raw`)
 or a whole getUpdates answer, given to the poll waiting now or the next (`answer_raw`).
+Files are served as Telegram serves them: `file` registers bytes (and the size Telegram
+declares for them), `getFile` names their path, and `GET /file/bot<token>/<path>` gives
+the bytes; `photo`, `voice` and `document` make the message fields that carry them, and
+`fail("download", ...)` scripts faults on the download itself.
 """
 
 from __future__ import annotations
@@ -72,6 +76,15 @@ def slow(gate: asyncio.Event) -> Fault:
 
 DROP = Fault("drop")
 HANG = Fault("hang")
+BOT_FILE_LIMIT = 20 * 1024 * 1024  # getFile refuses bigger files: "file is too big"
+
+
+@dataclass(frozen=True)
+class _File:
+    path: str
+    data: bytes
+    declared: int  # the file_size getFile gives
+    chunked: bool  # served without a Content-Length
 
 
 class FakeTelegram:
@@ -91,10 +104,13 @@ class FakeTelegram:
         self._runner: web.AppRunner | None = None
         self.webhook: dict[str, str] | None = None
         self._closing = asyncio.Event()  # releases hung requests so the server can stop
+        self._files: dict[str, _File] = {}
+        self.downloads: list[str] = []  # file paths fetched, in order
 
     async def __aenter__(self) -> Self:
         app = web.Application()
         app.router.add_post("/bot{token}/{method}", self._handle)
+        app.router.add_get("/file/bot{token}/{path:.+}", self._download)
         self._runner = web.AppRunner(app, handle_signals=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -175,6 +191,43 @@ class FakeTelegram:
         message.update(extra)
         return message
 
+    def file(
+        self,
+        data: bytes,
+        *,
+        path: str = "documents/file",
+        declared: int | None = None,
+        chunked: bool = False,
+    ) -> dict[str, Any]:
+        """Serve `data` as a file; the fields every Bot API file object starts with.
+        `declared` is the size Telegram claims (default: the real one); `chunked` sends
+        the bytes without a Content-Length."""
+        number = len(self._files) + 1
+        file_id = f"file-{number}"
+        size = len(data) if declared is None else declared
+        self._files[file_id] = _File(f"{path}_{number}", data, size, chunked)
+        return {"file_id": file_id, "file_unique_id": f"unique-{number}", "file_size": size}
+
+    def photo(self, *sizes: tuple[bytes, int, int]) -> list[dict[str, Any]]:
+        """A message's `photo`: each (bytes, width, height) a PhotoSize, smallest first."""
+        ordered = sorted(sizes, key=lambda size: size[1] * size[2])
+        return [
+            {**self.file(data, path="photos/file"), "width": width, "height": height}
+            for data, width, height in ordered
+        ]
+
+    def voice(self, data: bytes, duration: int, **declared: Any) -> dict[str, Any]:
+        """A message's `voice`: an OGG/Opus note, as Telegram's clients record them."""
+        fields = self.file(data, path="voice/file", **declared)
+        return {**fields, "duration": duration, "mime_type": "audio/ogg"}
+
+    def document(
+        self, data: bytes, file_name: str, mime_type: str, **declared: Any
+    ) -> dict[str, Any]:
+        """A message's `document`: any file sent as a file."""
+        fields = self.file(data, path="documents/file", **declared)
+        return {**fields, "file_name": file_name, "mime_type": mime_type}
+
     def sent(self, method: str = "sendMessage") -> list[Call]:
         return [call for call in self.calls if call.method == method]
 
@@ -227,7 +280,11 @@ class FakeTelegram:
         if method == "getUpdates":  # the updates' own bytes, whatever they hold
             body = await self._get_updates(params)
             return web.Response(body=body, content_type="application/json")
-        return _answer({"ok": True, "result": await self._result(method, params)})
+        try:
+            result = await self._result(method, params)
+        except _Refused as refusal:
+            return _answer({"ok": False, "error_code": 400, "description": str(refusal)}, 400)
+        return _answer({"ok": True, "result": result})
 
     async def _result(self, method: str, params: dict[str, str]) -> Any:
         if method == "getMe":
@@ -237,7 +294,53 @@ class FakeTelegram:
             return True
         if method in ("sendMessage", "editMessageText"):
             return self._sent_message(method, params)
+        if method == "getFile":
+            return self._get_file(params.get("file_id", ""))
         return True
+
+    def _get_file(self, file_id: str) -> dict[str, Any]:
+        file = self._files.get(file_id)
+        if file is None:
+            raise _Refused("Bad Request: wrong file_id or the file is temporarily unavailable")
+        if file.declared > BOT_FILE_LIMIT:
+            raise _Refused("Bad Request: file is too big")
+        return {
+            "file_id": file_id,
+            "file_unique_id": file_id.replace("file", "unique"),
+            "file_size": file.declared,
+            "file_path": file.path,
+        }
+
+    async def _download(self, request: web.Request) -> web.StreamResponse:
+        if request.match_info["token"] != TOKEN:
+            return _answer({"ok": False, "error_code": 401, "description": "Unauthorized"}, 401)
+        path = request.match_info["path"]
+        async with self._changed:
+            self.downloads.append(path)
+            self._changed.notify_all()
+        faults = self._faults.get("download")
+        if faults:
+            fault = faults.popleft()
+            if fault.kind == "drop":
+                assert request.transport is not None
+                request.transport.abort()
+                return web.Response()
+            return _answer(
+                {"ok": False, "error_code": fault.status, "description": fault.description},
+                fault.status,
+            )
+        file = next((f for f in self._files.values() if f.path == path), None)
+        if file is None:
+            return _answer({"ok": False, "error_code": 404, "description": "Not Found"}, 404)
+        if not file.chunked:
+            return web.Response(body=file.data, content_type="application/octet-stream")
+        response = web.StreamResponse()
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        for start in range(0, len(file.data), 64 * 1024):
+            await response.write(file.data[start : start + 64 * 1024])
+        await response.write_eof()
+        return response
 
     async def _get_updates(self, params: dict[str, str]) -> bytes:
         offset = int(params.get("offset", "0") or 0)
@@ -268,6 +371,10 @@ class FakeTelegram:
             "text": params.get("text", ""),
         }
         return message
+
+
+class _Refused(Exception):
+    """A call the Bot API answers with 400 and this description."""
 
 
 def _answer(body: dict[str, Any], status: int = 200) -> web.Response:

@@ -31,6 +31,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.base import Adapter, AdapterFailed, Address, InboundHandler, Outbound
 from adapters.chunking import split_message
 from adapters.slack_envelopes import BoundedSocketModeHandler, events_app
+from adapters.slack_files import SlackFiles
 from adapters.slack_inbound import to_inbound
 from adapters.slack_mrkdwn import to_mrkdwn
 from config.load import ConfigError
@@ -65,6 +66,8 @@ class SlackAdapter(Adapter):
         self._signing_secret = signing_secret
         self._listen = listen
         self._base_url = base_url or AsyncWebClient.BASE_URL
+        self._files_base = base_url  # the file host a test Slack serves files on
+        self._files: SlackFiles | None = None
         self._ping_interval = ping_interval
         self._give_up_after = give_up_after
         self._client: AsyncWebClient | None = None
@@ -114,6 +117,7 @@ class SlackAdapter(Adapter):
         identity = await client.auth_test()
         self._bot_user_id = identity.get("user_id")
         self._client = client
+        self._files = SlackFiles(self._bot_token, self._files_base)
         app = AsyncApp(
             client=client,
             signing_secret=self._signing_secret or "",
@@ -172,6 +176,9 @@ class SlackAdapter(Adapter):
         if self._runner is not None:
             runner, self._runner = self._runner, None
             await runner.cleanup()
+        if self._files is not None:
+            files, self._files = self._files, None
+            await files.aclose()
 
     async def _watch(self, handler: BoundedSocketModeHandler) -> None:
         """The SDK pings and reconnects by itself (a silent socket misses its pong and is
@@ -201,7 +208,9 @@ class SlackAdapter(Adapter):
 
     async def _on_event(self, body: dict[str, Any], event: dict[str, Any]) -> None:
         """A direct message or a mention, as `to_inbound` decides, with the sender's name."""
-        inbound = to_inbound(body, event, self._bot_user_id)
+        if self._files is None:
+            return  # stopped while bolt was still dispatching
+        inbound = to_inbound(body, event, self._bot_user_id, self._files)
         if inbound is None:
             return
         # to_inbound accepted it, so event["user"] is a non-empty string.

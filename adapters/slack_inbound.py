@@ -5,7 +5,8 @@ direct message (channel type `im`), so a mention is never taken twice. Bots, kio
 itself, edits, deletions and joins are not a person writing. A top-level mention in a
 channel starts a thread (the answer goes under it), so the thread's later mentions
 continue the same session. The event comes off the wire: one with a field of the wrong
-type is dropped with a log line instead of failing the adapter's handler.
+type is dropped with a log line instead of failing the adapter's handler. Shared files
+are `Attachment`s downloaded through the adapter's `SlackFiles`.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from typing import Any
 import structlog
 
 from adapters.base import Inbound
+from adapters.slack_files import FileShapeError, SlackFiles
 from adapters.slack_mrkdwn import from_slack
 
 PLATFORM = "slack"
 # Message subtypes that are a person writing; edits, deletions, joins and the like are not.
 _SPOKEN_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
-_KINDS = {"image": "an image", "audio": "an audio file", "video": "a video"}
 
 log = structlog.get_logger("kioku.slack")
 
@@ -29,17 +30,17 @@ class _Malformed(ValueError):
     """A field kioku needs is missing or of the wrong type."""
 
 
-def to_inbound(body: Any, event: Any, bot_user_id: str | None) -> Inbound | None:
+def to_inbound(body: Any, event: Any, bot_user_id: str | None, files: SlackFiles) -> Inbound | None:
     """The event as kioku sees it, or None: not a person writing to kioku, or malformed
     (logged). `sender_name` is left to the caller, which asks Slack for it."""
     try:
-        return _inbound(body, event, bot_user_id)
-    except _Malformed as problem:
+        return _inbound(body, event, bot_user_id, files)
+    except (_Malformed, FileShapeError) as problem:
         log.warning("slack_event_malformed", problem=str(problem))
         return None
 
 
-def _inbound(body: Any, event: Any, bot_user_id: str | None) -> Inbound | None:
+def _inbound(body: Any, event: Any, bot_user_id: str | None, files: SlackFiles) -> Inbound | None:
     if not isinstance(event, dict) or not isinstance(body, dict):
         raise _Malformed("the event or its envelope is not an object")
     kind = event.get("type")
@@ -71,26 +72,12 @@ def _inbound(body: Any, event: Any, bot_user_id: str | None) -> Inbound | None:
         thread=_optional(event, "thread_ts") or ("" if direct else ts),
         addressed=not direct,
         message_id=ts,
-        unreadable=_unreadable(event.get("files") or []),
+        attachments=files.attachments(event.get("files")),
     )
 
 
 def _is_dm(channel: Any) -> bool:
     return isinstance(channel, str) and channel.startswith("D")
-
-
-def _unreadable(files: Any) -> tuple[str, ...]:
-    """What is shared that kioku cannot read yet, each kind named once."""
-    if not isinstance(files, list):
-        raise _Malformed(f"files is {type(files).__name__}, not a list")
-    kinds: list[str] = []
-    for item in files:
-        mimetype = item.get("mimetype") if isinstance(item, dict) else None
-        major = mimetype.partition("/")[0] if isinstance(mimetype, str) else ""
-        kind = _KINDS.get(major, "a file")
-        if kind not in kinds:
-            kinds.append(kind)
-    return tuple(kinds)
 
 
 def _string(event: dict[str, Any], name: str) -> str:

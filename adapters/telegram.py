@@ -8,6 +8,7 @@ stalls again and again, is reported with `failed()` for the supervisor to restar
 
 An update's message id goes to the gateway as `message_id`, so a redelivered update
 (after a restart the last batch is fetched again) is dropped there, not answered twice.
+Files on a message are fetched through the same bot, within a limit (`telegram_files`).
 """
 
 from __future__ import annotations

@@ -119,13 +119,12 @@ def attachments(message: Message) -> tuple[Attachment, ...]:
             continue
         declared_mime = getattr(source, "mime_type", None) or mime
         if attribute == "document" and declared_mime.startswith("image/"):
-            kind = "image"
-            name = "image" + (mimetypes.guess_extension(declared_mime) or "")
+            kind, name = "image", "image"
         width, height = _dimensions(source)
         return (
             Attachment(
                 kind=kind,
-                name=getattr(source, "file_name", None) or name,
+                name=_name(source, name, declared_mime, mime),
                 mime=declared_mime,
                 size=source.file_size,
                 fetch=_fetcher(source),
@@ -203,6 +202,17 @@ def _fetcher(source: Source) -> Fetch:
         return bytes(data)
 
     return fetch
+
+
+def _name(source: Source, default: str, mime: str, default_mime: str) -> str:
+    """The file's own name, else one made up from its kind and type ("audio.m4a")."""
+    given = getattr(source, "file_name", None)
+    if given:
+        return str(given)
+    if mime == default_mime:
+        return default
+    stem = default.rpartition(".")[0] or default
+    return stem + (mimetypes.guess_extension(mime) or "")
 
 
 def _refuse_over(size: int | None, limit: int) -> None:

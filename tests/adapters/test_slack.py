@@ -222,14 +222,6 @@ async def test_bot_messages_edits_and_own_messages_are_ignored(home: Path, fake:
     assert [post["text"] for post in posts] == ["echo: real", "echo: again"]
 
 
-async def test_shared_file_is_named_unreadable(home: Path, fake: FakeSlack) -> None:
-    async with slack(home, fake):
-        files = [{"id": "F1", "name": "cat.png", "mimetype": "image/png"}]
-        await fake.push(fake.dm(ALICE, "", subtype="file_share", files=files))
-        [post] = await fake.wait_posts(1)
-    assert post["text"] == "I can't read an image yet, only text."
-
-
 async def test_display_name_is_asked_once_per_person(home: Path, fake: FakeSlack) -> None:
     async with slack(home, fake):
         await fake.push(fake.dm(ALICE, "one"))

@@ -84,8 +84,18 @@ def test_videos_and_audio_are_named_by_kind_and_keep_their_durations():
     assert shapes == {
         "video": ("video", "cat.mov", "video/mp4", 12.0, 640),
         "video_note": ("video", "video_note.mp4", "video/mp4", 8.0, 240),
-        "audio": ("audio", "audio.mp3", "audio/mp4", 185.0, None),
+        "audio": ("audio", "audio.m4a", "audio/mp4", 185.0, None),
     }
+
+
+def test_a_file_without_a_name_is_named_for_its_kind_and_type():
+    file = {"file_id": "f", "file_unique_id": "u"}
+    fake = FakeTelegram()
+    pdf = inbound(fake.message(DM, 5, None, document={**file, "mime_type": "application/pdf"}))
+    png = inbound(fake.message(DM, 5, None, document={**file, "mime_type": "image/png"}))
+    voice = inbound(fake.message(DM, 5, None, voice={**file, "duration": 2}))
+    names = [got.attachments[0].name for got in (pdf, png, voice) if got is not None]
+    assert names == ["document.pdf", "image.png", "voice.ogg"]
 
 
 def test_a_sticker_is_unreadable_not_an_attachment():

@@ -5,7 +5,10 @@ Tests push Events API envelopes down the socket (or any bytes: `send_raw`), see 
 acknowledgements and every
 Web API call, make a method answer `ratelimited` (429 + Retry-After), close the
 socket or make it go silent (no pongs, nothing sent). `signed_headers` signs an HTTP
-Events API request the way Slack does.
+Events API request the way Slack does. Files: `file(data, name, mimetype)` makes a
+`files` item whose `url_private_download` on this server serves `data` to a request
+bearing `bot_token` (401 otherwise); `downloads` records who asked, and
+`fail_downloads` / `redirect_downloads` script the next answers.
 """
 
 from __future__ import annotations
@@ -39,6 +42,14 @@ class Call:
     at: float  # loop time
 
 
+@dataclass(frozen=True)
+class Download:
+    """One request for a file's bytes."""
+
+    file_id: str
+    authorization: str
+
+
 @dataclass
 class _Socket:
     ws: web.WebSocketResponse
@@ -52,6 +63,8 @@ class FakeSlack:
     calls: list[Call] = field(default_factory=list)
     acks: list[str] = field(default_factory=list)
     connections: int = 0  # websockets ever opened
+    bot_token: str = "xoxb-test"
+    downloads: list[Download] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._ratelimited: dict[str, int] = {}
@@ -61,6 +74,8 @@ class FakeSlack:
         self._ts = itertools.count(1)
         self._runner: web.AppRunner | None = None
         self.port = 0
+        self._files: dict[str, tuple[bytes, str, bool]] = {}  # id -> bytes, type, chunked
+        self._download_faults: list[web.Response] = []
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -68,6 +83,7 @@ class FakeSlack:
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_get("/socket", self._socket)
+        app.router.add_get("/files-pri/{team}-{file}/download/{name}", self._download)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -152,6 +168,45 @@ class FakeSlack:
         if socket is not None:
             socket.silent = True
 
+    def file(
+        self,
+        data: bytes,
+        name: str,
+        mimetype: str,
+        *,
+        declared: int | None = None,
+        served_as: str | None = None,
+        chunked: bool = False,
+        **extra: Any,
+    ) -> dict[str, Any]:
+        """A `files` item served here; `declared` is the size Slack claims (default: the
+        real one), `served_as` the download's Content-Type (default: `mimetype`);
+        `chunked` sends the bytes without a Content-Length."""
+        file_id = f"F{len(self._files) + 1:08d}"
+        self._files[file_id] = (data, served_as or mimetype, chunked)
+        return {
+            "id": file_id,
+            "name": name,
+            "title": name,
+            "mimetype": mimetype,
+            "filetype": name.rpartition(".")[2],
+            "size": len(data) if declared is None else declared,
+            "mode": "hosted",
+            "url_private": f"http://127.0.0.1:{self.port}/files-pri/{TEAM}-{file_id}/{name}",
+            "url_private_download": (
+                f"http://127.0.0.1:{self.port}/files-pri/{TEAM}-{file_id}/download/{name}"
+            ),
+            **extra,
+        }
+
+    def fail_downloads(self, *statuses: int) -> None:
+        """The next downloads get these statuses instead of the bytes."""
+        self._download_faults.extend(web.Response(status=s, text="refused") for s in statuses)
+
+    def redirect_downloads(self, location: str) -> None:
+        """The next download is redirected to `location` (where the token must not follow)."""
+        self._download_faults.append(web.Response(status=302, headers={"Location": location}))
+
     def message_ts(self) -> str:
         return f"{1_700_000_000 + next(self._ts)}.000100"
 
@@ -223,6 +278,28 @@ class FakeSlack:
         if method == "conversations.open":  # the DM with the bot, where `dm` writes from
             return {"channel": {"id": "D0DM"}}
         return {}
+
+    async def _download(self, request: web.Request) -> web.StreamResponse:
+        file_id = request.match_info["file"]
+        auth = request.headers.get("Authorization", "")
+        self.downloads.append(Download(file_id, auth))
+        await self._notify()
+        if auth != f"Bearer {self.bot_token}":
+            return web.Response(status=401, text="not_authed")
+        if self._download_faults:
+            return self._download_faults.pop(0)
+        if file_id not in self._files:
+            return web.Response(status=404, text="file_not_found")
+        data, content_type, chunked = self._files[file_id]
+        if not chunked:
+            return web.Response(body=data, headers={"Content-Type": content_type})
+        response = web.StreamResponse(headers={"Content-Type": content_type})
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        for start in range(0, len(data), 64 * 1024):
+            await response.write(data[start : start + 64 * 1024])
+        await response.write_eof()
+        return response
 
     async def _socket(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse(autoping=False)

@@ -319,16 +319,19 @@ class FakeTelegram:
             self.downloads.append(path)
             self._changed.notify_all()
         faults = self._faults.get("download")
-        if faults:
-            fault = faults.popleft()
-            if fault.kind == "drop":
-                assert request.transport is not None
-                request.transport.abort()
-                return web.Response()
-            return _answer(
-                {"ok": False, "error_code": fault.status, "description": fault.description},
-                fault.status,
-            )
+        fault = faults.popleft() if faults else None
+        if fault is not None and fault.kind == "slow" and fault.gate is not None:
+            await fault.gate.wait()
+        elif fault is not None and fault.kind == "hang":
+            await self._closing.wait()
+            return web.Response(status=503)
+        elif fault is not None and fault.kind == "drop":
+            assert request.transport is not None
+            request.transport.abort()
+            return web.Response()
+        elif fault is not None:
+            body = {"ok": False, "error_code": fault.status, "description": fault.description}
+            return _answer(body, fault.status)
         file = next((f for f in self._files.values() if f.path == path), None)
         if file is None:
             return _answer({"ok": False, "error_code": 404, "description": "Not Found"}, 404)

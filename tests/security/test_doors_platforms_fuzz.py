@@ -28,6 +28,7 @@ from telegram import Update
 from adapters.discord_gateway import FRAME_ERRORS, check_frame
 from adapters.discord_inbound import to_inbound as discord_inbound
 from adapters.slack_envelopes import read_envelope
+from adapters.slack_files import SlackFiles
 from adapters.slack_inbound import to_inbound as slack_inbound
 from adapters.telegram_inbound import to_inbound as telegram_inbound
 from adapters.telegram_updates import UpdatesMalformed, read_answer
@@ -168,7 +169,7 @@ def bolt() -> Iterator[tuple[asyncio.AbstractEventLoop, AsyncApp, FakeSlack]]:
     app = AsyncApp(client=client, signing_secret="", request_verification_enabled=False)
 
     async def on_event(body: dict[str, Any], event: dict[str, Any]) -> None:
-        slack_inbound(body, event, SLACK_BOT)
+        slack_inbound(body, event, SLACK_BOT, SlackFiles("xoxb-test", fake.base_url))
 
     app.event("message")(on_event)
     app.event("app_mention")(on_event)

@@ -26,6 +26,7 @@ from structlog.testing import capture_logs
 from adapters.base import Inbound
 from adapters.discord_inbound import readable_text, to_inbound, unreadable
 from adapters.slack import SlackAdapter
+from adapters.slack_files import SlackFiles
 from adapters.slack_inbound import to_inbound as slack_to_inbound
 from config.settings import DiscordSettings
 from tests.fakes.discord import (
@@ -280,6 +281,7 @@ SUBTYPES = st.sampled_from(
     ["file_share", "thread_broadcast", "message_changed", "message_deleted", "bot_message",
      "channel_join", "me_message", "message_replied", "huddle_thread"]
 )  # fmt: skip
+SLACK_FILES = SlackFiles("xoxb-test")  # never asked to download here
 SLACK_FIELDS = {
     "type": st.sampled_from(["message", "app_mention"]),
     "channel": st.sampled_from(["D0DM", "C0CHAN", "G0GROUP", "C0MPIM"]),
@@ -316,7 +318,7 @@ def test_a_well_formed_slack_event_follows_the_adapters_rules(
     event: dict[str, Any], team_id: str | None
 ) -> None:
     body = event_callback(event) | {"team_id": team_id}
-    inbound = slack_to_inbound(body, event, SLACK_BOT)
+    inbound = slack_to_inbound(body, event, SLACK_BOT, SLACK_FILES)
     direct = event["type"] == "message" and event.get("channel_type") == "im"
     mention = event["type"] == "app_mention" and not event["channel"].startswith("D")
     spoken = event.get("subtype") in (None, "file_share", "thread_broadcast")
@@ -352,7 +354,7 @@ def damaged_slack_events(draw: st.DrawFn) -> dict[str, Any]:
     st.fixed_dictionaries({"team_id": st.just(TEAM) | JUNK}, optional={"event": JUNK}),
 )
 def test_any_slack_envelope_becomes_an_inbound_or_nothing(event: Any, body: Any) -> None:
-    inbound = slack_to_inbound(body, event, SLACK_BOT)
+    inbound = slack_to_inbound(body, event, SLACK_BOT, SLACK_FILES)
     if inbound is not None:
         for value in (inbound.chat, inbound.sender, inbound.text, inbound.thread):
             assert isinstance(value, str)
@@ -364,7 +366,7 @@ def test_a_slack_event_with_a_field_of_the_wrong_type_is_dropped_with_a_log_line
     event = {"type": "message", "channel_type": "im", "channel": "D0DM", "user": ALICE_U,
              "team": TEAM, "ts": "1700000000.000100", "text": 42}  # fmt: skip
     with capture_logs() as logs:
-        assert slack_to_inbound(event_callback(event), event, SLACK_BOT) is None
+        assert slack_to_inbound(event_callback(event), event, SLACK_BOT, SLACK_FILES) is None
     [line] = [entry for entry in logs if entry["event"] == "slack_event_malformed"]
     assert "text" in line["problem"] and line["log_level"] == "warning"
 
@@ -372,14 +374,14 @@ def test_a_slack_event_with_a_field_of_the_wrong_type_is_dropped_with_a_log_line
 def test_a_slack_event_with_an_unhashable_subtype_is_dropped() -> None:
     event = {"type": "app_mention", "channel": "C0CHAN", "user": ALICE_U, "team": TEAM,
              "ts": "1700000000.000100", "text": "hi", "subtype": ["file_share"]}  # fmt: skip
-    assert slack_to_inbound(event_callback(event), event, SLACK_BOT) is None
+    assert slack_to_inbound(event_callback(event), event, SLACK_BOT, SLACK_FILES) is None
 
 
 def test_a_slack_event_with_no_team_anywhere_is_dropped_not_given_a_none_identity() -> None:
     event = {"type": "message", "channel_type": "im", "channel": "D0DM", "user": ALICE_U,
              "ts": "1700000000.000100", "text": "hi"}  # fmt: skip
     body = {k: v for k, v in event_callback(event).items() if k != "team_id"}
-    assert slack_to_inbound(body, event, SLACK_BOT) is None
+    assert slack_to_inbound(body, event, SLACK_BOT, SLACK_FILES) is None
 
 
 async def test_the_slack_adapter_drops_a_malformed_event_and_keeps_serving(

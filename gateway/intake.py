@@ -68,12 +68,13 @@ async def take_in(
 
 async def _download(attachment: Attachment, limit: int) -> Incoming | str:
     """The file's bytes as `Incoming`, or what to tell the person instead."""
-    if attachment.size is not None and attachment.size > limit:
-        return _too_large(attachment, attachment.size, limit)
     try:
+        # The adapter refuses by the declared size before downloading; a photo may come
+        # in a smaller size that fits, so the declared size alone does not decide.
         data = await attachment.fetch(limit)
-    except TooLarge:  # its declared size, if any, was wrong
-        return _too_large(attachment, None, limit)
+    except TooLarge:
+        declared = attachment.size if attachment.size and attachment.size > limit else None
+        return _too_large(attachment, declared, limit)
     except FetchFailed as exc:
         log.warning("attachment_fetch_failed", kind=attachment.kind, error=str(exc))
         return f"I could not download {attachment.name}: {exc}"

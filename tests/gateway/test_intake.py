@@ -31,12 +31,13 @@ def attached(
 ) -> Attachment:
     """An attachment whose download gives `data`, bounded as an adapter's is."""
 
+    declared = len(data) if size is None else size
+
     async def fetch(limit: int) -> bytes:
-        if len(data) > limit:
+        if declared > limit or len(data) > limit:
             raise TooLarge(f"{len(data)} bytes")
         return data
 
-    declared = len(data) if size is None else size
     return Attachment(kind, name, mime, declared, fetch, duration=duration)
 
 

@@ -3,10 +3,13 @@
 Cache breakpoints sit on the last tool, the system prompt, the latest turn and the user
 turn before it, so every call after a session's first reads the whole earlier prefix
 from the cache (the earlier breakpoint keeps hitting even when a tool loop added blocks).
+A person's images and PDFs go as base64 `image` / `document` blocks after their text; a
+breakpoint may sit on either (both block types take `cache_control`).
 """
 
 from __future__ import annotations
 
+import base64
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -17,6 +20,8 @@ from agent.providers.base import (
     Block,
     ChatMessage,
     ChatRequest,
+    Document,
+    Image,
     ModelReply,
     Text,
     ToolCall,
@@ -162,6 +167,15 @@ def _wire_block(block: Block) -> dict[str, Any] | None:
         return {"type": "text", "text": block.text} if block.text else None
     if isinstance(block, ToolCall):
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.arguments}
+    if isinstance(block, Image | Document):
+        return {
+            "type": "image" if isinstance(block, Image) else "document",
+            "source": {
+                "type": "base64",
+                "media_type": block.media_type,
+                "data": base64.b64encode(block.data).decode("ascii"),
+            },
+        }
     wire: dict[str, Any] = {
         "type": "tool_result",
         "tool_use_id": block.tool_call_id,

@@ -2,13 +2,16 @@
 
 Streams `chat.completions` and assembles tool-call deltas itself, so it relies only on
 what every such server sends; the SDK's stricter helpers assume OpenAI's own quirks.
+A person's images go as `image_url` parts holding a data URL; a PDF goes as the text
+kioku read from it (its stand-in), since these servers take no document part.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +23,8 @@ from agent.providers.base import (
     Block,
     ChatMessage,
     ChatRequest,
+    Document,
+    Image,
     ModelReply,
     Text,
     ToolCall,
@@ -202,9 +207,35 @@ def _wire_messages(message: ChatMessage) -> list[dict[str, Any]]:
         for block in message.content
         if isinstance(block, ToolResult)
     ]
-    if texts:
-        out.append({"role": "user", "content": "\n\n".join(texts)})
+    if any(isinstance(block, Image) for block in message.content):
+        out.append({"role": "user", "content": _parts(message.content)})
+    elif said := _user_texts(message.content):
+        out.append({"role": "user", "content": "\n\n".join(said)})
     return out
+
+
+def _user_texts(blocks: Sequence[Block]) -> list[str]:
+    """A user turn's texts in order, a document as the text read from it."""
+    return [text for block in blocks if (text := _text_of(block))]
+
+
+def _text_of(block: Block) -> str:
+    if isinstance(block, Document):
+        return block.stand_in
+    return block.text if isinstance(block, Text) else ""
+
+
+def _parts(blocks: Sequence[Block]) -> list[dict[str, Any]]:
+    """A user turn holding images as content parts, in order: text, then the files."""
+    parts: list[dict[str, Any]] = []
+    for block in blocks:
+        if isinstance(block, Image):
+            data = base64.b64encode(block.data).decode("ascii")
+            url = f"data:{block.media_type};base64,{data}"
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+        elif text := _text_of(block):
+            parts.append({"type": "text", "text": text})
+    return parts
 
 
 def _reply(

@@ -204,6 +204,12 @@ async def test_off_tells_the_person_to_type_instead() -> None:
     assert prepared.stand_in == "[voice 0:03]"
 
 
+async def test_without_a_duration_from_the_platform_the_ogg_tells_it(ffmpeg: str) -> None:
+    prepared = await transcribed(voice(ogg_opus_tone(ffmpeg, 2.0)), SttSettings(provider="off"))
+
+    assert prepared.stand_in == "[voice 0:02]"
+
+
 def test_durations_come_from_the_ogg_granule_position_and_the_wav_header(ffmpeg: str) -> None:
     note = ogg_opus_tone(ffmpeg, 21.0)
 

@@ -83,12 +83,12 @@ def read_document(item: Incoming, limits: DocumentLimits) -> Prepared:
         return _read_pdf(item, name, limits)
     if not is_text(item):
         raise Unreadable(
-            f"{name} is a kind of document kioku does not read ({item.mime or 'unknown type'}): "
+            f"it is a kind of document kioku does not read ({item.mime or 'unknown type'}): "
             "send a PDF or a text file (plain text, Markdown, CSV, JSON, source code)"
         )
     data = item.data.removeprefix(UTF8_BOM)
     try:
-        text = decode_text(data, name, fix="save it as UTF-8 text and send it again")
+        text = decode_text(data, "the text at", fix="save it as UTF-8 text and send it again")
     except InputRefused as exc:
         raise Unreadable(str(exc)) from None
     stand_in = f"[document {name}]"
@@ -118,7 +118,7 @@ def _read_pdf(item: Incoming, name: str, limits: DocumentLimits) -> Prepared:
         return Prepared(stand_in, blocks=(document,), keep=keep)
     if not text.strip():
         raise Unreadable(
-            f"{name} has no text layer (a scan?), so kioku cannot read it: send the pages as "
+            "it has no text layer (a scan?), so there is no text to read: send the pages as "
             "photos, or a PDF with text"
         )
     return Prepared(stand_in, blocks=(Text(fenced("document", name, body)),), notice=cut, keep=keep)
@@ -136,7 +136,7 @@ def _pdf_text(data: bytes, name: str, chars: int) -> tuple[int, str, bool]:
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
-            raise Unreadable(f"{name} is locked with a password: send it without one")
+            raise Unreadable("it is locked with a password: send it without one")
         pages = len(reader.pages)
         for number, page in enumerate(reader.pages, start=1):
             if length > chars:
@@ -145,11 +145,11 @@ def _pdf_text(data: bytes, name: str, chars: int) -> tuple[int, str, bool]:
             texts.append(f"[page {number}]\n{words}" if words else f"[page {number}]")
             length += len(words)
     except FileNotDecryptedError:
-        raise Unreadable(f"{name} is locked with a password: send it without one") from None
+        raise Unreadable("it is locked with a password: send it without one") from None
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError) as exc:
         # pypdf reports damage as any of these, depending on where the file breaks.
         log.info("pdf_unreadable", file=name, error=repr(exc))
-        raise Unreadable(f"{name} is a damaged PDF that could not be read ({exc})") from None
+        raise Unreadable(f"it is a damaged PDF that could not be read ({exc})") from None
     return pages, "\n\n".join(texts) if length else "", len(texts) == pages
 
 

@@ -12,7 +12,7 @@ from agent.media.items import Incoming, Prepared
 from agent.media.reader import MediaReader
 from agent.providers import Document, Image, Text
 from config.settings import Settings
-from tests.helpers.media_files import jpeg_with_gps, pdf_with_text
+from tests.helpers.media_files import jpeg_with_gps, pdf_with_text, scanned_pdf
 from tests.helpers.paths import ROOT
 
 
@@ -104,3 +104,13 @@ async def test_a_photo_or_audio_sent_as_a_plain_file_is_read_as_what_it_is() -> 
     assert photo.stand_in == "[photo 800\u00d7600: scan.jpg]"
     assert memo.stand_in == "[audio memo.mp3]" and memo.notice is not None
     assert "type your message instead" in memo.notice
+
+
+async def test_a_scan_for_a_model_reading_text_gets_a_notice_naming_it() -> None:
+    item = Incoming("document", "scan.pdf", "application/pdf", scanned_pdf())
+
+    (prepared,) = await read(Settings(), "openai", item)
+
+    assert prepared.blocks == ()
+    assert prepared.notice is not None
+    assert prepared.notice.startswith("I couldn't read scan.pdf: it has no text layer (a scan?)")

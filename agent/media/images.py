@@ -67,6 +67,14 @@ def clean_image(data: bytes, *, max_side: int, limit: int) -> CleanImage:
                     f"than kioku decodes safely ({most:,}): send a smaller picture"
                 )
             source_format = opened.format or ""
+            if source_format == "JPEG":
+                # The JPEG decoder can scale by 1/2, 1/4, 1/8 as it decodes: a 12 MP photo
+                # is then decoded at no less than the size it is going to, ~3x faster.
+                scale = max_side / max(opened.size)
+                if scale < 1:
+                    opened.draft(
+                        opened.mode, (int(opened.width * scale), int(opened.height * scale))
+                    )
             upright = ImageOps.exif_transpose(opened)
             pixels = _bare(upright)
     except UnidentifiedImageError:
@@ -90,8 +98,28 @@ def _bare(image: PILImage) -> PILImage:
     image.load()
     alpha = image.mode in ("RGBA", "LA", "PA") or "transparency" in image.info
     mode = "RGBA" if alpha else ("L" if image.mode in ("1", "L") else "RGB")
-    converted = image.convert(mode)
+    converted = _in_srgb(image, mode)
     return Image.frombytes(mode, converted.size, converted.tobytes())
+
+
+def _in_srgb(image: PILImage, mode: str) -> PILImage:
+    """`image` in `mode`, its colours moved from its ICC profile (a phone's Display P3)
+    into sRGB, which is what a picture without a profile is read as."""
+    from PIL import ImageCms
+
+    profile = image.info.get("icc_profile")
+    if profile and mode in ("RGB", "RGBA") and image.mode in ("RGB", "RGBA"):
+        try:
+            source = ImageCms.ImageCmsProfile(io.BytesIO(profile))
+            moved = ImageCms.profileToProfile(
+                image.convert(mode), source, ImageCms.createProfile("sRGB"), outputMode=mode
+            )
+        except (ImageCms.PyCMSError, OSError, ValueError):
+            # A broken profile: the pixels as they are are the best guess left.
+            return image.convert(mode)
+        if moved is not None:
+            return moved
+    return image.convert(mode)
 
 
 def _fit(pixels: PILImage, source_format: str, *, max_side: int, limit: int) -> CleanImage:

@@ -43,7 +43,7 @@ def test_a_pdf_gives_the_text_of_every_page_and_its_page_count() -> None:
 
 
 def test_a_scanned_pdf_says_it_has_no_text_layer_instead_of_sending_nothing() -> None:
-    with pytest.raises(Unreadable, match=r"scan\.pdf has no text layer \(a scan\?\)"):
+    with pytest.raises(Unreadable, match=r"it has no text layer \(a scan\?\)"):
         read_document(pdf("scan.pdf", scanned_pdf()), AS_TEXT)
 
 
@@ -87,6 +87,20 @@ def test_text_past_document_chars_is_cut_with_a_note_and_a_notice() -> None:
     assert prepared.notice is not None and "first 100 of 4,000 characters" in prepared.notice
 
 
+def test_a_long_pdf_is_read_only_as_far_as_document_chars() -> None:
+    item = pdf("book.pdf", pdf_with_text(*[f"chapter {n} " + "word " * 40 for n in range(30)]))
+
+    prepared = read_document(item, DocumentLimits(chars=500, native_pdf=False))
+
+    text = only_text(prepared.blocks)
+    assert prepared.stand_in == "[document book.pdf, 30 pages]"
+    assert "chapter 0" in text and "chapter 29" not in text
+    assert prepared.notice == (
+        "Only the first 500 characters of book.pdf were read (media.document_chars); "
+        "the rest was cut."
+    )
+
+
 def test_a_utf8_file_with_a_bom_is_read() -> None:
     item = Incoming("document", "notes.md", "", b"\xef\xbb\xbf# Title\ncaf\xc3\xa9")
 
@@ -96,7 +110,7 @@ def test_a_utf8_file_with_a_bom_is_read() -> None:
 def test_a_file_that_is_not_utf8_gets_a_clear_notice() -> None:
     item = Incoming("document", "old.txt", "text/plain", "café".encode("latin-1"))
 
-    with pytest.raises(Unreadable, match=r"old\.txt line 1: not UTF-8 text .*save it as UTF-8"):
+    with pytest.raises(Unreadable, match=r"the text at line 1: not UTF-8 text .*save it as UTF-8"):
         read_document(item, AS_TEXT)
 
 
@@ -117,7 +131,7 @@ def test_an_unknown_kind_of_document_is_refused_saying_what_is_read() -> None:
 
 
 def test_a_broken_pdf_is_a_notice_not_a_crash() -> None:
-    with pytest.raises(Unreadable, match=r"broken\.pdf is a damaged PDF"):
+    with pytest.raises(Unreadable, match="it is a damaged PDF"):
         read_document(pdf("broken.pdf", b"%PDF-1.7\n garbage garbage"), AS_TEXT)
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from agent.attached import FileText, make_room, user_turn
-from agent.history import without_last_exchange
+from agent.history import UNANSWERED, for_request, without_last_exchange
 from agent.live import LiveSession
 from agent.loop import FORCE_ANSWER
 from agent.media.items import Prepared
 from agent.media.stored import compose_stored
-from agent.providers import ChatMessage, Document, Image, Text
+from agent.providers import ChatMessage, Document, Image, Text, ToolCall, ToolResult
 from memory.store.records import Session, Usage
 
 NOTES = (FORCE_ANSWER,)
@@ -144,3 +144,10 @@ def test_files_without_a_caption_are_stored_as_their_stand_ins_alone() -> None:
 
 def test_a_turn_without_files_is_stored_as_written() -> None:
     assert compose_stored("hello", ()) == "hello"
+
+
+def test_a_call_left_unanswered_before_a_turn_with_files_is_answered_ahead_of_them() -> None:
+    stopped = ChatMessage("assistant", (ToolCall("c1", "session_search", {"query": "x"}),))
+    turn = user_turn("look", [photo(1)])
+    sent = for_request([user_turn("find it"), stopped, turn])
+    assert sent[2].content == (ToolResult("c1", UNANSWERED, True), Text("look"), photo(1))

@@ -59,6 +59,7 @@ async def examine() -> list[Finding]:
         findings.append(Finding("ok", "config", f"valid ({home / 'config.toml'})"))
         findings.append(await _check_model(settings))
         findings += _check_platforms(settings)
+        findings += await asyncio.to_thread(_check_voice, settings)
         if settings.backup.every_seconds is not None:
             findings.append(await asyncio.to_thread(_check_backups, settings))
     if home.is_dir():
@@ -161,6 +162,53 @@ def _check_platforms(settings: Settings) -> list[Finding]:
             )
         else:
             findings.append(Finding("note", platform.name, "not configured (no credentials)"))
+    return findings
+
+
+def _check_voice(settings: Settings) -> list[Finding]:
+    """Whether voice notes are transcribed (and, for a command, whether its program is
+    there), and whether ffmpeg is there to convert what the transcriber does not take."""
+    stt = settings.stt
+    findings = []
+    if stt.provider == "off":
+        findings.append(
+            Finding("note", "voice", "transcription off (stt.provider): people are asked to type")
+        )
+    elif stt.provider == "openai":
+        findings.append(Finding("ok", "voice", f"transcribed by {stt.model} at {stt.base_url}"))
+    elif not stt.command:
+        findings.append(
+            Finding(
+                "problem",
+                "voice",
+                "stt.provider is command but stt.command is empty",
+                'set stt.command, e.g. ["whisper-cli", "-nt", "-f", "{file}"]',
+            )
+        )
+    elif shutil.which(stt.command[0]) is None:
+        findings.append(
+            Finding(
+                "problem",
+                "voice",
+                f"stt.command's program {stt.command[0]!r} is not found",
+                "install it, or give its full path in stt.command",
+            )
+        )
+    else:
+        findings.append(Finding("ok", "voice", f"transcribed by the command {stt.command[0]}"))
+    found = shutil.which(stt.ffmpeg)
+    if found is not None:
+        findings.append(Finding("ok", "ffmpeg", f"present ({found})"))
+    else:
+        findings.append(
+            Finding(
+                "note",
+                "ffmpeg",
+                f"{stt.ffmpeg!r} (stt.ffmpeg) not found: audio outside stt.formats "
+                f"({', '.join(stt.formats)}) cannot be transcribed",
+                "install ffmpeg (apt install ffmpeg), or set stt.ffmpeg to its path",
+            )
+        )
     return findings
 
 

@@ -67,6 +67,14 @@ def clean_image(data: bytes, *, max_side: int, limit: int) -> CleanImage:
                     f"than kioku decodes safely ({most:,}): send a smaller picture"
                 )
             source_format = opened.format or ""
+            if source_format == "JPEG":
+                # The JPEG decoder can scale by 1/2, 1/4, 1/8 as it decodes: a 12 MP photo
+                # is then decoded at no less than the size it is going to, ~3x faster.
+                scale = max_side / max(opened.size)
+                if scale < 1:
+                    opened.draft(
+                        opened.mode, (int(opened.width * scale), int(opened.height * scale))
+                    )
             upright = ImageOps.exif_transpose(opened)
             pixels = _bare(upright)
     except UnidentifiedImageError:

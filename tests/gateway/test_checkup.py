@@ -159,3 +159,37 @@ async def test_a_platform_without_credentials_is_a_note(home: Path) -> None:
     await healthy(home)
     discord = topics(await examine())["discord"]
     assert (discord.level, discord.text) == ("note", "not configured (no credentials)")
+
+
+async def test_voice_off_and_ffmpeg_missing_are_notes(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KIOKU_STT__FFMPEG", str(home / "no-ffmpeg"))
+    await healthy(home)
+    found = topics(await examine())
+    assert found["voice"].level == "note" and "transcription off" in found["voice"].text
+    assert found["ffmpeg"].level == "note"
+    assert "(stt.ffmpeg) not found" in found["ffmpeg"].text
+    assert found["ffmpeg"].fix is not None
+
+
+async def test_present_ffmpeg_and_an_openai_transcriber_are_reported(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    imageio_ffmpeg = pytest.importorskip("imageio_ffmpeg")
+    monkeypatch.setenv("KIOKU_STT__FFMPEG", imageio_ffmpeg.get_ffmpeg_exe())
+    monkeypatch.setenv("KIOKU_STT__PROVIDER", "openai")
+    await healthy(home)
+    found = topics(await examine())
+    assert found["ffmpeg"].level == "ok"
+    assert found["voice"].text == "transcribed by whisper-1 at https://api.openai.com/v1"
+
+
+async def test_a_transcription_command_that_is_not_installed_is_a_problem(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KIOKU_STT__PROVIDER", "command")
+    monkeypatch.setenv("KIOKU_STT__COMMAND", '["no-such-whisper", "{file}"]')
+    await healthy(home)
+    voice = problems(await examine())["voice"]
+    assert "'no-such-whisper' is not found" in voice.text

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import structlog
 
+from agent.build import build_agent
 from agent.compaction import SUMMARY_SYSTEM
 from agent.media.items import KeptFile, Prepared
 from agent.providers import Document, Image
@@ -265,3 +266,15 @@ async def test_a_voice_note_is_stored_as_a_transcript_the_person_can_search_for(
     assert [r.session_id for r in await search(rig.store, "oat milk", Scope.of_person("ben"))] == []
     kept = (await media_for_message(rig.store, [stored.id]))[stored.id]
     assert [(item.kind, item.mime) for item in kept] == [("voice", "audio/ogg")]
+
+
+@BOTH
+async def test_after_a_restart_the_session_shows_its_photo_as_the_stand_in(rig) -> None:
+    session = await rig.dm()
+    rig.say("A receipt.")
+    await rig.agent.respond(with_media(rig.turn(session, "what is this?"), photo(1)))
+    restarted = build_agent(rig.settings, rig.store, rig.agent.provider)
+    rig.say("12.50")
+    await restarted.respond(rig.turn(session, "how much?"))
+    assert base64.b64encode(jpeg(1)) not in rig.api.last.body
+    assert "[photo 8x8: p1.jpg]\nwhat is this?" in rig.texts_of(rig.api.last)

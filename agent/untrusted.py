@@ -10,6 +10,7 @@ server may be megabytes long. These helpers measure and repair that before use, 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from config.text_limits import well_formed
@@ -47,9 +48,11 @@ def nesting(value: Any, stop_at: int) -> int:
 
 def fenced(tag: str, name: str, body: str) -> str:
     """`body` between `<tag name="…">` and `</tag>` lines, for text the model must read as
-    data (a document's text, an image's description): a closing tag inside `body` is
-    broken up so the data cannot end its own fence and pose as kioku's words."""
-    quoted = well_formed(name).replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
-    closing = f"</{tag}"
-    inner = well_formed(body).replace(closing, f"<\\/{tag}")
-    return f'<{tag} name="{quoted}">\n{inner}\n{closing}>'
+    data (a document's text, an image's description): the name is one line, and a closing
+    tag inside `body` (in any case) is broken up, so the data cannot end its own fence and
+    pose as kioku's words."""
+    flat = " ".join(well_formed(name).split())
+    quoted = flat.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+    closing = re.compile(f"</({re.escape(tag)})", re.IGNORECASE)
+    inner = closing.sub(lambda found: f"<\\/{found.group(1)}", well_formed(body))
+    return f'<{tag} name="{quoted}">\n{inner}\n</{tag}>'

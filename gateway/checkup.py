@@ -174,6 +174,15 @@ def _check_voice(settings: Settings) -> list[Finding]:
         findings.append(
             Finding("note", "voice", "transcription off (stt.provider): people are asked to type")
         )
+    elif stt.provider == "openai" and stt.api_key is None and _hosted(stt.base_url):
+        findings.append(
+            Finding(
+                "problem",
+                "voice",
+                f"transcription at {stt.base_url} without stt.api_key: it will be refused",
+                "set stt.api_key (KIOKU_STT__API_KEY)",
+            )
+        )
     elif stt.provider == "openai":
         findings.append(Finding("ok", "voice", f"transcribed by {stt.model} at {stt.base_url}"))
     elif not stt.command:
@@ -210,6 +219,11 @@ def _check_voice(settings: Settings) -> list[Finding]:
             )
         )
     return findings
+
+
+def _hosted(url: str) -> bool:
+    """A public transcription service (which wants a key), not a server of one's own."""
+    return any(host in url for host in ("api.openai.com", "api.groq.com"))
 
 
 def _secret(name: str) -> bool:

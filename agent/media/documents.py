@@ -27,76 +27,14 @@ log = structlog.get_logger("kioku.media")
 ANTHROPIC_PDF_REQUEST = 32 * 1024 * 1024
 """Anthropic's limit on a whole request, which carries the PDF as base64."""
 ANTHROPIC_PDF_PAGES = 100
-TEXT_EXTENSIONS = frozenset(
-    [
-        ".txt",
-        ".text",
-        ".md",
-        ".markdown",
-        ".rst",
-        ".csv",
-        ".tsv",
-        ".json",
-        ".jsonl",
-        ".ndjson",
-        ".yaml",
-        ".yml",
-        ".toml",
-        ".ini",
-        ".cfg",
-        ".conf",
-        ".env",
-        ".log",
-        ".xml",
-        ".html",
-        ".htm",
-        ".css",
-        ".svg",
-        ".py",
-        ".pyi",
-        ".js",
-        ".mjs",
-        ".ts",
-        ".tsx",
-        ".jsx",
-        ".go",
-        ".rs",
-        ".java",
-        ".kt",
-        ".c",
-        ".h",
-        ".cc",
-        ".cpp",
-        ".hpp",
-        ".cs",
-        ".rb",
-        ".php",
-        ".pl",
-        ".lua",
-        ".sh",
-        ".bash",
-        ".zsh",
-        ".fish",
-        ".ps1",
-        ".sql",
-        ".r",
-        ".swift",
-        ".scala",
-        ".hs",
-        ".ex",
-        ".exs",
-        ".erl",
-        ".clj",
-        ".el",
-        ".vim",
-        ".tex",
-        ".diff",
-        ".patch",
-        ".ipynb",
-        ".srt",
-        ".vtt",
-    ]
+TEXT_SUFFIXES = (
+    "txt text md markdown rst csv tsv json jsonl ndjson yaml yml toml ini cfg conf env "
+    "log xml html htm css svg py pyi js mjs ts tsx jsx go rs java kt c h cc cpp hpp cs rb "
+    "php pl lua sh bash zsh fish ps1 sql r swift scala hs ex exs erl clj el vim tex diff "
+    "patch ipynb srt vtt"
 )
+"""File name endings read as text (plain, Markdown, data, configuration, source code)."""
+TEXT_EXTENSIONS = frozenset(f".{suffix}" for suffix in TEXT_SUFFIXES.split(" "))
 TEXT_MIMES = frozenset(
     (
         "application/json",
@@ -164,17 +102,17 @@ def read_document(item: Incoming, limits: DocumentLimits) -> Prepared:
 
 
 def _read_pdf(item: Incoming, name: str, limits: DocumentLimits) -> Prepared:
-    pages, text = _pdf_text(item.data, name)
+    pages, text, complete = _pdf_text(item.data, name, limits.chars)
     plural = "page" if pages == 1 else "pages"
+    stand_in = f"[document {name}, {pages} {plural}]"
     keep = KeptFile("document", item.name, "application/pdf", item.data)
     native = (
         limits.native_pdf
         and pages <= ANTHROPIC_PDF_PAGES
         and (len(item.data) + 2) // 3 * 4 <= limits.pdf_bytes
     )
-    body, cut = _cut(text, name, limits.chars)
+    body, cut = _cut(text, name, limits.chars, complete)
     if native:
-        stand_in = f"[document {name}, {pages} {plural}]"
         inner = body if text.strip() else "(no text layer: the pages are images)"
         document = Document("application/pdf", item.data, fenced("document", name, inner))
         return Prepared(stand_in, blocks=(document,), keep=keep)
@@ -183,44 +121,46 @@ def _read_pdf(item: Incoming, name: str, limits: DocumentLimits) -> Prepared:
             f"{name} has no text layer (a scan?), so kioku cannot read it: send the pages as "
             "photos, or a PDF with text"
         )
-    return Prepared(
-        f"[document {name}, {pages} {plural}]",
-        blocks=(Text(fenced("document", name, body)),),
-        notice=cut,
-        keep=keep,
-    )
+    return Prepared(stand_in, blocks=(Text(fenced("document", name, body)),), notice=cut, keep=keep)
 
 
-def _pdf_text(data: bytes, name: str) -> tuple[int, str]:
-    """The page count and the text of every page, each under a "[page N]" line."""
+def _pdf_text(data: bytes, name: str, chars: int) -> tuple[int, str, bool]:
+    """The page count, the text of the pages (each under a "[page N]" line; "" when none
+    has any), and whether every page was read: extraction stops past `chars`, so a
+    thousand-page PDF costs no more than the text that can be sent."""
     from pypdf import PdfReader
     from pypdf.errors import FileNotDecryptedError, PyPdfError
 
+    texts: list[str] = []
+    length = 0
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise Unreadable(f"{name} is locked with a password: send it without one")
-        texts = [
-            f"[page {number}]\n{page.extract_text() or ''}".rstrip()
-            for number, page in enumerate(reader.pages, start=1)
-        ]
+        pages = len(reader.pages)
+        for number, page in enumerate(reader.pages, start=1):
+            if length > chars:
+                break
+            words = (page.extract_text() or "").strip()
+            texts.append(f"[page {number}]\n{words}" if words else f"[page {number}]")
+            length += len(words)
     except FileNotDecryptedError:
         raise Unreadable(f"{name} is locked with a password: send it without one") from None
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError) as exc:
         # pypdf reports damage as any of these, depending on where the file breaks.
         log.info("pdf_unreadable", file=name, error=repr(exc))
         raise Unreadable(f"{name} is a damaged PDF that could not be read ({exc})") from None
-    pages = len(texts)
-    only_markers = all(text == f"[page {i}]" for i, text in enumerate(texts, start=1))
-    return pages, "" if only_markers else "\n\n".join(texts)
+    return pages, "\n\n".join(texts) if length else "", len(texts) == pages
 
 
-def _cut(text: str, name: str, chars: int) -> tuple[str, str | None]:
-    """At most `chars` characters of `text`, and a notice when the rest was cut."""
-    if len(text) <= chars:
+def _cut(text: str, name: str, chars: int, complete: bool = True) -> tuple[str, str | None]:
+    """At most `chars` characters of `text`, and a notice when the rest was cut (of how
+    much, when all of it was read)."""
+    if len(text) <= chars and complete:
         return text, None
+    of = f" of {len(text):,}" if complete else ""
     note = (
-        f"Only the first {chars:,} of {len(text):,} characters of {name} were read "
+        f"Only the first {chars:,}{of} characters of {name} were read "
         "(media.document_chars); the rest was cut."
     )
     return f"{text[:chars]}\n[… cut here: {note}]", note

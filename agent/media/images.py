@@ -98,8 +98,28 @@ def _bare(image: PILImage) -> PILImage:
     image.load()
     alpha = image.mode in ("RGBA", "LA", "PA") or "transparency" in image.info
     mode = "RGBA" if alpha else ("L" if image.mode in ("1", "L") else "RGB")
-    converted = image.convert(mode)
+    converted = _in_srgb(image, mode)
     return Image.frombytes(mode, converted.size, converted.tobytes())
+
+
+def _in_srgb(image: PILImage, mode: str) -> PILImage:
+    """`image` in `mode`, its colours moved from its ICC profile (a phone's Display P3)
+    into sRGB, which is what a picture without a profile is read as."""
+    from PIL import ImageCms
+
+    profile = image.info.get("icc_profile")
+    if profile and mode in ("RGB", "RGBA") and image.mode in ("RGB", "RGBA"):
+        try:
+            source = ImageCms.ImageCmsProfile(io.BytesIO(profile))
+            moved = ImageCms.profileToProfile(
+                image.convert(mode), source, ImageCms.createProfile("sRGB"), outputMode=mode
+            )
+        except (ImageCms.PyCMSError, OSError, ValueError):
+            # A broken profile: the pixels as they are are the best guess left.
+            return image.convert(mode)
+        if moved is not None:
+            return moved
+    return image.convert(mode)
 
 
 def _fit(pixels: PILImage, source_format: str, *, max_side: int, limit: int) -> CleanImage:

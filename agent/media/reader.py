@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import replace
 
 import structlog
 
 from agent.media.describe import Describer, describer_settings
 from agent.media.documents import ANTHROPIC_PDF_REQUEST, DocumentLimits, read_document
 from agent.media.images import CleanImage, clean_image, image_limit
-from agent.media.items import Incoming, KeptFile, Prepared
+from agent.media.items import Incoming, KeptFile, Kind, Prepared
 from agent.media.naming import dimensions, shown_name
 from agent.media.transcribers import Transcriber, build_transcriber
 from agent.media.unreadable import Unreadable
 from agent.media.vision import sees_images
+from agent.media.voice import read_audio
 from agent.providers import Document, Image, Text
 from agent.untrusted import fenced
 from config.settings import Settings
@@ -71,11 +73,10 @@ class MediaReader:
         return prepared
 
     async def _read_one(self, item: Incoming, pdf_room: int) -> Prepared:
+        item = _by_type(item)
         if item.kind == "image":
             return await self._read_image(item)
         if item.kind in ("voice", "audio"):
-            from agent.media.voice import read_audio
-
             return await read_audio(item, self._settings.stt, self._stt())
         if item.kind == "video":
             return Prepared(_stand_in(item), notice=f"{NO_VIDEO} ({_what(item)} was not read).")
@@ -130,6 +131,16 @@ class MediaReader:
             await self._transcriber.aclose()
         if self._describer is not None:
             await self._describer.aclose()
+
+
+def _by_type(item: Incoming) -> Incoming:
+    """A photo, audio or video a platform sent as a plain file ("document") is read as
+    what its type says it is."""
+    major = item.mime.split("/", 1)[0].lower()
+    kinds: dict[str, Kind] = {"image": "image", "audio": "audio", "video": "video"}
+    if item.kind != "document" or major not in kinds or item.mime.lower() == "image/svg+xml":
+        return item
+    return replace(item, kind=kinds[major])
 
 
 def _stand_in(item: Incoming) -> str:

@@ -4,6 +4,7 @@ endpoint (OpenAI, Groq, a local faster-whisper or whisper.cpp server) through th
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Protocol
 
 from agent.media.programs import run_program, scratch_file
@@ -43,13 +44,13 @@ class OpenAITranscriber:
         import openai
 
         language = self._stt.language or openai.omit
+        upload = f"{name}.{fmt}" if fmt and not name.endswith(f".{fmt}") else name
         try:
-            result = await self._client.audio.transcriptions.create(
-                file=(f"{name}.{fmt}" if fmt and not name.endswith(f".{fmt}") else name, data),
-                model=self._stt.model,
-                language=language,
-            )
-        except openai.APITimeoutError:
+            async with asyncio.timeout(self._stt.timeout):  # retries included
+                result = await self._client.audio.transcriptions.create(
+                    file=(upload, data), model=self._stt.model, language=language
+                )
+        except (openai.APITimeoutError, TimeoutError):
             raise Unreadable(
                 f"the transcription server took longer than {self._stt.timeout:g} s"
             ) from None

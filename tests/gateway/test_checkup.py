@@ -179,6 +179,7 @@ async def test_present_ffmpeg_and_an_openai_transcriber_are_reported(
     imageio_ffmpeg = pytest.importorskip("imageio_ffmpeg")
     monkeypatch.setenv("KIOKU_STT__FFMPEG", imageio_ffmpeg.get_ffmpeg_exe())
     monkeypatch.setenv("KIOKU_STT__PROVIDER", "openai")
+    monkeypatch.setenv("KIOKU_STT__API_KEY", "sk-stt")
     await healthy(home)
     found = topics(await examine())
     assert found["ffmpeg"].level == "ok"
@@ -193,3 +194,14 @@ async def test_a_transcription_command_that_is_not_installed_is_a_problem(
     await healthy(home)
     voice = problems(await examine())["voice"]
     assert "'no-such-whisper' is not found" in voice.text
+
+
+async def test_a_hosted_transcription_service_without_a_key_is_a_problem(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KIOKU_STT__PROVIDER", "openai")
+    await healthy(home)
+    voice = problems(await examine())["voice"]
+    assert (
+        "without stt.api_key" in voice.text and voice.fix == "set stt.api_key (KIOKU_STT__API_KEY)"
+    )

@@ -87,6 +87,20 @@ def test_text_past_document_chars_is_cut_with_a_note_and_a_notice() -> None:
     assert prepared.notice is not None and "first 100 of 4,000 characters" in prepared.notice
 
 
+def test_a_long_pdf_is_read_only_as_far_as_document_chars() -> None:
+    item = pdf("book.pdf", pdf_with_text(*[f"chapter {n} " + "word " * 40 for n in range(30)]))
+
+    prepared = read_document(item, DocumentLimits(chars=500, native_pdf=False))
+
+    text = only_text(prepared.blocks)
+    assert prepared.stand_in == "[document book.pdf, 30 pages]"
+    assert "chapter 0" in text and "chapter 29" not in text
+    assert prepared.notice == (
+        "Only the first 500 characters of book.pdf were read (media.document_chars); "
+        "the rest was cut."
+    )
+
+
 def test_a_utf8_file_with_a_bom_is_read() -> None:
     item = Incoming("document", "notes.md", "", b"\xef\xbb\xbf# Title\ncaf\xc3\xa9")
 

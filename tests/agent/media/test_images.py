@@ -119,3 +119,22 @@ def test_a_decompression_bomb_is_refused_before_decoding(
         pytest.raises(Unreadable, match=r"more pixels .*than kioku decodes safely"),
     ):
         clean_image(jpeg_with_gps(3000, 2000), max_side=1568, limit=10**8)
+
+
+def test_a_broken_icc_profile_still_gives_a_clean_photo() -> None:
+    image = Image.new("RGB", (200, 100), (200, 30, 30))
+    data = io.BytesIO()
+    image.save(data, "JPEG", icc_profile=b"not a profile at all")
+
+    cleaned = clean_image(data.getvalue(), max_side=1568, limit=10**8)
+
+    assert "icc_profile" not in opened(cleaned.data).info
+    red, green, blue = opened(cleaned.data).getpixel((100, 50))
+    assert red > 150 and green < 80 and blue < 80
+
+
+def test_an_srgb_profile_leaves_the_colours_as_they_are() -> None:
+    cleaned = clean_image(jpeg_with_gps(400, 300, orientation=1), max_side=1568, limit=10**8)
+
+    red, green, blue = opened(cleaned.data).getpixel((350, 250))
+    assert abs(red - 180) < 12 and abs(green - 40) < 12 and abs(blue - 40) < 12

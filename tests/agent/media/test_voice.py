@@ -90,6 +90,17 @@ async def test_a_refusing_endpoint_is_a_notice_with_its_message(api: FakeOpenAI)
     assert "your voice note" in prepared.notice and "audio file is too short" in prepared.notice
 
 
+async def test_a_server_that_does_not_answer_within_stt_timeout_is_a_notice(
+    api: FakeOpenAI,
+) -> None:
+    api.hang_transcription()
+    stt = SttSettings(provider="openai", base_url=api.base_url, timeout=0.5)
+
+    prepared = await transcribed(voice(wav_tone()), stt)
+
+    assert prepared.notice is not None and "took longer than 0.5 s" in prepared.notice
+
+
 async def test_an_empty_transcript_says_no_words_were_made_out(api: FakeOpenAI) -> None:
     api.transcribe("   ")
     prepared = await transcribed(
@@ -191,6 +202,12 @@ async def test_off_tells_the_person_to_type_instead() -> None:
     assert prepared.notice == TYPE_INSTEAD
     assert prepared.transcript is None
     assert prepared.stand_in == "[voice 0:03]"
+
+
+async def test_without_a_duration_from_the_platform_the_ogg_tells_it(ffmpeg: str) -> None:
+    prepared = await transcribed(voice(ogg_opus_tone(ffmpeg, 2.0)), SttSettings(provider="off"))
+
+    assert prepared.stand_in == "[voice 0:02]"
 
 
 def test_durations_come_from_the_ogg_granule_position_and_the_wav_header(ffmpeg: str) -> None:

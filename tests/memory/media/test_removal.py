@@ -3,6 +3,9 @@ the retention sweep. The rows go in the deletion's transaction, the files after 
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -139,12 +142,19 @@ async def test_retention_removes_the_files_of_the_sessions_it_sweeps(
 
 async def test_a_session_deleted_by_hand_takes_its_rows_along(store: Store, home: Path) -> None:
     session, _, _ = await sent(store, home, ALICE_DM, "alice")
+    _, turn, _ = await sent(store, home, BOB_DM, "bob")
+    await store.close()
 
-    async def by_hand(db: aiosqlite.Connection) -> None:
-        await db.execute("DELETE FROM sessions WHERE id = ?", (session.id,))
+    def in_the_shell() -> None:  # as the sqlite3 shell does it: foreign keys off
+        with closing(sqlite3.connect(home / "state.db")) as db:
+            db.execute("DELETE FROM sessions WHERE id = ?", (session.id,))
+            db.execute("DELETE FROM turns WHERE id = ?", (turn,))
+            db.commit()
 
-    await store.write(by_hand)
-    assert await count_media(store) == MediaCount(0, 0)
+    await asyncio.to_thread(in_the_shell)
+    async with await Store.open(home / "state.db") as reopened:
+        assert await count_media(reopened) == MediaCount(0, 0)
+        assert (await reopened.check_integrity()).ok
 
 
 async def test_bobs_queries_never_list_alices_files(store: Store, home: Path) -> None:

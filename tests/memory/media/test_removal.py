@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import aiosqlite
+import pytest
 from structlog.testing import capture_logs
 
 from memory.access.forget import forget_person
@@ -77,15 +78,16 @@ async def test_a_file_that_cannot_be_removed_is_logged_and_its_row_still_goes(
     assert await media_item(store, kept.id) is None
 
 
-async def test_a_path_edited_to_lead_out_of_the_home_is_never_removed(
-    store: Store, home: Path, tmp_path: Path
+@pytest.mark.parametrize(("column", "value"), [("path", "../precious.txt"), ("owner", "../..")])
+async def test_a_row_edited_to_lead_out_of_the_home_never_removes_anything_there(
+    store: Store, home: Path, tmp_path: Path, column: str, value: str
 ) -> None:
     outside = tmp_path / "precious.txt"
     outside.write_text("keep me")
     session, _, (kept,) = await sent(store, home, ALICE_DM, "alice")
 
     async def edit(db: aiosqlite.Connection) -> None:
-        await db.execute("UPDATE media SET path = ? WHERE id = ?", ("../precious.txt", kept.id))
+        await db.execute(f"UPDATE media SET {column} = ? WHERE id = ?", (value, kept.id))
 
     await store.write(edit)
     plan = await survey(store, Asker.owner(), Selection(sessions=(session.id,)))
@@ -93,6 +95,7 @@ async def test_a_path_edited_to_lead_out_of_the_home_is_never_removed(
         await erase(store, plan)
     assert outside.read_text() == "keep me"
     assert any(e["event"] == "media_file_not_removed" for e in logs)
+    assert await media_item(store, kept.id) is None
 
 
 async def test_the_owner_deleting_a_group_session_removes_the_groups_files(

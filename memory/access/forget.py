@@ -54,7 +54,7 @@ class ForgetReport:
         lines.append(f"turns spoken in group sessions: {self.group_turns}")
         lines.append(f"reminders and scheduled tasks: {self.jobs}")
         lines.append(f"files they sent (photos, voice notes, documents): {self.files}")
-        lines.append(f"notes and skills folder: {self.folder or 'none'}")
+        lines.append(f"notes, skills and media folder: {self.folder or 'none'}")
         return lines
 
 

@@ -122,3 +122,10 @@ async def test_in_a_group_session_only_the_owner_gets_links(
     shown = await other.get(f"/sessions/{session}")
     assert "receipt.jpg" in shown and f"/media/{photo.id}" not in shown
     assert "only the owner downloads a group's files" in shown
+
+
+async def test_the_admin_page_counts_the_kept_files(people: WebRig, browser: Browser) -> None:
+    await sent(people, ALICE_DM, "alice", PHOTO, PHOTO)
+    await browser.sign_in(OWNER)
+    page = await browser.get("/admin")
+    assert '<strong id="media-count">2 files, 0.0 MB</strong>' in page

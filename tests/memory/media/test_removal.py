@@ -3,10 +3,14 @@ the retention sweep. The rows go in the deletion's transaction, the files after 
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import aiosqlite
+import pytest
 from structlog.testing import capture_logs
 
 from memory.access.forget import forget_person
@@ -74,15 +78,16 @@ async def test_a_file_that_cannot_be_removed_is_logged_and_its_row_still_goes(
     assert await media_item(store, kept.id) is None
 
 
-async def test_a_path_edited_to_lead_out_of_the_home_is_never_removed(
-    store: Store, home: Path, tmp_path: Path
+@pytest.mark.parametrize(("column", "value"), [("path", "../precious.txt"), ("owner", "../..")])
+async def test_a_row_edited_to_lead_out_of_the_home_never_removes_anything_there(
+    store: Store, home: Path, tmp_path: Path, column: str, value: str
 ) -> None:
     outside = tmp_path / "precious.txt"
     outside.write_text("keep me")
     session, _, (kept,) = await sent(store, home, ALICE_DM, "alice")
 
     async def edit(db: aiosqlite.Connection) -> None:
-        await db.execute("UPDATE media SET path = ? WHERE id = ?", ("../precious.txt", kept.id))
+        await db.execute(f"UPDATE media SET {column} = ? WHERE id = ?", (value, kept.id))
 
     await store.write(edit)
     plan = await survey(store, Asker.owner(), Selection(sessions=(session.id,)))
@@ -90,6 +95,7 @@ async def test_a_path_edited_to_lead_out_of_the_home_is_never_removed(
         await erase(store, plan)
     assert outside.read_text() == "keep me"
     assert any(e["event"] == "media_file_not_removed" for e in logs)
+    assert await media_item(store, kept.id) is None
 
 
 async def test_the_owner_deleting_a_group_session_removes_the_groups_files(
@@ -139,12 +145,19 @@ async def test_retention_removes_the_files_of_the_sessions_it_sweeps(
 
 async def test_a_session_deleted_by_hand_takes_its_rows_along(store: Store, home: Path) -> None:
     session, _, _ = await sent(store, home, ALICE_DM, "alice")
+    _, turn, _ = await sent(store, home, BOB_DM, "bob")
+    await store.close()
 
-    async def by_hand(db: aiosqlite.Connection) -> None:
-        await db.execute("DELETE FROM sessions WHERE id = ?", (session.id,))
+    def in_the_shell() -> None:  # as the sqlite3 shell does it: foreign keys off
+        with closing(sqlite3.connect(home / "state.db")) as db:
+            db.execute("DELETE FROM sessions WHERE id = ?", (session.id,))
+            db.execute("DELETE FROM turns WHERE id = ?", (turn,))
+            db.commit()
 
-    await store.write(by_hand)
-    assert await count_media(store) == MediaCount(0, 0)
+    await asyncio.to_thread(in_the_shell)
+    async with await Store.open(home / "state.db") as reopened:
+        assert await count_media(reopened) == MediaCount(0, 0)
+        assert (await reopened.check_integrity()).ok
 
 
 async def test_bobs_queries_never_list_alices_files(store: Store, home: Path) -> None:

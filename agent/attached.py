@@ -33,6 +33,7 @@ def user_turn(text: str, attached: Sequence[Block] = ()) -> ChatMessage:
 
 
 def brings_files(message: ChatMessage) -> bool:
+    """Whether `message` holds an image or a whole PDF: only such a turn demotes files."""
     return any(isinstance(block, Attached) for block in message.content)
 
 

@@ -5,10 +5,11 @@ An image is resent with every call of the session, so only the latest
 `media.images_in_context` stay images; older ones become their stand-in text. A PDF
 sent whole (Anthropic's document block) costs as much per page as an image, and its
 stand-in already holds the text kioku read from it, so it stays a document only until
-the next turn with files; after that the model keeps its text and loses only the page
-images. Both happen only when a turn brings a file: between such turns every earlier
-message stays byte-identical, which is what the provider's prompt cache keys on. (An
-/undo of the turn that demoted them does not bring them back: nothing is resent.)
+the next turn that brings an image or a whole PDF (it does not count against the
+images: one long PDF would push every photo out); after that the model keeps its text
+and loses only the page images. Both happen only when such a turn arrives: between
+them every earlier message stays byte-identical, which is what the provider's prompt
+cache keys on. (An /undo of the turn that demoted them does not bring them back.)
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ def user_turn(text: str, attached: Sequence[Block] = ()) -> ChatMessage:
 
 
 def brings_files(message: ChatMessage) -> bool:
+    """Whether `message` holds an image or a whole PDF: only such a turn demotes files."""
     return any(isinstance(block, Attached) for block in message.content)
 
 

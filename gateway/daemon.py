@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 import sqlite3
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ from gateway.scheduled_turns import ScheduledTurns
 from gateway.scheduler import Scheduler, schedule_status
 from gateway.supervisor import Supervisor
 from gateway.systemd import Notifier
+from memory.media import count_media
 from memory.store.database import Store
 from memory.store.migrations import SchemaVersionError
 from memory.store.writer import is_disk_full
@@ -170,6 +172,7 @@ class Daemon:
                 "adapters": platform_states(self.supervisor.states()) if self.supervisor else {},
                 **gateway.stats().to_json(),
                 "database_bytes": await store.size_bytes(),
+                "media": asdict(await count_media(store)),
                 "mcp": self.mcp.states(),
                 "schedule": await schedule_status(store),
             }

@@ -102,6 +102,7 @@ class ChatDeletions:
             person=person,
             sessions=sum(e.sessions for e in erased),
             turns=sum(e.turns for e in erased),
+            files=sum(e.files for e in erased),
         )
         return Settled(deleted(erased), consumed=True)
 

@@ -25,6 +25,7 @@ from web import (
     pages_admin_history,
     pages_history,
     pages_home,
+    pages_media,
     pages_notes,
     pages_skills,
     pages_time,
@@ -79,12 +80,16 @@ def create_app(ctx: WebContext) -> web.Application:
     env.filters["local"] = local
     env.filters["epoch"] = lambda seconds: local(datetime.fromtimestamp(seconds, UTC))
     env.filters["megabytes"] = lambda size: f"{size / 1_048_576:,.1f} MB"
+    env.filters["kilobytes"] = lambda size: (
+        f"{size / 1024:,.0f} KB" if size >= 1024 else f"{size} B"
+    )
     for module in (
         auth,
         pages_home,
         pages_time,
         pages_notes,
         pages_history,
+        pages_media,
         pages_skills,
         pages_admin,
         pages_admin_history,

@@ -61,7 +61,8 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     except web.HTTPException as refused:
         refused.headers.update(SECURITY_HEADERS)
         raise
-    response.headers.update(SECURITY_HEADERS)
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)  # a download sets a stricter CSP of its own
     return response
 
 

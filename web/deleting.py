@@ -64,6 +64,7 @@ async def confirmed_deletion(
         by="owner" if asker.is_owner else "person",
         sessions=erased.sessions,
         turns=erased.turns,
+        files=erased.files,
         ended=len(erased.ended),
         wal_truncated=erased.wal_truncated,
     )

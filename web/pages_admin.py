@@ -1,4 +1,5 @@
-"""The owner's pages: pairing requests, people and identities, adapters, errors, database.
+"""The owner's pages: pairing requests, people and identities, adapters, errors, database
+and kept media.
 
 Pairing decisions call `memory.access.codes.approve_pairing` / `deny_pairing` (one store
 transaction each), exactly as `kioku pairing approve|deny` does, and log the same events.
@@ -13,6 +14,7 @@ from aiohttp import web
 from memory.access.codes import CodeRefused, approve_pairing, deny_pairing, pending_pairings
 from memory.access.identities import list_people
 from memory.access.people import InvalidPersonId, validate_person_id
+from memory.media import count_media
 from memory.skills.format import SkillError
 from web.context import context, render
 from web.forms import form
@@ -38,6 +40,7 @@ async def admin(
         adapters=(status or {}).get("adapters"),
         events=ctx.errors.events(),
         database_bytes=await ctx.store.size_bytes(),
+        media=await count_media(ctx.store),
         proposals=proposals,
         proposal_problems=problems,
         error=error,

@@ -16,10 +16,12 @@ from aiohttp import web
 from markupsafe import Markup, escape
 
 from memory.history.selection import Asker, Selection
+from memory.media import media_for_message
 from memory.search.ranking import Scope, search
 from memory.store.records import Message, Session
 from web.context import context, person, render
 from web.deleting import confirmed_deletion, deleted_notice
+from web.media_access import may_have
 
 LISTED = 500
 RESULTS = 10
@@ -50,9 +52,22 @@ async def sessions(request: web.Request) -> web.Response:
 
 
 async def session(request: web.Request) -> web.Response:
+    """The session's turns, each with the files that came with it: a link to download
+    those the person may have (`web.pages_media`), the name alone for the others."""
     found, turns = await _visible(request)
-    own = found.kind == "dm" and found.person == person(request)
-    return render(request, "session.html", session=found, turns=turns, own=own)
+    who = person(request)
+    own = found.kind == "dm" and found.person == who
+    files = await media_for_message(context(request).store, [t.id for t in turns])
+    return render(
+        request,
+        "session.html",
+        session=found,
+        turns=turns,
+        own=own,
+        files={
+            turn: [(item, may_have(item, who)) for item in kept] for turn, kept in files.items()
+        },
+    )
 
 
 async def delete_session(request: web.Request) -> web.StreamResponse:

@@ -159,8 +159,11 @@ def history_delete(
     if not yes and not typer.confirm("Delete it?", default=False):
         fail("Nothing was deleted.")
     done = with_store(settings, lambda store: erase(store, plan))
-    log.info("history_deleted", sessions=done.sessions, turns=done.turns, by="cli")
-    typer.echo(f"Deleted {counted(done.sessions, done.turns)}.")
+    log.info(
+        "history_deleted", sessions=done.sessions, turns=done.turns, files=done.files, by="cli"
+    )
+    kept = f", with {done.files} kept file{'' if done.files == 1 else 's'}" if done.files else ""
+    typer.echo(f"Deleted {counted(done.sessions, done.turns)}{kept}.")
     if done.ended:
         typer.echo(f"{len(done.ended)} open conversation(s) start afresh with their next message.")
     if not done.wal_truncated:

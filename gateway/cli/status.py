@@ -28,7 +28,7 @@ def status_command(
     as_json: bool = typer.Option(False, "--json", help="Print the status as one JSON object."),
 ) -> None:
     """Show the daemon's adapters, open sessions, queues, scheduled jobs and their problems,
-    and the database size (exit 3: not running)."""
+    the kept media files and the database size (exit 3: not running)."""
     home = kioku_home()
     path = socket_path(home)
     try:
@@ -102,6 +102,11 @@ def _show(status: dict[str, Any], home: Path) -> None:
         who = escape(f"job {problem['job']} of {problem.get('person')}")
         state = escape(f"{problem['state']} after {problem.get('attempts', 0)} attempt(s)")
         console.print(f"  {who}, due {_when(problem.get('due'))}: {state}{retry}{error}")
+    media = status.get("media", {})
+    files = int(media.get("files", 0))
+    console.print(
+        f"kept media: {files} file{'' if files == 1 else 's'}, {_size(int(media.get('bytes', 0)))}"
+    )
     console.print(
         f"database: {_size(int(status.get('database_bytes', 0)))} ({escape(str(home / DATABASE))})"
     )

@@ -38,6 +38,7 @@ PROBLEM = {
     "last_error": "text?",
 }
 SCHEDULE = {"jobs": "count", "problems": ("list", PROBLEM)}
+MEDIA = {"files": "count", "bytes": "count"}
 STATUS = {
     "pid": "count?",
     "started_at": "text?",
@@ -49,6 +50,7 @@ STATUS = {
     "database_bytes": "count",
     "mcp": ("map", SERVER),
     "schedule": SCHEDULE,
+    "media": MEDIA,
 }
 
 

@@ -4,8 +4,9 @@ Removed: their DM sessions with every turn in them (the full-text index follows 
 trigger), every turn they spoke in group sessions (their words, and the tool steps
 run for them, which can quote their private notes), their identities, pending link
 codes and pairing requests, lockout counters, their reminders and scheduled tasks
-(with their runs, also those made in groups), and `people/<person>/` (notes and
-skills). Group sessions themselves stay: they belong to the group, and kioku's own
+(with their runs, also those made in groups), the files they sent (kept media: those of
+their DMs, and those of their turns in groups), and `people/<person>/` (notes, skills
+and media). Group sessions themselves stay: they belong to the group, and kioku's own
 replies in them are the group's history.
 
 The database part is one transaction, scrubbed as any deletion of history is (see
@@ -25,6 +26,8 @@ import aiosqlite
 
 from memory.access.people import OWNER, person_dir
 from memory.history.scrub import scrubbing
+from memory.media.records import StoredMedia
+from memory.media.removal import remove_media_files, take_media
 from memory.store.database import Store
 
 
@@ -43,13 +46,15 @@ class ForgetReport:
     group_turns: int
     jobs: int
     folder: Path | None
+    files: int = 0
 
     def describe(self) -> list[str]:
         lines = [f"identities: {', '.join(self.identities) or 'none'}"]
         lines.append(f"direct-message sessions: {self.dm_sessions} ({self.turns} turns)")
         lines.append(f"turns spoken in group sessions: {self.group_turns}")
         lines.append(f"reminders and scheduled tasks: {self.jobs}")
-        lines.append(f"notes and skills folder: {self.folder or 'none'}")
+        lines.append(f"files they sent (photos, voice notes, documents): {self.files}")
+        lines.append(f"notes, skills and media folder: {self.folder or 'none'}")
         return lines
 
 
@@ -69,12 +74,15 @@ async def forget_person(store: Store, home: Path, person: str) -> ForgetReport:
     _refuse_owner(person)
     folder = await asyncio.to_thread(_existing, person_dir(home, person))
 
+    taken: list[StoredMedia] = []
+
     async def op(db: aiosqlite.Connection) -> ForgetReport:
         report = await _count(db, person)
         known = await _scalar(db, "SELECT count(*) FROM persons WHERE id = ?", person)
         if not known and folder is None:
             raise CannotForget(f"kioku knows no person {person!r}; `kioku people list` shows them")
         dm = "SELECT id FROM sessions WHERE person_id = ?"
+        taken[:] = await take_media(db, _THEIR_MEDIA, (person, person, person))
         await db.execute(f"DELETE FROM turns WHERE session_id IN ({dm})", (person,))
         await db.execute("DELETE FROM turns WHERE speaker_id = ?", (person,))
         await db.execute("DELETE FROM sessions WHERE person_id = ?", (person,))
@@ -104,9 +112,17 @@ async def forget_person(store: Store, home: Path, person: str) -> ForgetReport:
 
     report = await store.write(scrubbed)
     await store.truncate_wal()
+    await remove_media_files(home, taken)
     if folder is not None:
         await asyncio.to_thread(shutil.rmtree, folder)
     return replace(report, folder=folder)
+
+
+# The kept files of a person: their own (their DMs'), and those of their turns in groups.
+_THEIR_MEDIA = (
+    "owner = ? OR session_id IN (SELECT id FROM sessions WHERE person_id = ?) "
+    "OR message_id IN (SELECT id FROM turns WHERE speaker_id = ?)"
+)
 
 
 def _refuse_owner(person: str) -> None:
@@ -139,6 +155,9 @@ async def _count(db: aiosqlite.Connection, person: str) -> ForgetReport:
         ),
         jobs=await _scalar(db, "SELECT count(*) FROM jobs WHERE person_id = ?", person),
         folder=None,
+        files=await _scalar(
+            db, f"SELECT count(*) FROM media WHERE {_THEIR_MEDIA}", person, person, person
+        ),
     )
 
 

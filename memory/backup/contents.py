@@ -1,8 +1,9 @@
 """Which files of a home go into its backup, besides state.db.
 
-The notes and skills trees and config.toml; `.env` (the secrets) only when asked. The
-socket, the lock, state.db's WAL and shared-memory files and the backups folder stay
-out: the database arrives as a consistent copy instead, the rest means nothing elsewhere.
+The `people/` tree (notes, skills, media), the shared `skills/`, `groups/` (the groups'
+media) and config.toml; `.env` (the secrets) only when asked. The socket, the lock,
+state.db's WAL and shared-memory files and the backups folder stay out: the database
+arrives as a consistent copy instead, the rest means nothing elsewhere.
 Links are left out too: a restore writes regular files only.
 """
 

@@ -24,7 +24,7 @@ DATABASE = "state.db"
 SECRETS = ".env"
 # What a home's backup may hold: these files, and the files under these folders.
 TOP_FILES = (DATABASE, "config.toml", SECRETS)
-TOP_FOLDERS = ("people", "skills")
+TOP_FOLDERS = ("people", "skills", "groups")
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,9 @@ then erases it. Between the two the plan is fixed: `erase` removes the sessions 
 turns listed, re-checked inside its transaction against the asker's rights and
 against ids SQLite may have given to newer rows, and nothing newer.
 
+The files kept with the turns that go (`memory.media`) go too: their rows in the same
+transaction, the files themselves after it commits.
+
 A session that keeps some turns loses its title and summary, which may quote what
 went (a compaction summary is stored as the session's summary). An open session that
 loses turns is ended, so the daemon starts the conversation afresh instead of going
@@ -26,6 +29,8 @@ import aiosqlite
 from memory.history.listing import COLUMNS, Listed, listed
 from memory.history.scrub import scrubbing
 from memory.history.selection import Asker, NotAllowed, Selection
+from memory.media.records import StoredMedia
+from memory.media.removal import remove_media_files, take_media
 from memory.store.database import Store
 from memory.store.records import ROLES, Role, from_epoch, to_epoch
 
@@ -111,12 +116,14 @@ def counted(sessions: int, turns: int) -> str:
 
 @dataclass(frozen=True)
 class Erased:
-    """What `erase` removed (counts only: this is what gets logged)."""
+    """What `erase` removed (counts only: this is what gets logged); `files` are the kept
+    media files that went with the turns."""
 
     sessions: int
     turns: int
     ended: tuple[int, ...]
     wal_truncated: bool
+    files: int = 0
 
 
 async def survey(store: Store, asker: Asker, selection: Selection) -> Plan:
@@ -131,12 +138,14 @@ async def survey(store: Store, asker: Asker, selection: Selection) -> Plan:
 async def erase(store: Store, plan: Plan, *, keep_open: bool = False) -> Erased:
     """Delete what `plan` lists (and only what is still as listed), then scrub it away."""
 
-    async def op(db: aiosqlite.Connection) -> tuple[int, int, tuple[int, ...]]:
+    async def op(db: aiosqlite.Connection) -> _Deleted:
         async with scrubbing(db):
             return await _delete(db, plan, keep_open=keep_open)
 
-    sessions, turns, ended = await store.write(op)
-    return Erased(sessions, turns, ended, await store.truncate_wal())
+    sessions, turns, ended, media = await store.write(op)
+    truncated = await store.truncate_wal()
+    await remove_media_files(store.home, media)
+    return Erased(sessions, turns, ended, truncated, files=len(media))
 
 
 # -- survey -------------------------------------------------------------------------------
@@ -331,14 +340,23 @@ def _rows(db: sqlite3.Connection, sql: str, keys: Iterable[int]) -> list[tuple]:
 # -- erase --------------------------------------------------------------------------------
 
 
-async def _delete(
-    db: aiosqlite.Connection, plan: Plan, *, keep_open: bool
-) -> tuple[int, int, tuple[int, ...]]:
+# Sessions and turns deleted, the open sessions ended, the media rows taken.
+_Deleted = tuple[int, int, tuple[int, ...], list[StoredMedia]]
+
+
+async def _delete(db: aiosqlite.Connection, plan: Plan, *, keep_open: bool) -> _Deleted:
     mine = "1" if plan.asker.is_owner else "kind = 'dm' AND person_id = ?"
     who = () if plan.asker.is_owner else (plan.asker.person,)
     sessions = turns = 0
     touched: set[int] = set()
+    media: list[StoredMedia] = []
     for session in plan.sessions:
+        media += await take_media(
+            db,
+            f"session_id = (SELECT id FROM sessions WHERE id = ? AND external_id = ? AND {mine}) "
+            "AND message_id <= ?",
+            (session.id, session.name, *who, session.last_turn),
+        )
         cursor = await db.execute(
             f"DELETE FROM turns WHERE session_id = (SELECT id FROM sessions "
             f"WHERE id = ? AND external_id = ? AND {mine}) AND id <= ?",
@@ -356,11 +374,15 @@ async def _delete(
         else:
             touched.add(session.id)
     for turn in plan.turns:
-        cursor = await db.execute(
-            "DELETE FROM turns WHERE id = ? AND session_id = ? AND abs(ts - ?) < 0.001 "
-            f"AND session_id IN (SELECT id FROM sessions WHERE external_id = ? AND {mine})",
-            (turn.id, turn.session_id, to_epoch(turn.ts), turn.session_name, *who),
+        doomed = (
+            "id = ? AND session_id = ? AND abs(ts - ?) < 0.001 "
+            f"AND session_id IN (SELECT id FROM sessions WHERE external_id = ? AND {mine})"
         )
+        values = (turn.id, turn.session_id, to_epoch(turn.ts), turn.session_name, *who)
+        media += await take_media(
+            db, f"message_id IN (SELECT id FROM turns WHERE {doomed})", values
+        )
+        cursor = await db.execute(f"DELETE FROM turns WHERE {doomed}", values)
         if cursor.rowcount:
             turns += 1
             touched.add(turn.session_id)
@@ -378,4 +400,4 @@ async def _delete(
             (to_epoch(datetime.now().astimezone()), END_REASON, *sorted(touched)),
         )
         ended = tuple(sorted(int(row[0]) for row in rows))
-    return sessions, turns, ended
+    return sessions, turns, ended, media

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from config.loggers import get_logger
-from memory.access.people import person_dir
+from memory.access.people import InvalidPersonId, person_dir
 from memory.files import PRIVATE, fsync_directory
 from memory.media.names import group_folder, safe_name
 from memory.media.records import GROUP_OWNER, NewMedia, StoredMedia
@@ -86,7 +86,12 @@ def unlink_written(home: Path, paths: list[str]) -> None:
 def media_path(home: Path, item: StoredMedia) -> Path:
     """The kept file of `item`, resolved; `OutsideHome` if that is not inside the owner's
     media folder under `home` (a path edited by hand, a symlink planted)."""
-    root = owner_folder(home, item.owner).resolve()
+    try:
+        root = owner_folder(home, item.owner).resolve()
+    except InvalidPersonId as exc:
+        raise OutsideHome(
+            f"media {item.id} has the owner {item.owner!r}, which names no folder: {exc}"
+        ) from None
     path = (home / item.path).resolve()
     if not path.is_relative_to(root) or path == root:
         raise OutsideHome(

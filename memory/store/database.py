@@ -92,6 +92,11 @@ class Store:
             pool.append(reader)
         return cls(path, writer, checkpointer, pool)
 
+    @property
+    def home(self) -> Path:
+        """The folder state.db lives in, `$KIOKU_HOME`: the kept files' paths are relative to it."""
+        return self.path.parent
+
     async def close(self) -> None:
         """Finish every queued write, then close all connections."""
         if not self._closed:

@@ -490,18 +490,19 @@ async def _v10_media(db: aiosqlite.Connection) -> None:
 
     A row per file: the turn that brought it, its session, whose it is (`owner`: the
     person of a DM, or the group conversation `group:...`, since a group's media belongs
-    to the group as its history does) and where it lies, relative to `$KIOKU_HOME`. The
-    foreign keys cascade so a turn or session deleted by hand in the sqlite3 shell still
-    can be; kioku's own deletions take the rows first and remove the files after their
-    commit (see `memory.media.removal`).
+    to the group as its history does) and where it lies, relative to `$KIOKU_HOME`. A
+    trigger takes a deleted turn's rows along (also in the sqlite3 shell, whose foreign
+    keys are off, and for a session, whose trigger deletes its turns); kioku's own
+    deletions take the rows first and remove the files after their commit (see
+    `memory.media.removal`).
     """
     await run_script(
         db,
         """
         CREATE TABLE media (
             id INTEGER PRIMARY KEY,
-            message_id INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
-            session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            message_id INTEGER NOT NULL REFERENCES turns(id),
+            session_id INTEGER NOT NULL REFERENCES sessions(id),
             owner TEXT NOT NULL,
             kind TEXT NOT NULL,
             name TEXT NOT NULL,
@@ -513,6 +514,9 @@ async def _v10_media(db: aiosqlite.Connection) -> None:
         CREATE INDEX media_message ON media(message_id);
         CREATE INDEX media_session ON media(session_id);
         CREATE INDEX media_owner ON media(owner);
+        CREATE TRIGGER turns_media_delete AFTER DELETE ON turns BEGIN
+            DELETE FROM media WHERE message_id = old.id;
+        END;
         """,
     )
 

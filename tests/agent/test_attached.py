@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from agent.attached import FileText, make_room, user_turn
-from agent.history import without_last_exchange
+from agent.history import UNANSWERED, for_request, without_last_exchange
 from agent.live import LiveSession
 from agent.loop import FORCE_ANSWER
 from agent.media.items import Prepared
 from agent.media.stored import compose_stored
-from agent.providers import ChatMessage, Document, Image, Text
+from agent.providers import ChatMessage, Document, Image, Text, ToolCall, ToolResult
 from memory.store.records import Session, Usage
 
 NOTES = (FORCE_ANSWER,)
@@ -144,3 +147,39 @@ def test_files_without_a_caption_are_stored_as_their_stand_ins_alone() -> None:
 
 def test_a_turn_without_files_is_stored_as_written() -> None:
     assert compose_stored("hello", ()) == "hello"
+
+
+def test_a_call_left_unanswered_before_a_turn_with_files_is_answered_ahead_of_them() -> None:
+    stopped = ChatMessage("assistant", (ToolCall("c1", "session_search", {"query": "x"}),))
+    turn = user_turn("look", [photo(1)])
+    sent = for_request([user_turn("find it"), stopped, turn])
+    assert sent[2].content == (ToolResult("c1", UNANSWERED, True), Text("look"), photo(1))
+
+
+@given(
+    turns=st.lists(st.lists(st.sampled_from(["image", "pdf", "text"]), max_size=4), max_size=12),
+    images=st.integers(min_value=0, max_value=5),
+)
+def test_any_session_keeps_its_latest_images_and_changes_nothing_without_a_file(
+    turns: list[list[str]], images: int
+) -> None:
+    live = open_session(images_in_context=images)
+    sent: list[Image] = []
+    last_with_files = None
+    for number, kinds_sent in enumerate(turns):
+        blocks = [
+            {"image": photo(number * 10 + i), "pdf": pdf(f"{number}-{i}")}.get(kind, Text("csv"))
+            for i, kind in enumerate(kinds_sent)
+        ]
+        before = list(live.messages)
+        live.add_user_turn(f"turn {number}", blocks)
+        if any(isinstance(b, Image | Document) for b in blocks):
+            last_with_files = number
+        else:
+            assert live.messages[: len(before)] == before
+        live.add(said("ok"))
+        sent.extend(b for b in blocks if isinstance(b, Image))
+        shown = [b for m in live.messages for b in m.content if isinstance(b, Image)]
+        assert shown == sent[max(len(sent) - images, 0) :]
+        documents = [b for m in live.messages for b in m.content if isinstance(b, Document)]
+        assert all(d.data.decode().startswith(f"{last_with_files}-") for d in documents)

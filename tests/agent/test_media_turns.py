@@ -11,11 +11,14 @@ from typing import Any
 import pytest
 import structlog
 
+from agent.build import build_agent
 from agent.compaction import SUMMARY_SYSTEM
 from agent.media.items import KeptFile, Prepared
 from agent.providers import Document, Image
 from agent.turn import Turn
 from memory.media import count_media, media_for_message, media_path
+from memory.search.ranking import search
+from memory.search.scope import Scope
 from tests.fakes.scripted_server import Received
 
 BOTH = pytest.mark.parametrize("provider_kind", ["anthropic", "openai"])
@@ -241,3 +244,37 @@ async def test_a_file_that_cannot_be_kept_is_logged_and_the_turn_answered(rig) -
     stored = await rig.store.messages(session.id)
     assert stored[0].content == "[photo 8x8: p1.jpg]\nlook"
     assert (await count_media(rig.store)).files == 0
+
+
+@BOTH
+async def test_a_voice_note_is_stored_as_a_transcript_the_person_can_search_for(rig) -> None:
+    session = await rig.dm()
+    await rig.store.ensure_person("ben")
+    note = Prepared(
+        "[voice 0:21]",
+        transcript="buy oat milk tomorrow",
+        keep=KeptFile("voice", "voice.ogg", "audio/ogg", b"OggS voice"),
+    )
+    rig.say("Noted.")
+    await rig.agent.respond(with_media(rig.turn(session, "buy oat milk tomorrow"), note))
+    assert "[voice 0:21, transcribed]\nbuy oat milk tomorrow" in rig.texts_of(rig.api.last)
+    stored = (await rig.store.messages(session.id))[0]
+    assert stored.content == "[voice 0:21, transcribed]\nbuy oat milk tomorrow"
+    assert [r.session_id for r in await search(rig.store, "oat milk", Scope.of_person("aiko"))] == [
+        session.id
+    ]
+    assert [r.session_id for r in await search(rig.store, "oat milk", Scope.of_person("ben"))] == []
+    kept = (await media_for_message(rig.store, [stored.id]))[stored.id]
+    assert [(item.kind, item.mime) for item in kept] == [("voice", "audio/ogg")]
+
+
+@BOTH
+async def test_after_a_restart_the_session_shows_its_photo_as_the_stand_in(rig) -> None:
+    session = await rig.dm()
+    rig.say("A receipt.")
+    await rig.agent.respond(with_media(rig.turn(session, "what is this?"), photo(1)))
+    restarted = build_agent(rig.settings, rig.store, rig.agent.provider)
+    rig.say("12.50")
+    await restarted.respond(rig.turn(session, "how much?"))
+    assert base64.b64encode(jpeg(1)) not in rig.api.last.body
+    assert "[photo 8x8: p1.jpg]\nwhat is this?" in rig.texts_of(rig.api.last)

@@ -18,6 +18,10 @@ from typing import Any, Self
 from aiohttp import web
 from multidict import CIMultiDict
 
+MAX_REQUEST_BYTES = 32 * 1024 * 1024
+"""The largest request body taken, as the real Messages API does (32 MB): a session
+with its images and PDFs passes aiohttp's 1 MB default."""
+
 
 @dataclass(frozen=True)
 class Received:
@@ -115,7 +119,7 @@ class ScriptedServer(ABC):
         self.enqueue(Failure(200, body, content_type=content_type))
 
     async def start(self) -> Self:
-        app = web.Application()
+        app = web.Application(client_max_size=MAX_REQUEST_BYTES)
         app.router.add_post(self.route, self._handle)
         self.add_routes(app)
         # handler_cancellation: a client that goes away cancels its handler (-> client_gone).

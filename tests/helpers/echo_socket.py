@@ -80,6 +80,7 @@ class EchoGateway:
             "queued": 2,
             "conversations": [{"key": "cli:default", "session_id": 7, "queued": 2, "busy": True}],
             "database_bytes": 123456,
+            "media": {"files": 3, "bytes": 2_500_000},
         }
 
 

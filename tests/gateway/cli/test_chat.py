@@ -75,6 +75,7 @@ def test_status_shows_adapters_sessions_queues_and_database(echo: Path, kioku: R
     assert "telegram" in out and "backoff" in out and "InvalidToken: rejected" in out
     assert "1 open" in out and "2 queued" in out
     assert "cli:default" in out
+    assert "kept media: 3 files, 2.4 MB" in out
     assert "120.6 KB" in out
 
 
@@ -89,6 +90,7 @@ def test_status_json_has_the_adapter_states(echo: Path, kioku: Run) -> None:
         "last_error": None,
     }
     assert status["open_sessions"] == 1 and status["database_bytes"] == 123456
+    assert status["media"] == {"files": 3, "bytes": 2_500_000}
     assert "type" not in status
 
 

@@ -13,6 +13,7 @@ from typing import TypeVar
 
 import pytest
 
+from memory.media import NewMedia, keep_media, media_path
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
 from tests.helpers.terminal import on_terminal
@@ -100,6 +101,23 @@ def test_delete_a_session_by_name_with_yes(kioku: Kioku, home: Path, three) -> N
     assert f"session {three['alice']['name']} (id" in done.stdout  # what goes, listed first
     assert texts(home) == ["bob likes tea", "alice in the group", "bob in the group"]
     assert "hunter2" not in kioku("history", "list").stdout
+
+
+def test_delete_says_how_many_kept_files_went_and_removes_them(
+    kioku: Kioku, home: Path, three
+) -> None:
+    async def keep(store: Store) -> list[Path]:
+        session = await store.get_session(three["alice"]["id"])
+        assert session is not None
+        photo = NewMedia("image", "receipt.jpg", "image/jpeg", b"\xff\xd8 receipt")
+        kept = await keep_media(store, home, session, three["alice"]["turns"][0], [photo, photo])
+        return [media_path(home, item) for item in kept]
+
+    paths = with_store(home, keep)
+    done = kioku("history", "delete", three["alice"]["name"], "--yes")
+    assert done.returncode == 0, done.stderr
+    assert "Deleted 1 whole session and 2 turns, with 2 kept files." in done.stdout
+    assert not any(path.exists() for path in paths)
 
 
 def test_on_a_terminal_it_asks_and_no_keeps_everything(home: Path, three) -> None:

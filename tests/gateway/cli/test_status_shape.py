@@ -18,6 +18,7 @@ FULL = {
     "queued": 0,
     "conversations": [{"key": "cli:default", "session_id": None, "queued": 2, "busy": False}],
     "database_bytes": 4096,
+    "media": {"files": 2, "bytes": 70_000},
     "mcp": {"notes": {"state": "ok", "transport": "stdio", "allow": ["owner"], "tools": []}},
     "something_new": {"any": ["shape"]},
 }
@@ -34,6 +35,8 @@ def test_a_full_status_and_a_bare_one_can_be_shown() -> None:
         ({"pid": -1}, "pid: should be a count"),
         ({"queued": True}, "queued: should be a count"),
         ({"database_bytes": 1.5}, "database_bytes: should be a count"),
+        ({"media": {"files": -1}}, "media.files: should be a count"),
+        ({"media": {"bytes": "1 MB"}}, "media.bytes: should be a count"),
         ({"in_flight": MAX_COUNT + 1}, "in_flight: should be a count"),
         ({"started_at": 5}, "started_at: should be text"),
         ({"adapters": {"cli": {"since": "x"}}}, "adapters.cli.state: missing"),

@@ -46,9 +46,7 @@ class Essentials:
 
 def essentials(settings: Settings) -> Essentials:
     notes = settings.memory.notes
-    return Essentials(
-        settings.home, notes.memory_limit, notes.user_limit, settings.media.max_bytes
-    )
+    return Essentials(settings.home, notes.memory_limit, notes.user_limit, settings.media.max_bytes)
 
 
 def remember(settings: Settings) -> None:

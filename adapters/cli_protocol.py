@@ -158,6 +158,12 @@ class BadFrame(ValueError):
         self.frame_id = frame_id
 
 
+class BadAttach(BadFrame):
+    """An `attach` frame the other end must fix: the rest of its message is refused too."""
+
+    frame_id: str
+
+
 def decode(line: bytes) -> Frame:
     """One line as a frame: a JSON object in UTF-8 within the depth limit, else `BadFrame`.
 
@@ -262,39 +268,39 @@ def parse_frame(line: bytes) -> Message | Attach | str:
 def _parse_attach(frame: Frame, frame_id: str) -> Attach:
     name = frame.get("name")
     if not _is_name(name, MAX_FILE_NAME) or "/" in name or name in (".", ".."):
-        raise BadFrame(
+        raise BadAttach(
             f"an attach frame needs a 'name': a file name (no '/') of 1 to {MAX_FILE_NAME} "
             "printable characters",
             frame_id,
         )
     mime = frame.get("mime")
     if not isinstance(mime, str) or not _MIME.fullmatch(mime):
-        raise BadFrame(
+        raise BadAttach(
             f"an attach frame needs a 'mime' type such as 'image/jpeg' (at most {MAX_MIME} "
             "characters)",
             frame_id,
         )
     size = frame.get("size")
     if type(size) is not int or size < 0:
-        raise BadFrame("an attach frame needs the file's 'size' in bytes, 0 or more", frame_id)
+        raise BadAttach("an attach frame needs the file's 'size' in bytes, 0 or more", frame_id)
     if size > MAX_ATTACHED_BYTES:
-        raise BadFrame(
+        raise BadAttach(
             f"{name} is {size} bytes: the socket takes at most {MAX_ATTACHED_BYTES} bytes of "
             "files per message",
             frame_id,
         )
     last = frame.get("last")
     if not isinstance(last, bool):
-        raise BadFrame("an attach frame needs 'last': true or false", frame_id)
+        raise BadAttach("an attach frame needs 'last': true or false", frame_id)
     data = frame.get("data")
     if not isinstance(data, str):
-        raise BadFrame("an attach frame needs 'data': the piece of the file in base64", frame_id)
+        raise BadAttach("an attach frame needs 'data': the piece of the file in base64", frame_id)
     try:
         piece = base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
-        raise BadFrame(f"the 'data' of {name} is not valid base64", frame_id) from None
+        raise BadAttach(f"the 'data' of {name} is not valid base64", frame_id) from None
     if len(piece) > CHUNK_BYTES:
-        raise BadFrame(
+        raise BadAttach(
             f"a piece of {name} is {len(piece)} bytes: send at most {CHUNK_BYTES} per frame",
             frame_id,
         )

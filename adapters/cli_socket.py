@@ -30,6 +30,7 @@ from adapters.base import Adapter, Delta, Inbound, InboundHandler, Outbound
 from adapters.cli_protocol import (
     MAX_FRAME,
     Attach,
+    BadAttach,
     BadFrame,
     Frame,
     Framer,
@@ -288,6 +289,10 @@ class CliSocketAdapter(Adapter):
                 return
             if isinstance(frame, Message):
                 files = connection.uploads.take(frame)
+        except BadAttach as exc:
+            if connection.uploads.refuse(exc.frame_id):
+                await connection.send(error_frame(str(exc), exc.frame_id))
+            return
         except BadFrame as exc:
             await connection.send(error_frame(str(exc), exc.frame_id))
             return

@@ -77,7 +77,7 @@ class Uploads:
     def __init__(self, cap: int = MAX_ATTACHED_BYTES) -> None:
         self.cap = cap
         self._messages: dict[str, _Gathering] = {}
-        self._refused: dict[str, None] = {}
+        self._refused: dict[str, bool] = {}  # ordered: the oldest is forgotten first
         self.held = 0
         """Bytes received and not yet handed over with their message."""
 
@@ -88,15 +88,26 @@ class Uploads:
         try:
             self._add(piece)
         except BadFrame:
-            self._refuse(piece.id)
+            self.refuse(piece.id)
             raise
+
+    def refuse(self, message_id: str) -> bool:
+        """Drop what `message_id` gathered and its frames still to come; True the first
+        time (the client is to be told), False when it was refused already."""
+        if message_id in self._refused:
+            return False
+        self._release(message_id)
+        self._refused[message_id] = True
+        while len(self._refused) > REMEMBERED_REFUSALS:
+            del self._refused[next(iter(self._refused))]
+        return True
 
     def take(self, message: Message) -> tuple[Received, ...] | None:
         """The files of `message`, which must be exactly as many as it says arrived whole.
 
         None when its files were refused already (drop the message: the client was told).
         """
-        if self._refused.pop(message.id, None) is not None:
+        if self._refused.pop(message.id, False):
             return None
         gathering = self._release(message.id) or _Gathering()
         if gathering.current is not None:
@@ -161,13 +172,6 @@ class Uploads:
             )
         gathering.done.append(Received(current.name, current.mime, b"".join(current.pieces)))
         gathering.current = None
-
-    def _refuse(self, message_id: str) -> None:
-        """Drop what `message_id` gathered, and remember it to drop its later frames."""
-        self._release(message_id)
-        self._refused[message_id] = None
-        while len(self._refused) > REMEMBERED_REFUSALS:
-            del self._refused[next(iter(self._refused))]
 
     def _release(self, message_id: str) -> _Gathering | None:
         """Stop holding what `message_id` gathered; return it."""

@@ -392,3 +392,19 @@ async def test_a_refused_file_gets_one_error_and_the_connection_stays_usable(
     assert frames[-1]["text"] == "echo (default): still there?"
     assert [inbound.text for inbound in echo.received] == ["still there?"]
     await client.close()
+
+
+async def test_the_terminal_gets_a_long_reply_whole_even_when_files_are_asked_for(
+    sock_path: Path,
+) -> None:
+    gateway = EchoGateway(sock_path, silent=True)
+    await gateway.adapter.start()
+    client = await Client.connect(sock_path)
+    await client.send(message_frame("long", "write a lot"))
+    await client.send({"type": "status"})
+    await client.frame()  # the message was delivered before the status was answered
+    text = "a long answer. " * 1000
+    await gateway.adapter.send(Outbound(gateway.received[0].address, text, long_as_file=True))
+    assert await client.frame() == {"type": "reply", "id": "long", "text": text}
+    await client.close()
+    await gateway.adapter.stop()

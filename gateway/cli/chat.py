@@ -70,11 +70,11 @@ def chat_command(
         files = _checked(attach)
     except NotAttachable as exc:
         fail(str(exc), EXIT_USAGE)
+    if message is not None and not message.strip() and not files:
+        fail("nothing to send: give -m a message, or --attach a file", EXIT_USAGE)
     try:
         with SocketClient(path, timeout) as client:
             if message is not None:
-                if not message.strip() and not files:
-                    fail("nothing to send: give -m a message, or --attach a file", EXIT_USAGE)
                 reply = client.ask(message, conversation, files=files)
                 if as_json:
                     print(

@@ -287,8 +287,7 @@ class CliSocketAdapter(Adapter):
             if isinstance(frame, Attach):
                 connection.uploads.add(frame)
                 return
-            if isinstance(frame, Message):
-                files = connection.uploads.take(frame)
+            files = connection.uploads.take(frame) if isinstance(frame, Message) else ()
         except BadAttach as exc:
             if connection.uploads.refuse(exc.frame_id):
                 await connection.send(error_frame(str(exc), exc.frame_id))
@@ -297,7 +296,7 @@ class CliSocketAdapter(Adapter):
             await connection.send(error_frame(str(exc), exc.frame_id))
             return
         if isinstance(frame, Message):
-            if files is not None:
+            if files is not None:  # None: its files were refused, and the client told so
                 await self._deliver(frame, files, connection)
         elif not await self._owner(connection, frame):
             return

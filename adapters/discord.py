@@ -262,13 +262,16 @@ class DiscordAdapter(Adapter):
         chunks = split_message(message.text, MESSAGE_LIMIT)
         if goes_as_file(message, len(chunks)):
             document = discord.File(io.BytesIO(file_bytes(message.text)), FILE_NAME)
-            await channel.send(
-                caption(message.text),
-                file=document,
-                reference=reference,  # type: ignore[arg-type]
-                allowed_mentions=mentions,
-            )
-            return
+            try:
+                await channel.send(
+                    caption(message.text),
+                    file=document,
+                    reference=reference,  # type: ignore[arg-type]
+                    allowed_mentions=mentions,
+                )
+                return
+            except discord.Forbidden as exc:  # no Attach Files permission: as messages, then
+                log.warning("discord_reply_file_refused", channel=str(channel.id), error=str(exc))
         for chunk in chunks:
             await channel.send(chunk, reference=reference, allowed_mentions=mentions)  # type: ignore[arg-type]
             reference = None

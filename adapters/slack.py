@@ -237,8 +237,7 @@ class SlackAdapter(Adapter):
         address = message.address
         chunks = split_message(message.text, CHUNK_LIMIT)
         try:
-            if goes_as_file(message, len(chunks)):
-                await self._upload(address, message.text)
+            if goes_as_file(message, len(chunks)) and await self._uploaded(address, message.text):
                 return
             for chunk in chunks:
                 await self._client.chat_postMessage(
@@ -250,19 +249,24 @@ class SlackAdapter(Adapter):
         finally:
             await self._done(address)
 
-    async def _upload(self, address: Address, text: str) -> None:
-        """One Markdown file in the thread (the `files:write` scope), its first line as the
-        comment when short."""
+    async def _uploaded(self, address: Address, text: str) -> bool:
+        """One Markdown file in the thread, its first line as the comment when short; False
+        if Slack refuses it (without the `files:write` scope): then it goes as messages."""
         assert self._client is not None
         first = caption(text)
-        await self._client.files_upload_v2(
-            channel=address.chat,
-            thread_ts=_reply_thread(address),
-            content=file_bytes(text),
-            filename=FILE_NAME,
-            title=FILE_NAME,
-            initial_comment=to_mrkdwn(first) if first else None,
-        )
+        try:
+            await self._client.files_upload_v2(
+                channel=address.chat,
+                thread_ts=_reply_thread(address),
+                content=file_bytes(text),
+                filename=FILE_NAME,
+                title=FILE_NAME,
+                initial_comment=to_mrkdwn(first) if first else None,
+            )
+        except SlackApiError as exc:
+            log.warning("slack_reply_file_refused", chat=address.chat, error=str(exc))
+            return False
+        return True
 
     async def direct_chat(self, user: str) -> str:
         """The DM channel (`D…`) with `user`, the one their messages come from, so a

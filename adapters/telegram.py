@@ -268,8 +268,8 @@ class TelegramAdapter(Adapter):
         self._stop_typing(_key(address))
         draft = self._drafts.pop(_key(address), None)
         chunks = split_for_telegram(message.text, LIMIT)
-        if goes_as_file(message, len(chunks)):
-            await self._send_file(address, message.text, draft)
+        if goes_as_file(message, len(chunks)) and await self._sent_as_file(address, message.text):
+            await self._drop_draft(address, draft)
             return
         for index, chunk in enumerate(chunks):
             if index == 0 and draft is not None and draft.message_id is not None:
@@ -277,24 +277,33 @@ class TelegramAdapter(Adapter):
             else:
                 await self._formatted(chunk, self._poster(address, reply=index == 0))
 
-    async def _send_file(self, address: Address, text: str, draft: _Draft | None) -> None:
-        """The reply as one `reply.md` document answering the message; the streamed draft,
-        which showed only its start, goes."""
-        if draft is not None and draft.message_id is not None:
-            try:
-                await self.bot.delete_message(address.chat, draft.message_id)
-            except TelegramError as exc:
-                log.info("telegram_draft_not_deleted", chat=address.chat, error=repr(exc))
+    async def _sent_as_file(self, address: Address, text: str) -> bool:
+        """The reply as one `reply.md` document answering the message; False if Telegram
+        refuses it (no right to send documents there): then it goes as messages."""
         first = caption(text)
-        await self._retrying(
-            lambda: self.bot.send_document(
-                address.chat,
-                InputFile(file_bytes(text), filename=FILE_NAME),
-                caption=to_plain(first).strip() if first else None,
-                message_thread_id=_thread(address),
-                reply_parameters=_reply_parameters(address),
+        try:
+            await self._retrying(
+                lambda: self.bot.send_document(
+                    address.chat,
+                    InputFile(file_bytes(text), filename=FILE_NAME),
+                    caption=to_plain(first).strip() if first else None,
+                    message_thread_id=_thread(address),
+                    reply_parameters=_reply_parameters(address),
+                )
             )
-        )
+        except BadRequest as exc:
+            log.warning("telegram_reply_file_refused", chat=address.chat, error=str(exc))
+            return False
+        return True
+
+    async def _drop_draft(self, address: Address, draft: _Draft | None) -> None:
+        """The streamed draft showed only the start of a reply now sent whole as a file."""
+        if draft is None or draft.message_id is None:
+            return
+        try:
+            await self.bot.delete_message(address.chat, draft.message_id)
+        except TelegramError as exc:
+            log.info("telegram_draft_not_deleted", chat=address.chat, error=repr(exc))
 
     async def stream(self, delta: Delta) -> None:
         """Show the reply so far (plain text), editing at most once a second."""

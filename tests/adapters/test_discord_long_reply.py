@@ -76,3 +76,14 @@ async def test_without_the_setting_a_long_reply_is_split(
     await discord_adapter.send(in_channel(LONG, long_as_file=False))
     first = await fake.next_post()
     assert first.files == [] and fake.pending_posts() >= 1
+
+
+async def test_without_the_attach_files_permission_the_reply_goes_as_messages(
+    adapter: tuple[DiscordAdapter, FakeDiscord],
+) -> None:
+    discord_adapter, fake = adapter
+    fake.refuse(403)  # the file post: Missing Permissions
+    await discord_adapter.send(in_channel(LONG))
+    first = await fake.next_post()
+    assert first.files == [] and first.content.startswith("**Lease summary**")
+    assert first.reply_to == ASKED

@@ -70,3 +70,13 @@ async def test_without_the_setting_a_long_reply_is_split(
     adapter, fake = running
     await adapter.send(in_channel(LONG, long_as_file=False))
     assert len(fake.posted) > 1 and fake.shared_files() == []
+
+
+async def test_without_the_files_write_scope_the_reply_goes_as_messages(
+    running: tuple[SlackAdapter, FakeSlack],
+) -> None:
+    adapter, fake = running
+    fake.refuse("files.getUploadURLExternal", "missing_scope")
+    await adapter.send(in_channel(LONG))
+    assert len(fake.posted) > 1 and fake.shared_files() == []
+    assert {post["thread_ts"] for post in fake.posted} == {ASKED}

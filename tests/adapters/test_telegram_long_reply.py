@@ -11,7 +11,7 @@ import pytest
 from adapters.base import Address, Delta, Inbound, Outbound
 from adapters.telegram import LIMIT, TelegramAdapter
 from config.settings import TelegramSettings
-from tests.fakes.telegram import TOKEN, FakeTelegram, too_many
+from tests.fakes.telegram import TOKEN, FakeTelegram, Fault, too_many
 
 AIKO = 42
 ASKED = "100000"
@@ -110,3 +110,13 @@ async def test_flood_control_on_the_upload_is_waited_out(
     await adapter.send(to_aiko(LONG))
     assert len(tg.sent("sendDocument")) == 2
     assert tg.sent("sendDocument")[-1].files["document"].data == LONG.encode()
+
+
+async def test_a_chat_where_documents_are_refused_gets_the_reply_as_messages(
+    adapter: TelegramAdapter, tg: FakeTelegram
+) -> None:
+    tg.fail("sendDocument", Fault("error", 400, "Bad Request: not enough rights to send documents"))
+    await adapter.send(to_aiko(LONG))
+    assert len(tg.sent("sendDocument")) == 1
+    messages = tg.sent("sendMessage")
+    assert len(messages) > 1 and "Day 11" in messages[-1].text

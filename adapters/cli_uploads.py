@@ -3,7 +3,8 @@
 The rules of `adapters/cli_protocol.py` that span frames live here: the pieces of a file
 add up to its declared size, a message carries at most `MAX_ATTACHMENTS` files and
 `MAX_ATTACHED_BYTES` in all, and what a connection holds before its messages arrive is
-bounded by the same cap, so no client can make the daemon hold more than that.
+bounded by the same cap (and to `AT_ONCE` messages), so no client can make the daemon
+hold more than that.
 After a refusal the rest of that message's frames are dropped without more errors, and
 its message frame too: the client has already been told, once.
 """
@@ -18,6 +19,8 @@ from adapters.cli_protocol import MAX_ATTACHED_BYTES, MAX_ATTACHMENTS, Attach, B
 
 GENERIC_MIME = "application/octet-stream"
 REMEMBERED_REFUSALS = 100
+AT_ONCE = 16
+"""Messages a connection may be sending files for at the same time."""
 """How many refused message ids a connection remembers, to drop their later frames."""
 
 
@@ -126,6 +129,12 @@ class Uploads:
         return tuple(done)
 
     def _add(self, piece: Attach) -> None:
+        if piece.id not in self._messages and len(self._messages) >= AT_ONCE:
+            raise BadFrame(
+                f"files for {AT_ONCE} messages are waiting on this connection: send those "
+                "messages before the files of another",
+                piece.id,
+            )
         gathering = self._messages.setdefault(piece.id, _Gathering())
         current = gathering.current
         if current is None:

@@ -24,7 +24,7 @@ from adapters.cli_protocol import (
     message_frame,
     parse_frame,
 )
-from adapters.cli_uploads import Received, Uploads, attachment, kind_of
+from adapters.cli_uploads import AT_ONCE, Received, Uploads, attachment, kind_of
 
 
 def pieces_of(data: bytes, size: int = CHUNK_BYTES) -> list[bytes]:
@@ -287,3 +287,15 @@ def test_whatever_a_client_sends_the_held_bytes_stay_within_the_cap(ops: list[tu
         with contextlib.suppress(BadFrame):  # a message refused: what it held goes all the same
             uploads.take(Message(message_id, "hi", "default", 0))
     assert uploads.held == 0
+
+
+def test_a_connection_sends_files_for_a_bounded_number_of_messages_at_once() -> None:
+    uploads = Uploads()
+    for number in range(AT_ONCE):
+        uploads.add(attach(f"m{number}", "empty.txt", 0, b"", True))
+    with pytest.raises(BadFrame, match=f"files for {AT_ONCE} messages are waiting"):
+        uploads.add(attach("one-more", "empty.txt", 0, b"", True))
+    assert uploads.take(Message("m0", "", "default", 1)) == (
+        Received("empty.txt", "text/plain", b""),
+    )
+    uploads.add(attach("another", "empty.txt", 0, b"", True))  # room again

@@ -5,7 +5,10 @@ The daemon (`adapters/cli_socket.py`) listens on `$KIOKU_HOME/gateway.sock`; `ki
 One JSON object per line each way, in UTF-8, at most `MAX_FRAME` bytes and nested at most
 `MAX_JSON_DEPTH` levels (config.limits); a line that breaks a rule is a `BadFrame`:
 
-    client -> daemon  {"type": "message", "id": str, "text": str, "conversation": str}
+    client -> daemon  {"type": "attach", "id": str, "name": str, "mime": str, "size": int,
+                       "data": base64 str, "last": bool}   a piece of a file for message id
+                      {"type": "message", "id": str, "text": str, "conversation": str,
+                       "attachments": int}  (optional, default 0; with files the text may be "")
                       {"type": "status"}
                       {"type": "schedule_changed"}     jobs changed in state.db: wake the scheduler
     daemon -> client  {"type": "delta", "id", "text"}   a piece of the reply being written
@@ -13,12 +16,24 @@ One JSON object per line each way, in UTF-8, at most `MAX_FRAME` bytes and neste
                       {"type": "status", ...}          the daemon's state (owner and root only)
                       {"type": "ok"}                   schedule_changed taken (owner and root only)
                       {"type": "error", "id"?, "message"}
+
+Files travel as bytes, never as a path: the daemon may run as another account, and a path
+would have it open whatever that account can read. A file is sent as `attach` frames
+before its message, each at most `CHUNK_BYTES` of it (so every frame stays under
+`MAX_FRAME`), all naming the same id, name, mime and total size; the one with `last`
+true ends it and the next `attach` frame starts the next file. The message frame then
+says how many files it carries, and is refused unless exactly that many arrived whole.
+At most `MAX_ATTACHMENTS` files and `MAX_ATTACHED_BYTES` in all per message: past a cap
+a file is refused at its first frame, before its bytes are sent on.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -31,10 +46,19 @@ MAX_FRAME = 256 * 1024
 MAX_ID = 200
 MAX_CONVERSATION = 100
 DEFAULT_CONVERSATION = "default"
+MAX_ATTACHMENTS = 10
+"""Files per message the socket takes; the gateway then applies `media.max_files`."""
+MAX_ATTACHED_BYTES = 64 * 1024 * 1024
+"""All the files of one message together, the socket's own cap (above `media.max_bytes`)."""
+CHUNK_BYTES = 96 * 1024
+"""A file's bytes per `attach` frame: 128 KiB once in base64, well under `MAX_FRAME`."""
+MAX_FILE_NAME = 255
+MAX_MIME = 127
 SHOWN = 60
 """How much of a field a refusal quotes back."""
 
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+_MIME = re.compile(r"[A-Za-z0-9][\w.+-]{0,62}/[A-Za-z0-9][\w.+-]{0,62}", re.ASCII)
 
 Frame = dict[str, Any]
 
@@ -57,8 +81,36 @@ def encode(frame: Frame) -> bytes:
         return LONE_SURROGATE.sub("\ufffd", line).encode() + b"\n"
 
 
-def message_frame(frame_id: str, text: str, conversation: str = DEFAULT_CONVERSATION) -> Frame:
-    return {"type": "message", "id": frame_id, "text": text, "conversation": conversation}
+def message_frame(
+    frame_id: str, text: str, conversation: str = DEFAULT_CONVERSATION, attachments: int = 0
+) -> Frame:
+    frame: Frame = {"type": "message", "id": frame_id, "text": text, "conversation": conversation}
+    if attachments:
+        frame["attachments"] = attachments
+    return frame
+
+
+def attach_frames(
+    frame_id: str, name: str, mime: str, size: int, chunks: Iterator[bytes]
+) -> Iterator[Frame]:
+    """The `attach` frames of one file of `size` bytes, read piece by piece from `chunks`
+    (each at most `CHUNK_BYTES`), so a large file is never held whole. An empty file is
+    one frame with no data."""
+    piece = next(chunks, b"")
+    while True:
+        following = next(chunks, None)
+        yield {
+            "type": "attach",
+            "id": frame_id,
+            "name": name,
+            "mime": mime,
+            "size": size,
+            "data": base64.b64encode(piece).decode("ascii"),
+            "last": following is None,
+        }
+        if following is None:
+            return
+        piece = following
 
 
 def status_request() -> Frame:
@@ -106,6 +158,12 @@ class BadFrame(ValueError):
         self.frame_id = frame_id
 
 
+class BadAttach(BadFrame):
+    """An `attach` frame the other end must fix: the rest of its message is refused too."""
+
+    frame_id: str
+
+
 def decode(line: bytes) -> Frame:
     """One line as a frame: a JSON object in UTF-8 within the depth limit, else `BadFrame`.
 
@@ -149,30 +207,54 @@ class Message:
     id: str
     text: str
     conversation: str
+    attachments: int = 0
+
+
+@dataclass
+class Attach:
+    """One `attach` frame: a piece of the file `name` sent with message `id`."""
+
+    id: str
+    name: str
+    mime: str
+    size: int
+    data: bytes
+    last: bool
 
 
 CONTROLS = ("status", "schedule_changed")
 """The frames without content a client may send, by type name."""
 
 
-def parse_frame(line: bytes) -> Message | str:
-    """A client's frame: a `Message`, or the type name of a frame without content (`CONTROLS`)."""
+def parse_frame(line: bytes) -> Message | Attach | str:
+    """A client's frame: a `Message`, an `Attach`, or the type name of a frame without
+    content (`CONTROLS`)."""
     frame = decode(line)
     kind = frame.get("type")
     raw_id = frame.get("id")
     frame_id = raw_id if _is_name(raw_id, MAX_ID) else None
     if kind in CONTROLS:
         return str(kind)
-    if kind != "message":
+    if kind not in ("message", "attach"):
         shown = f"{kind!r:.{SHOWN}}"
         raise BadFrame(
-            f"unknown frame type {shown}: send 'message', 'status' or 'schedule_changed'",
+            f"unknown frame type {shown}: send 'message', 'attach', 'status' or 'schedule_changed'",
             frame_id,
         )
     if frame_id is None:
-        raise BadFrame(f"a message needs an 'id': a printable string of 1 to {MAX_ID} characters")
+        raise BadFrame(
+            f"{'a message' if kind == 'message' else 'an attach frame'} needs an 'id': "
+            f"a printable string of 1 to {MAX_ID} characters"
+        )
+    if kind == "attach":
+        return _parse_attach(frame, frame_id)
+    attachments = frame.get("attachments", 0)
+    if type(attachments) is not int or not 0 <= attachments <= MAX_ATTACHMENTS:
+        raise BadFrame(
+            f"'attachments' must be a whole number from 0 to {MAX_ATTACHMENTS}", frame_id
+        )
     text = frame.get("text")
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str) or not (text.strip() or attachments):
         raise BadFrame("a message needs a non-empty 'text' string", frame_id)
     conversation = frame.get("conversation", DEFAULT_CONVERSATION)
     if not _is_name(conversation, MAX_CONVERSATION):
@@ -180,7 +262,49 @@ def parse_frame(line: bytes) -> Message | str:
             f"'conversation' must be a printable name of 1 to {MAX_CONVERSATION} characters",
             frame_id,
         )
-    return Message(frame_id, text, conversation)
+    return Message(frame_id, text, conversation, attachments)
+
+
+def _parse_attach(frame: Frame, frame_id: str) -> Attach:
+    name = frame.get("name")
+    if not _is_name(name, MAX_FILE_NAME) or "/" in name or name in (".", ".."):
+        raise BadAttach(
+            f"an attach frame needs a 'name': a file name (no '/') of 1 to {MAX_FILE_NAME} "
+            "printable characters",
+            frame_id,
+        )
+    mime = frame.get("mime")
+    if not isinstance(mime, str) or not _MIME.fullmatch(mime):
+        raise BadAttach(
+            f"an attach frame needs a 'mime' type such as 'image/jpeg' (at most {MAX_MIME} "
+            "characters)",
+            frame_id,
+        )
+    size = frame.get("size")
+    if type(size) is not int or size < 0:
+        raise BadAttach("an attach frame needs the file's 'size' in bytes, 0 or more", frame_id)
+    if size > MAX_ATTACHED_BYTES:
+        raise BadAttach(
+            f"{name} is {size} bytes: the socket takes at most {MAX_ATTACHED_BYTES} bytes of "
+            "files per message",
+            frame_id,
+        )
+    last = frame.get("last")
+    if not isinstance(last, bool):
+        raise BadAttach("an attach frame needs 'last': true or false", frame_id)
+    data = frame.get("data")
+    if not isinstance(data, str):
+        raise BadAttach("an attach frame needs 'data': the piece of the file in base64", frame_id)
+    try:
+        piece = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise BadAttach(f"the 'data' of {name} is not valid base64", frame_id) from None
+    if len(piece) > CHUNK_BYTES:
+        raise BadAttach(
+            f"a piece of {name} is {len(piece)} bytes: send at most {CHUNK_BYTES} per frame",
+            frame_id,
+        )
+    return Attach(frame_id, name, mime, size, piece, last)
 
 
 def _is_name(value: object, limit: int) -> bool:

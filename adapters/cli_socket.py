@@ -4,6 +4,8 @@ A Unix socket `$KIOKU_HOME/gateway.sock`, mode 0600, so only the account running
 kioku (and root) can connect; the kernel tells us who the peer is (SO_PEERCRED), so
 the identity `cli:<uid>` needs no password. The frames are those of
 `adapters/cli_protocol.py`; a bad frame gets an error frame and the connection stays usable.
+Files come as bytes in `attach` frames (`adapters/cli_uploads.py` gathers them), never as
+a path for the daemon to open.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import structlog
 from adapters.base import Adapter, Delta, Inbound, InboundHandler, Outbound
 from adapters.cli_protocol import (
     MAX_FRAME,
+    Attach,
+    BadAttach,
     BadFrame,
     Frame,
     Framer,
@@ -40,6 +44,7 @@ from adapters.cli_protocol import (
     text_frame,
     too_long,
 )
+from adapters.cli_uploads import Received, Uploads, attachment
 
 log = structlog.get_logger("kioku.cli_socket")
 
@@ -80,6 +85,7 @@ class _Connection:
     writer: asyncio.StreamWriter
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     waiting: set[str] = field(default_factory=set)  # message ids whose reply goes here
+    uploads: Uploads = field(default_factory=Uploads)
 
     async def send(self, frame: Frame) -> bool:
         """Write one frame; False (and the connection closed) if the client is gone or stuck."""
@@ -278,11 +284,20 @@ class CliSocketAdapter(Adapter):
             return
         try:
             frame = parse_frame(line)
+            if isinstance(frame, Attach):
+                connection.uploads.add(frame)
+                return
+            files = connection.uploads.take(frame) if isinstance(frame, Message) else ()
+        except BadAttach as exc:
+            if connection.uploads.refuse(exc.frame_id):
+                await connection.send(error_frame(str(exc), exc.frame_id))
+            return
         except BadFrame as exc:
             await connection.send(error_frame(str(exc), exc.frame_id))
             return
         if isinstance(frame, Message):
-            await self._deliver(frame, connection)
+            if files is not None:  # None: its files were refused, and the client told so
+                await self._deliver(frame, files, connection)
         elif not await self._owner(connection, frame):
             return
         elif frame == "status":
@@ -290,7 +305,9 @@ class CliSocketAdapter(Adapter):
         else:
             await self._answer_schedule_changed(connection)
 
-    async def _deliver(self, message: Message, connection: _Connection) -> None:
+    async def _deliver(
+        self, message: Message, files: tuple[Received, ...], connection: _Connection
+    ) -> None:
         key = f"{connection.uid}-{message.id}"
         self._routes[key] = connection
         connection.waiting.add(key)
@@ -303,6 +320,7 @@ class CliSocketAdapter(Adapter):
             sender_name=connection.name,
             addressed=True,
             message_id=key,
+            attachments=tuple(attachment(item) for item in files),
         )
         try:
             await self.deliver(inbound)

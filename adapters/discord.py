@@ -12,6 +12,7 @@ allowed to end the connection.
 from __future__ import annotations
 
 import asyncio
+import io
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,7 @@ from adapters.base import Adapter, AdapterFailed, Address, InboundHandler, Outbo
 from adapters.chunking import split_message
 from adapters.discord_gateway import BoundedGateway
 from adapters.discord_inbound import to_inbound
+from adapters.long_reply import FILE_NAME, caption, file_bytes, goes_as_file
 from config.settings import DiscordSettings
 
 log = structlog.get_logger("kioku.discord")
@@ -246,7 +248,8 @@ class DiscordAdapter(Adapter):
     # -- sending --------------------------------------------------------------------------
 
     async def send(self, message: Outbound) -> None:
-        """Post the reply in pieces of 2,000; the first replies to the asking message."""
+        """Post the reply in pieces of 2,000, the first replying to the asking message; or,
+        with `long_as_file`, a reply longer than that as one `reply.md` file."""
         address = message.address
         self._stop_typing(address)
         channel = self._channel(address)
@@ -256,7 +259,20 @@ class DiscordAdapter(Adapter):
                 message_id=int(address.reply_to), channel_id=channel.id, fail_if_not_exists=False
             )
         mentions = allowed_mentions(self.settings)
-        for chunk in split_message(message.text, MESSAGE_LIMIT):
+        chunks = split_message(message.text, MESSAGE_LIMIT)
+        if goes_as_file(message, len(chunks)):
+            document = discord.File(io.BytesIO(file_bytes(message.text)), FILE_NAME)
+            try:
+                await channel.send(
+                    caption(message.text),
+                    file=document,
+                    reference=reference,  # type: ignore[arg-type]
+                    allowed_mentions=mentions,
+                )
+                return
+            except discord.Forbidden as exc:  # no Attach Files permission: as messages, then
+                log.warning("discord_reply_file_refused", channel=str(channel.id), error=str(exc))
+        for chunk in chunks:
             await channel.send(chunk, reference=reference, allowed_mentions=mentions)  # type: ignore[arg-type]
             reference = None
 

@@ -30,6 +30,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.base import Adapter, AdapterFailed, Address, InboundHandler, Outbound
 from adapters.chunking import split_message
+from adapters.long_reply import FILE_NAME, caption, file_bytes, goes_as_file
 from adapters.slack_envelopes import BoundedSocketModeHandler, events_app
 from adapters.slack_files import SlackFiles
 from adapters.slack_inbound import to_inbound
@@ -238,12 +239,16 @@ class SlackAdapter(Adapter):
     # -- outbound ----------------------------------------------------------------------------
 
     async def send(self, message: Outbound) -> None:
-        """Post the reply in chunks, in the asking message's thread; raise if Slack refuses."""
+        """Post the reply in chunks, in the asking message's thread (or, with `long_as_file`,
+        a reply longer than one chunk as one `reply.md` file there); raise if Slack refuses."""
         if self._client is None:
             raise AdapterFailed("the Slack adapter is not running")
         address = message.address
+        chunks = split_message(message.text, CHUNK_LIMIT)
         try:
-            for chunk in split_message(message.text, CHUNK_LIMIT):
+            if goes_as_file(message, len(chunks)) and await self._uploaded(address, message.text):
+                return
+            for chunk in chunks:
                 await self._client.chat_postMessage(
                     channel=address.chat,
                     text=to_mrkdwn(chunk),
@@ -252,6 +257,25 @@ class SlackAdapter(Adapter):
                 )
         finally:
             await self._done(address)
+
+    async def _uploaded(self, address: Address, text: str) -> bool:
+        """One Markdown file in the thread, its first line as the comment when short; False
+        if Slack refuses it (without the `files:write` scope): then it goes as messages."""
+        assert self._client is not None
+        first = caption(text)
+        try:
+            await self._client.files_upload_v2(
+                channel=address.chat,
+                thread_ts=_reply_thread(address),
+                content=file_bytes(text),
+                filename=FILE_NAME,
+                title=FILE_NAME,
+                initial_comment=to_mrkdwn(first) if first else None,
+            )
+        except SlackApiError as exc:
+            log.warning("slack_reply_file_refused", chat=address.chat, error=str(exc))
+            return False
+        return True
 
     async def direct_chat(self, user: str) -> str:
         """The DM channel (`D…`) with `user`, the one their messages come from, so a

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 import structlog
 from aiohttp import web
-from telegram import Bot, BotCommand, Message, ReplyParameters, Update
+from telegram import Bot, BotCommand, InputFile, Message, ReplyParameters, Update
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import BadRequest, InvalidToken, NetworkError, RetryAfter, TelegramError
 from telegram.warnings import PTBDeprecationWarning
@@ -35,6 +35,7 @@ from adapters.backoff import Backoff
 from adapters.base import Adapter, Address, Delta, InboundHandler, Outbound
 from adapters.chunking import utf16_length
 from adapters.telegram_files import FileRequest
+from adapters.long_reply import FILE_NAME, caption, file_bytes, goes_as_file
 from adapters.telegram_html import split_for_telegram, to_html, to_plain
 from adapters.telegram_inbound import to_inbound
 from adapters.telegram_updates import (
@@ -267,11 +268,43 @@ class TelegramAdapter(Adapter):
         address = message.address
         self._stop_typing(_key(address))
         draft = self._drafts.pop(_key(address), None)
-        for index, chunk in enumerate(split_for_telegram(message.text, LIMIT)):
+        chunks = split_for_telegram(message.text, LIMIT)
+        if goes_as_file(message, len(chunks)) and await self._sent_as_file(address, message.text):
+            await self._drop_draft(address, draft)
+            return
+        for index, chunk in enumerate(chunks):
             if index == 0 and draft is not None and draft.message_id is not None:
                 await self._formatted(chunk, self._editor(address, draft.message_id))
             else:
                 await self._formatted(chunk, self._poster(address, reply=index == 0))
+
+    async def _sent_as_file(self, address: Address, text: str) -> bool:
+        """The reply as one `reply.md` document answering the message; False if Telegram
+        refuses it (no right to send documents there): then it goes as messages."""
+        first = caption(text)
+        try:
+            await self._retrying(
+                lambda: self.bot.send_document(
+                    address.chat,
+                    InputFile(file_bytes(text), filename=FILE_NAME),
+                    caption=to_plain(first).strip() if first else None,
+                    message_thread_id=_thread(address),
+                    reply_parameters=_reply_parameters(address),
+                )
+            )
+        except BadRequest as exc:
+            log.warning("telegram_reply_file_refused", chat=address.chat, error=str(exc))
+            return False
+        return True
+
+    async def _drop_draft(self, address: Address, draft: _Draft | None) -> None:
+        """The streamed draft showed only the start of a reply now sent whole as a file."""
+        if draft is None or draft.message_id is None:
+            return
+        try:
+            await self.bot.delete_message(address.chat, draft.message_id)
+        except TelegramError as exc:
+            log.info("telegram_draft_not_deleted", chat=address.chat, error=repr(exc))
 
     async def stream(self, delta: Delta) -> None:
         """Show the reply so far (plain text), editing at most once a second."""
@@ -323,12 +356,7 @@ class TelegramAdapter(Adapter):
             task.cancel()
 
     def _poster(self, address: Address, *, reply: bool) -> Callable[..., Awaitable[Message]]:
-        reply_to = address.reply_to
-        parameters = (
-            ReplyParameters(int(reply_to), allow_sending_without_reply=True)
-            if reply and reply_to and reply_to.isdigit()
-            else None
-        )
+        parameters = _reply_parameters(address) if reply else None
 
         def post(text: str, mode: str | None) -> Awaitable[Message]:
             return self.bot.send_message(
@@ -399,6 +427,13 @@ def retry_seconds(exc: RetryAfter) -> float:
 
 def _key(address: Address) -> Key:
     return (address.chat, address.thread, address.reply_to)
+
+
+def _reply_parameters(address: Address) -> ReplyParameters | None:
+    reply_to = address.reply_to
+    if not reply_to or not reply_to.isdigit():
+        return None
+    return ReplyParameters(int(reply_to), allow_sending_without_reply=True)
 
 
 def _thread(address: Address) -> int | None:

@@ -2,13 +2,14 @@
 
 Validating the settings imports pydantic and builds every model: about three bare
 interpreter starts, more than all the rest of `kioku search` or `kioku memory show`,
-which need nothing from the settings but the data folder and the notes limits. So each
+which need nothing from the settings but the data folder and the notes limits (and
+`kioku chat --attach`, the largest file the daemon reads). So each
 time `load_settings` succeeds it writes `.settings-validated` with a digest of
 everything the settings are made from (config.toml and .env byte for byte, every
 `KIOKU_` variable, the code that reads and checks them, pydantic's version) and those
 few values; a quick command takes them from the note while the digest still matches,
 and otherwise validates as every command does, with the same report when something is
-wrong. The note holds no secret: a digest and two numbers.
+wrong. The note holds no secret: a digest and three numbers.
 """
 
 from __future__ import annotations
@@ -40,11 +41,12 @@ class Essentials:
     home: Path
     memory_limit: int
     user_limit: int
+    media_max_bytes: int
 
 
 def essentials(settings: Settings) -> Essentials:
     notes = settings.memory.notes
-    return Essentials(settings.home, notes.memory_limit, notes.user_limit)
+    return Essentials(settings.home, notes.memory_limit, notes.user_limit, settings.media.max_bytes)
 
 
 def remember(settings: Settings) -> None:
@@ -60,6 +62,7 @@ def remember(settings: Settings) -> None:
             "digest": digest(home),
             "memory_limit": known.memory_limit,
             "user_limit": known.user_limit,
+            "media_max_bytes": known.media_max_bytes,
         }
         data = json.dumps(record, sort_keys=True).encode()
         if path.is_file() and path.read_bytes() == data:
@@ -85,11 +88,12 @@ def recall() -> Essentials | None:
         if record["digest"] != digest(home):
             return None
         memory_limit, user_limit = record["memory_limit"], record["user_limit"]
+        media_max_bytes = record["media_max_bytes"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if not all(type(value) is int for value in (memory_limit, user_limit)):
+    if not all(type(value) is int for value in (memory_limit, user_limit, media_max_bytes)):
         return None
-    return Essentials(home, memory_limit, user_limit)
+    return Essentials(home, memory_limit, user_limit, media_max_bytes)
 
 
 def digest(home: Path) -> str:

@@ -1,8 +1,10 @@
 """`kioku chat`: talk to the running daemon from a terminal, or from a script with `-m`.
 
 It goes through the daemon's CLI socket like any other client, so the account
-running it is `cli:<uid>` (the owner, for the account running kioku). Exit codes:
-0 answered, 1 kioku not running / refused / no answer in time.
+running it is `cli:<uid>` (the owner, for the account running kioku). Files go with a
+message by `--attach FILE` or, in the interactive chat, `/attach PATH`: the client reads
+them and sends their bytes (`gateway/cli/attach_files.py`). Exit codes: 0 answered,
+1 kioku not running / refused / no answer in time, 2 a file that cannot be attached.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import typer
 
 from adapters.cli_protocol import DEFAULT_CONVERSATION, socket_path
 from config.paths import kioku_home
-from gateway.cli.common import fail
+from gateway.cli.common import EXIT_USAGE, fail
 from gateway.cli.socket_client import (
     ConnectionLost,
     DaemonError,
@@ -26,6 +28,8 @@ from gateway.cli.socket_client import (
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from gateway.cli.attach_files import LocalFile
 
 DEFAULT_TIMEOUT = 600.0
 
@@ -46,13 +50,32 @@ def chat_command(
     timeout: float = typer.Option(
         DEFAULT_TIMEOUT, "--timeout", min=0.1, help="Seconds to wait for each reply."
     ),
+    attach: list[str] = typer.Option(
+        [],
+        "--attach",
+        "-a",
+        metavar="FILE",
+        help="Send this file with the message (repeatable). With -m it goes with that "
+        "message (-m '' sends the files alone); without -m, with the first message you type.",
+    ),
 ) -> None:
-    """Chat with kioku (Ctrl-D leaves); with -m, send one message and print the reply."""
+    """Chat with kioku (Ctrl-D leaves); with -m, send one message and print the reply.
+
+    In the chat, /attach PATH attaches a file to the next message you send.
+    """
+    from gateway.cli.attach_files import NotAttachable
+
     path = socket_path(kioku_home())
+    try:
+        files = _checked(attach)
+    except NotAttachable as exc:
+        fail(str(exc), EXIT_USAGE)
+    if message is not None and not message.strip() and not files:
+        fail("nothing to send: give -m a message, or --attach a file", EXIT_USAGE)
     try:
         with SocketClient(path, timeout) as client:
             if message is not None:
-                reply = client.ask(message, conversation)
+                reply = client.ask(message, conversation, files=files)
                 if as_json:
                     print(
                         json.dumps(
@@ -62,23 +85,45 @@ def chat_command(
                 else:
                     print(reply)
                 return
-            _interactive(client, conversation)
+            _interactive(client, conversation, files)
+    except NotAttachable as exc:
+        fail(str(exc), EXIT_USAGE)
     except (NotRunning, DaemonError, NoAnswer) as exc:
         fail(str(exc))
     except OSError as exc:
         fail(f"could not talk to kioku at {path}: {exc}")
 
 
-def _interactive(client: SocketClient, conversation: str) -> None:
+def _checked(raw_paths: list[str]) -> list[LocalFile]:
+    """The files given, each checked, and the lot within the caps of one message."""
+    from config.validated import recall
+    from gateway.cli.attach_files import check_together, local_file
+
+    if not raw_paths:
+        return []
+    known = recall()  # media.max_bytes only when it costs no validation; else the daemon says
+    max_bytes = known.media_max_bytes if known is not None else None
+    files = [local_file(raw, max_bytes) for raw in raw_paths]
+    check_together(files)
+    return files
+
+
+def _interactive(client: SocketClient, conversation: str, files: list[LocalFile]) -> None:
     # rich only here: a message sent with -m is printed as plain text.
     from rich.console import Console
     from rich.markup import escape
 
+    from gateway.cli.attach_files import NotAttachable
+
     console = Console()
     console.print(
         f"[dim]kioku chat — conversation [bold]{escape(conversation)}[/bold]; "
-        "/help lists commands, Ctrl-D leaves[/dim]"
+        "/help lists commands, /attach PATH attaches a file to your next message, "
+        "Ctrl-D leaves[/dim]"
     )
+    attached = list(files)
+    if attached:
+        _list_attached(console, attached)
     while True:
         try:
             text = console.input("[bold cyan]you>[/bold cyan] ")
@@ -87,8 +132,16 @@ def _interactive(client: SocketClient, conversation: str) -> None:
             return
         if not text.strip():
             continue
+        if _is_attach(text):
+            _attach(console, text, attached)
+            continue
+        sending, attached = attached, []
         try:
-            _exchange(client, console, text, conversation)
+            _exchange(client, console, text, conversation, sending)
+            if text.strip() == "/help":
+                console.print(f"[dim]{escape(LOCAL_HELP)}[/dim]")
+        except NotAttachable as exc:
+            console.print(f"[red]{escape(str(exc))}: the message was not sent[/red]")
         except KeyboardInterrupt:
             console.print("\n[dim]interrupted[/dim]")
             return
@@ -100,10 +153,59 @@ def _interactive(client: SocketClient, conversation: str) -> None:
             console.print(f"[red]{exc}[/red]")
 
 
-def _exchange(client: SocketClient, console: Console, text: str, conversation: str) -> None:
+LOCAL_HELP = (
+    "In this terminal: /attach PATH attaches a file to your next message "
+    "(/attach alone lists them)."
+)
+
+
+def _is_attach(text: str) -> bool:
+    command = text.strip()
+    return command == "/attach" or command.startswith("/attach ")
+
+
+def _attach(console: Console, text: str, attached: list[LocalFile]) -> None:
+    """`/attach PATH` adds a file for the next message; `/attach` alone lists them."""
+    from rich.markup import escape
+
+    from gateway.cli.attach_files import NotAttachable
+
+    raw = text.strip().removeprefix("/attach").strip()
+    if len(raw) > 1 and raw[0] == raw[-1] and raw[0] in "'\"":
+        raw = raw[1:-1]
+    if not raw:
+        if attached:
+            _list_attached(console, attached)
+        else:
+            console.print("[dim]nothing attached: /attach PATH attaches a file[/dim]")
+        return
+    try:
+        candidate = _checked([*(str(item.path) for item in attached), raw])[-1]
+    except NotAttachable as exc:
+        console.print(f"[red]{escape(str(exc))}[/red]")
+        return
+    attached.append(candidate)
+    _list_attached(console, attached)
+
+
+def _list_attached(console: Console, attached: list[LocalFile]) -> None:
+    from rich.markup import escape
+
+    from gateway.cli.attach_files import described
+
+    console.print(f"[dim]attached to your next message:\n{escape(described(attached))}[/dim]")
+
+
+def _exchange(
+    client: SocketClient,
+    console: Console,
+    text: str,
+    conversation: str,
+    files: list[LocalFile],
+) -> None:
     """One message: the reply grows on screen as it streams, rendered as Markdown."""
     if not console.is_terminal:
-        reply = client.ask(text, conversation, on_delta=lambda piece: _write(piece))
+        reply = client.ask(text, conversation, on_delta=lambda piece: _write(piece), files=files)
         _write("\n" if reply and not reply.endswith("\n") else "")
         return
     from rich.live import Live
@@ -116,7 +218,7 @@ def _exchange(client: SocketClient, console: Console, text: str, conversation: s
             written.append(piece)
             live.update(Markdown("".join(written)))
 
-        reply = client.ask(text, conversation, on_delta=grow)
+        reply = client.ask(text, conversation, on_delta=grow, files=files)
         live.update(Markdown(reply))
 
 

@@ -12,15 +12,16 @@ from __future__ import annotations
 import socket
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapters.cli_protocol import (
     DEFAULT_CONVERSATION,
     MAX_FRAME,
     BadFrame,
     Frame,
+    attach_frames,
     decode,
     encode,
     message_frame,
@@ -28,6 +29,9 @@ from adapters.cli_protocol import (
     status_request,
     too_long,
 )
+
+if TYPE_CHECKING:
+    from gateway.cli.attach_files import LocalFile
 
 
 class NotRunning(ConnectionError):
@@ -109,10 +113,15 @@ class SocketClient:
         text: str,
         conversation: str = DEFAULT_CONVERSATION,
         on_delta: Callable[[str], None] | None = None,
+        files: Sequence[LocalFile] = (),
     ) -> str:
-        """Send `text` and wait for its reply, passing each streamed piece to `on_delta`."""
+        """Send `text` with `files` and wait for its reply, passing each streamed piece to
+        `on_delta`. A file that cannot be read to its end is `NotAttachable`, and the
+        message is not sent."""
         message_id = uuid.uuid4().hex
-        self._send(message_frame(message_id, text, conversation))
+        for item in files:
+            self._send_file(message_id, item)
+        self._send(message_frame(message_id, text, conversation, len(files)))
         deadline = time.monotonic() + self.timeout
         while True:
             frame = self._receive(deadline)
@@ -125,6 +134,17 @@ class SocketClient:
                 on_delta(str(frame.get("text", "")))
             elif kind == "reply":
                 return str(frame.get("text", ""))
+
+    def _send_file(self, message_id: str, item: LocalFile) -> None:
+        """The file's `attach` frames; one that ended short is refused by the daemon, so
+        nothing of it stays there."""
+        from gateway.cli.attach_files import NotAttachable, Pieces
+
+        pieces = Pieces(item)
+        for frame in attach_frames(message_id, item.name, item.mime, item.size, iter(pieces)):
+            self._send(frame)
+        if pieces.error is not None:
+            raise NotAttachable(pieces.error)
 
     def _send(self, frame: Frame) -> None:
         """Write one frame; one the daemon would drop as too long is refused here."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import os
@@ -17,8 +18,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from adapters import cli_socket
-from adapters.base import Outbound
-from adapters.cli_protocol import text_frame
+from adapters.base import Outbound, TooLarge
+from adapters.cli_protocol import (
+    CHUNK_BYTES,
+    MAX_ATTACHED_BYTES,
+    attach_frames,
+    message_frame,
+    text_frame,
+)
 from adapters.cli_socket import CliSocketAdapter, SocketInUse
 from tests.helpers.echo_socket import EchoGateway
 
@@ -334,3 +341,70 @@ async def test_schedule_changed_without_a_scheduler_is_an_error(
     error = await client.frame()
     assert error["type"] == "error" and "no scheduler" in error["message"]
     await client.close()
+
+
+def attach_lines(message_id: str, name: str, mime: str, data: bytes) -> list[dict[str, Any]]:
+    pieces = [data[i : i + CHUNK_BYTES] for i in range(0, len(data), CHUNK_BYTES)]
+    return list(attach_frames(message_id, name, mime, len(data), iter(pieces)))
+
+
+async def test_files_sent_as_attach_frames_reach_the_gateway_as_attachments(
+    echo: EchoGateway, sock_path: Path
+) -> None:
+    photo = os.urandom(CHUNK_BYTES * 2 + 17)
+    client = await Client.connect(sock_path)
+    for frame in [
+        *attach_lines("f1", "receipt.jpg", "image/jpeg", photo),
+        *attach_lines("f1", "notes.txt", "text/plain", "抹茶".encode()),
+    ]:
+        await client.send(frame)
+    await client.send(message_frame("f1", "what is this?", attachments=2))
+    reply = (await client.until_reply("f1"))[-1]
+    assert reply["type"] == "reply"
+    digest = hashlib.sha256(photo).hexdigest()[:12]
+    assert f"[image receipt.jpg image/jpeg {len(photo)} bytes sha256:{digest}]" in reply["text"]
+    assert "[document notes.txt text/plain 6 bytes" in reply["text"]
+    inbound = echo.received[0]
+    assert inbound.text == "what is this?"
+    assert [(a.kind, a.name, a.size) for a in inbound.attachments] == [
+        ("image", "receipt.jpg", len(photo)),
+        ("document", "notes.txt", 6),
+    ]
+    with pytest.raises(TooLarge):
+        await inbound.attachments[0].fetch(1024)
+    await client.close()
+
+
+async def test_a_refused_file_gets_one_error_and_the_connection_stays_usable(
+    echo: EchoGateway, sock_path: Path
+) -> None:
+    client = await Client.connect(sock_path)
+    frame = attach_lines("big", "huge.bin", "application/octet-stream", b"x")[0]
+    await client.send({**frame, "size": MAX_ATTACHED_BYTES + 1})
+    await client.send({**frame, "size": MAX_ATTACHED_BYTES + 1})
+    await client.send(message_frame("big", "", attachments=1))
+    error = await client.frame()
+    assert error["type"] == "error" and error["id"] == "big"
+    assert f"at most {MAX_ATTACHED_BYTES} bytes of files per message" in error["message"]
+    await client.send(message_frame("next", "still there?"))
+    frames = await client.until_reply("next")
+    assert [f for f in frames if f["type"] == "error"] == []
+    assert frames[-1]["text"] == "echo (default): still there?"
+    assert [inbound.text for inbound in echo.received] == ["still there?"]
+    await client.close()
+
+
+async def test_the_terminal_gets_a_long_reply_whole_even_when_files_are_asked_for(
+    sock_path: Path,
+) -> None:
+    gateway = EchoGateway(sock_path, silent=True)
+    await gateway.adapter.start()
+    client = await Client.connect(sock_path)
+    await client.send(message_frame("long", "write a lot"))
+    await client.send({"type": "status"})
+    await client.frame()  # the message was delivered before the status was answered
+    text = "a long answer. " * 1000
+    await gateway.adapter.send(Outbound(gateway.received[0].address, text, long_as_file=True))
+    assert await client.frame() == {"type": "reply", "id": "long", "text": text}
+    await client.close()
+    await gateway.adapter.stop()

@@ -23,7 +23,7 @@ def noted(home: Path) -> Path:
 def test_a_validation_is_noted_without_secrets_and_recalled(noted: Path) -> None:
     record = (noted / RECORD).read_text()
     assert "sk-ant-kept-out" not in record
-    assert recall() == Essentials(noted.resolve(), 2200, 1375)
+    assert recall() == Essentials(noted.resolve(), 2200, 1375, 20 * 1024 * 1024)
 
 
 def test_no_note_is_written_into_a_home_that_does_not_exist(home: Path) -> None:

@@ -67,6 +67,20 @@ BOT_USER = user(BOT_ID, "kioku", bot=True)
 ALICE = user(ALICE_ID, "alice")
 
 
+async def _message_body(request: web.Request) -> tuple[dict[str, Any], list[Upload]]:
+    """A message post's JSON, and its files when it is multipart (`payload_json` holds
+    the JSON then, `files[N]` the files)."""
+    if not request.content_type.startswith("multipart/"):
+        return await request.json(), []
+    form = await request.post()
+    files = [
+        Upload(value.filename, value.file.read())
+        for key, value in form.items()
+        if isinstance(value, web.FileField) and key.startswith("files[")
+    ]
+    return json.loads(str(form["payload_json"])), files
+
+
 def _now_iso() -> str:
     return datetime.now(UTC).isoformat()
 
@@ -80,12 +94,22 @@ def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -
     )
 
 
+@dataclass(frozen=True)
+class Upload:
+    """A file discord.py attached to a message: its name and bytes."""
+
+    filename: str
+    data: bytes
+
+
 @dataclass
 class Post:
     """One message discord.py sent: the channel and the decoded JSON body."""
 
     channel_id: str
     body: dict[str, Any]
+    files: list[Upload] = field(default_factory=list)
+    """The files attached (a multipart post), in order."""
 
     @property
     def content(self) -> str:
@@ -333,7 +357,7 @@ class FakeDiscord:
 
     async def _post_message(self, request: web.Request) -> web.Response:
         channel = request.match_info["channel"]
-        body = await request.json()
+        body, files = await _message_body(request)
         if self._refuse_next is not None:
             status, self._refuse_next = self._refuse_next, None
             return _json({"message": "Missing Permissions", "code": 50013}, status)
@@ -350,7 +374,7 @@ class FakeDiscord:
             }
             limited = {"message": "You are being rate limited.", "retry_after": self._retry_after}
             return _json({**limited, "global": False}, 429, headers)
-        post = Post(channel, body)
+        post = Post(channel, body, files)
         self.posts.append(post)
         self._post_queue.put_nowait(post)
         sent = self.message(

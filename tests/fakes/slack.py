@@ -65,6 +65,7 @@ class FakeSlack:
     connections: int = 0  # websockets ever opened
     bot_token: str = "xoxb-test"
     downloads: list[Download] = field(default_factory=list)
+    uploads: dict[str, bytes] = field(default_factory=dict)  # file id -> bytes (files_upload_v2)
 
     def __post_init__(self) -> None:
         self._ratelimited: dict[str, int] = {}
@@ -84,6 +85,7 @@ class FakeSlack:
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_get("/socket", self._socket)
         app.router.add_get("/files-pri/{team}-{file}/download/{name}", self._download)
+        app.router.add_post("/upload/{file_id}", self._upload)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -277,6 +279,8 @@ class FakeSlack:
             return {"channel": args.get("channel"), "ts": self.message_ts()}
         if method == "conversations.open":  # the DM with the bot, where `dm` writes from
             return {"channel": {"id": "D0DM"}}
+        if method.startswith("files."):
+            return self._file_answer(method, args)
         return {}
 
     async def _download(self, request: web.Request) -> web.StreamResponse:
@@ -300,6 +304,36 @@ class FakeSlack:
             await response.write(data[start : start + 64 * 1024])
         await response.write_eof()
         return response
+    # -- uploads (files_upload_v2: get an upload URL, POST the bytes there, complete) -------------
+
+    def shared_files(self) -> list[tuple[dict[str, Any], list[bytes]]]:
+        """Each completed upload: the completeUploadExternal arguments and its files' bytes."""
+        shared = []
+        for call in self.made("files.completeUploadExternal"):
+            ids = [item["id"] for item in json.loads(call.args["files"])]
+            shared.append((call.args, [self.uploads.get(file_id, b"") for file_id in ids]))
+        return shared
+
+    def _file_answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
+        if method == "files.getUploadURLExternal":
+            file_id = f"F{len(self.made(method)):08d}"
+            return {
+                "upload_url": f"http://127.0.0.1:{self.port}/upload/{file_id}",
+                "file_id": file_id,
+            }
+        if method == "files.completeUploadExternal":
+            return {
+                "files": [
+                    {"id": item["id"], "title": item.get("title")}
+                    for item in json.loads(args["files"])
+                ]
+            }
+        return {}
+
+    async def _upload(self, request: web.Request) -> web.Response:
+        self.uploads[request.match_info["file_id"]] = await request.read()
+        await self._notify()
+        return web.Response(text=f"OK - {request.content_length}")
 
     async def _socket(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse(autoping=False)

@@ -22,7 +22,7 @@ import itertools
 import json
 import time
 from collections import defaultdict, deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Self
 
 from aiohttp import web
@@ -37,6 +37,8 @@ class Call:
 
     method: str
     params: dict[str, str]
+    files: dict[str, Upload] = field(default_factory=dict)
+    """Files uploaded with the call (multipart), by form field."""
 
     def json(self, key: str) -> Any:
         return json.loads(self.params[key])
@@ -44,6 +46,15 @@ class Call:
     @property
     def text(self) -> str:
         return self.params.get("text", "")
+
+
+@dataclass(frozen=True)
+class Upload:
+    """A file the bot uploaded (sendDocument): its name, media type and bytes."""
+
+    filename: str
+    content_type: str
+    data: bytes
 
 
 @dataclass(frozen=True)
@@ -249,9 +260,9 @@ class FakeTelegram:
         method = request.match_info["method"]
         if request.match_info["token"] != TOKEN:
             return _answer({"ok": False, "error_code": 401, "description": "Unauthorized"}, 401)
-        params = {key: str(value) for key, value in (await request.post()).items()}
+        params, files = await _form(request)
         async with self._changed:
-            self.calls.append(Call(method, params))
+            self.calls.append(Call(method, params, files))
             self._changed.notify_all()
         faults = self._faults.get(method)
         if faults:
@@ -292,7 +303,7 @@ class FakeTelegram:
         if method == "setWebhook":
             self.webhook = params
             return True
-        if method in ("sendMessage", "editMessageText"):
+        if method in ("sendMessage", "editMessageText", "sendDocument"):
             return self._sent_message(method, params)
         if method == "getFile":
             return self._get_file(params.get("file_id", ""))
@@ -378,6 +389,16 @@ class FakeTelegram:
 
 class _Refused(Exception):
     """A call the Bot API answers with 400 and this description."""
+async def _form(request: web.Request) -> tuple[dict[str, str], dict[str, Upload]]:
+    """A call's form values, and the files of a multipart upload apart from them."""
+    params: dict[str, str] = {}
+    files: dict[str, Upload] = {}
+    for key, value in (await request.post()).items():
+        if isinstance(value, web.FileField):
+            files[key] = Upload(value.filename, value.content_type, value.file.read())
+        else:
+            params[key] = str(value)
+    return params, files
 
 
 def _answer(body: dict[str, Any], status: int = 200) -> web.Response:

@@ -5,7 +5,8 @@ In process (`EchoGateway` + `CliSocketAdapter`) or as a subprocess:
     python tests/helpers/echo_socket.py SOCKET_PATH [--silent]
 
 prints `ready` once listening and serves until stdin closes. Each message is
-answered with two deltas and the reply `echo: <text>`; a text starting with
+answered with two deltas and the reply `echo (<conversation>): <text>`, each attached file
+read and named after it as `[kind name mime N bytes sha256:<first 12>]`; a text starting with
 `markdown` gets a Markdown reply. `--silent` never answers (for client timeouts).
 
 `misbehaving(path)` is a daemon gone wrong, for the clients' own door: it answers
@@ -15,6 +16,7 @@ each request line with whatever bytes the test sets, then closes the connection.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import socketserver
 import subprocess
@@ -34,6 +36,7 @@ from adapters.base import Delta, Inbound, Outbound
 from adapters.cli_socket import CliSocketAdapter
 
 STARTED = "2026-01-01T00:00:00+00:00"
+ECHO_LIMIT = 64 * 1024 * 1024
 MARKDOWN_REPLY = "# Title\n\n- **bold** item\n- `code` item\n"
 
 
@@ -54,6 +57,10 @@ class EchoGateway:
     async def _answer(self, inbound: Inbound) -> None:
         markdown = inbound.text.startswith("markdown")
         reply = MARKDOWN_REPLY if markdown else f"echo ({inbound.chat}): {inbound.text}"
+        for item in inbound.attachments:
+            data = await item.fetch(ECHO_LIMIT)
+            digest = hashlib.sha256(data).hexdigest()[:12]
+            reply += f" [{item.kind} {item.name} {item.mime} {len(data)} bytes sha256:{digest}]"
         middle = len(reply) // 2
         for part in (reply[:middle], reply[middle:]):
             await self.adapter.stream(Delta(inbound.address, part))

@@ -90,3 +90,12 @@ def test_with_the_configuration_unchanged_a_quick_command_needs_no_pydantic(
     assert run(["config", "check"])["exit"] == 0  # validates, and notes it
     seen = run(args)
     assert "pydantic" not in set(seen["modules"])  # type: ignore[arg-type]
+
+
+def test_attaching_a_file_needs_neither_pydantic_nor_rich(tmp_path: Path) -> None:
+    photo = tmp_path / "photo.jpg"
+    photo.write_bytes(b"\xff\xd8\xff")
+    seen = run(["chat", "-m", "hi", "--attach", str(photo)])
+    assert seen["exit"] == 1  # no daemon: the file was checked, then nothing answered
+    assert not set(seen["modules"]) & {"pydantic", "rich", "structlog"}  # type: ignore[arg-type]
+    assert seen["loaded"] == []

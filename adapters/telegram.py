@@ -34,8 +34,8 @@ from telegram.warnings import PTBDeprecationWarning
 from adapters.backoff import Backoff
 from adapters.base import Adapter, Address, Delta, InboundHandler, Outbound
 from adapters.chunking import utf16_length
-from adapters.telegram_files import FileRequest
 from adapters.long_reply import FILE_NAME, caption, file_bytes, goes_as_file
+from adapters.telegram_files import FileRequest
 from adapters.telegram_html import split_for_telegram, to_html, to_plain
 from adapters.telegram_inbound import to_inbound
 from adapters.telegram_updates import (

@@ -304,6 +304,7 @@ class FakeSlack:
             await response.write(data[start : start + 64 * 1024])
         await response.write_eof()
         return response
+
     # -- uploads (files_upload_v2: get an upload URL, POST the bytes there, complete) -------------
 
     def shared_files(self) -> list[tuple[dict[str, Any], list[bytes]]]:

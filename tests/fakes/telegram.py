@@ -389,6 +389,8 @@ class FakeTelegram:
 
 class _Refused(Exception):
     """A call the Bot API answers with 400 and this description."""
+
+
 async def _form(request: web.Request) -> tuple[dict[str, str], dict[str, Upload]]:
     """A call's form values, and the files of a multipart upload apart from them."""
     params: dict[str, str] = {}

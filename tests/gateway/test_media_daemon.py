@@ -4,6 +4,7 @@ fake transcription server, and the fake model recording what it was given."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import io
 import json
@@ -21,7 +22,7 @@ from tests.fakes.slack import FakeSlack
 from tests.fakes.telegram import FakeTelegram
 from tests.helpers.daemon import WAIT, Daemon, run_daemon
 from tests.helpers.gateway_rig import GatedAnthropic
-from tests.helpers.paths import DATA
+from tests.helpers.paths import DATA, KIOKU
 from tests.helpers.platform_daemons import OWNER_CHAT, telegram_env
 
 MEDIA = DATA / "media"
@@ -186,3 +187,30 @@ async def test_discord_and_slack_files_reach_the_model(
             assert await daemon.exit_code() == 0
     finally:
         await slack.close()
+
+
+async def test_kioku_chat_attach_sends_a_photo_to_the_running_daemon(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    daemon = await run_daemon(daemons, home, api, tmp_path)
+    clip = tmp_path / "clip.mp4"
+    clip.write_bytes(b"\x00\x00\x00\x18ftypmp42" + bytes(100))
+    chat = await asyncio.create_subprocess_exec(
+        str(KIOKU),
+        "chat",
+        "-m",
+        "what is this?",
+        "--attach",
+        str(MEDIA / "receipt.jpg"),
+        "--attach",
+        str(clip),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(chat.communicate(), WAIT)
+    assert chat.returncode == 0, err.decode()
+    assert "Videos are not read" in out.decode() and "what is this?" in out.decode()
+    [image] = [block for block in last_user_blocks(api) if block["type"] == "image"]
+    assert not PILImage.open(io.BytesIO(decoded(image))).getexif()
+    daemon.signal(signal.SIGTERM)
+    assert await daemon.exit_code() == 0

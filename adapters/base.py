@@ -127,6 +127,9 @@ class Outbound:
     long_as_file: bool = False
     """If the text does not fit in one message, send it as one `.md` document instead
     of several messages, where the platform can (`media.long_replies_as_file`)."""
+    more: bool = False
+    """Another reply to the same message follows (what was not read, before the answer):
+    a client that waits for one reply (the CLI's) keeps waiting."""
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ One JSON object per line each way, in UTF-8, at most `MAX_FRAME` bytes and neste
                       {"type": "status"}
                       {"type": "schedule_changed"}     jobs changed in state.db: wake the scheduler
     daemon -> client  {"type": "delta", "id", "text"}   a piece of the reply being written
+                      {"type": "note", "id", "text"}    a message before the reply (a file not read)
                       {"type": "reply", "id", "text"}   the complete reply (the last frame for id)
                       {"type": "status", ...}          the daemon's state (owner and root only)
                       {"type": "ok"}                   schedule_changed taken (owner and root only)
@@ -125,8 +126,9 @@ def ok_frame() -> Frame:
     return {"type": "ok"}
 
 
-def text_frame(kind: Literal["delta", "reply"], frame_id: str, text: str) -> Frame:
-    """A piece of a reply (`delta`) or the whole of it (`reply`)."""
+def text_frame(kind: Literal["delta", "note", "reply"], frame_id: str, text: str) -> Frame:
+    """A piece of a reply (`delta`), a message before it (`note`), or the whole of it
+    (`reply`)."""
     return {"type": kind, "id": frame_id, "text": text}
 
 

@@ -184,7 +184,8 @@ class CliSocketAdapter(Adapter):
         return pending
 
     async def send(self, message: Outbound) -> None:
-        await self._route(message.address.reply_to, "reply", message.text)
+        kind: Literal["note", "reply"] = "note" if message.more else "reply"
+        await self._route(message.address.reply_to, kind, message.text)
 
     async def stream(self, delta: Delta) -> None:
         await self._route(delta.address.reply_to, "delta", delta.text)
@@ -197,7 +198,7 @@ class CliSocketAdapter(Adapter):
         )
 
     async def _route(
-        self, reply_to: str | None, kind: Literal["delta", "reply"], text: str
+        self, reply_to: str | None, kind: Literal["delta", "note", "reply"], text: str
     ) -> None:
         connection = self._routes.get(reply_to) if reply_to is not None else None
         if connection is None:

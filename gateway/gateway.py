@@ -345,7 +345,7 @@ class Gateway:
         intake = await self._take_in(inbound)
         if not intake.has_content and delivery is not None:
             await deliveries.record(self.store, *delivery)
-        await self._tell(address, intake)
+        await self._tell(address, intake, more=intake.has_content)
         if not intake.has_content:
             return
         session = await self.sessions.open(conversation)
@@ -369,8 +369,8 @@ class Gateway:
         )
         outcome = await self.agent.respond(turn, on_text=self._streamer(outlet, address))
         self.sessions.touch(conversation.key)
-        await self._send(address, outcome.text, session.id)
         listing = self.deletions.show(conversation.key)
+        await self._send(address, outcome.text, session.id, more=listing is not None)
         if listing is not None:
             await self._send(address, listing, session.id)
         try:
@@ -383,12 +383,13 @@ class Gateway:
             return Intake(inbound.text, (), (), None)
         return await take_in(inbound, self.agent.media, self.settings.media, self.settings.stt)
 
-    async def _tell(self, address: Address, intake: Intake) -> None:
-        """What was not read and why, then what a voice note was heard as."""
+    async def _tell(self, address: Address, intake: Intake, *, more: bool) -> None:
+        """What was not read and why, then what a voice note was heard as; `more`: the
+        answer follows."""
         if intake.notices:
-            await self._send(address, "\n".join(intake.notices))
+            await self._send(address, "\n".join(intake.notices), more=more or bool(intake.echo))
         if intake.echo:
-            await self._send(address, intake.echo)
+            await self._send(address, intake.echo, more=more)
 
     def _streamer(self, outlet: Adapter | None, address: Address) -> OnText | None:
         if outlet is None or not outlet.streams:
@@ -407,7 +408,9 @@ class Gateway:
 
         return on_text
 
-    async def _send(self, address: Address, text: str, session_id: int | None = None) -> None:
+    async def _send(
+        self, address: Address, text: str, session_id: int | None = None, *, more: bool = False
+    ) -> None:
         """Deliver a reply; a failure is logged (the turn is already stored), never raised."""
         outlet = self.outlets(address.platform)
         if outlet is None:
@@ -415,7 +418,7 @@ class Gateway:
             return
         try:
             long_as_file = self.settings.media.long_replies_as_file
-            await outlet.send(Outbound(address, text, long_as_file=long_as_file))
+            await outlet.send(Outbound(address, text, long_as_file=long_as_file, more=more))
         except Exception as exc:
             log.warning(
                 "send_failed", platform=address.platform, session=session_id, error=repr(exc)

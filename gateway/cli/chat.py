@@ -45,7 +45,10 @@ def chat_command(
         help="Which conversation (each has its own session and history).",
     ),
     as_json: bool = typer.Option(
-        False, "--json", help='With -m: print {"conversation", "reply"} as JSON.'
+        False,
+        "--json",
+        help='With -m: print {"conversation", "reply", "notes"} as JSON '
+        "(notes: what kioku said before the reply, such as a file it did not read).",
     ),
     timeout: float = typer.Option(
         DEFAULT_TIMEOUT, "--timeout", min=0.1, help="Seconds to wait for each reply."
@@ -75,15 +78,13 @@ def chat_command(
     try:
         with SocketClient(path, timeout) as client:
             if message is not None:
-                reply = client.ask(message, conversation, files=files)
+                notes: list[str] = []
+                reply = client.ask(message, conversation, files=files, on_note=notes.append)
                 if as_json:
-                    print(
-                        json.dumps(
-                            {"conversation": conversation, "reply": reply}, ensure_ascii=False
-                        )
-                    )
+                    shown = {"conversation": conversation, "reply": reply, "notes": notes}
+                    print(json.dumps(shown, ensure_ascii=False))
                 else:
-                    print(reply)
+                    print("\n".join([*notes, reply]))
                 return
             _interactive(client, conversation, files)
     except NotAttachable as exc:
@@ -205,7 +206,9 @@ def _exchange(
 ) -> None:
     """One message: the reply grows on screen as it streams, rendered as Markdown."""
     if not console.is_terminal:
-        reply = client.ask(text, conversation, on_delta=lambda piece: _write(piece), files=files)
+        reply = client.ask(
+            text, conversation, on_delta=_write, files=files, on_note=lambda n: _write(f"{n}\n")
+        )
         _write("\n" if reply and not reply.endswith("\n") else "")
         return
     from rich.live import Live
@@ -218,7 +221,9 @@ def _exchange(
             written.append(piece)
             live.update(Markdown("".join(written)))
 
-        reply = client.ask(text, conversation, on_delta=grow, files=files)
+        reply = client.ask(
+            text, conversation, on_delta=grow, files=files, on_note=lambda n: live.console.print(n)
+        )
         live.update(Markdown(reply))
 
 

@@ -114,10 +114,12 @@ class SocketClient:
         conversation: str = DEFAULT_CONVERSATION,
         on_delta: Callable[[str], None] | None = None,
         files: Sequence[LocalFile] = (),
+        on_note: Callable[[str], None] | None = None,
     ) -> str:
         """Send `text` with `files` and wait for its reply, passing each streamed piece to
-        `on_delta`. A file that cannot be read to its end is `NotAttachable`, and the
-        message is not sent."""
+        `on_delta` and each message before the reply (a file not read) to `on_note`. A
+        file that cannot be read to its end is `NotAttachable`, and the message is not
+        sent."""
         message_id = uuid.uuid4().hex
         for item in files:
             self._send_file(message_id, item)
@@ -132,6 +134,8 @@ class SocketClient:
                 continue
             if kind == "delta" and on_delta is not None:
                 on_delta(str(frame.get("text", "")))
+            elif kind == "note" and on_note is not None:
+                on_note(str(frame.get("text", "")))
             elif kind == "reply":
                 return str(frame.get("text", ""))
 

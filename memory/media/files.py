@@ -8,16 +8,14 @@ crash leaves either no file or the whole one; never executable, whatever its nam
 from __future__ import annotations
 
 import contextlib
-import os
 import secrets
-import tempfile
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
 from config.loggers import get_logger
 from memory.access.people import InvalidPersonId, person_dir
-from memory.files import PRIVATE, fsync_directory
+from memory.files import atomic_write
 from memory.media.names import group_folder, safe_name
 from memory.media.records import GROUP_OWNER, NewMedia, StoredMedia
 
@@ -48,19 +46,7 @@ def write_file(home: Path, owner: str, name: str, mime: str, data: bytes, now: d
     safe = safe_name(name, mime)
     while (target := folder / f"{stamp}-{secrets.token_hex(TOKEN_BYTES)}-{safe}").exists():
         continue
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            os.fchmod(fh.fileno(), PRIVATE)
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    fsync_directory(folder)
+    atomic_write(target, data)
     return target.relative_to(home).as_posix()
 
 

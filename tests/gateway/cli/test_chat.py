@@ -34,6 +34,7 @@ def test_chat_message_goes_to_the_named_conversation_as_json(echo: Path, kioku: 
     assert json.loads(result.stdout) == {
         "conversation": "work",
         "reply": "echo (work): こんにちは",
+        "notes": [],
     }
 
 

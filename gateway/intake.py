@@ -39,7 +39,10 @@ class Intake:
 
     @property
     def has_content(self) -> bool:
-        """Whether there is anything for the model to answer."""
+        """Whether there is anything for the model to answer: a message with files none
+        of which could be read, and no caption, has nothing."""
+        if not self.media and not self.notices:
+            return True  # a text message is answered whatever it says
         return bool(self.text.strip()) or any(item.blocks for item in self.media)
 
 

@@ -397,6 +397,79 @@ class SttSettings(Section):
     echo: bool = Field(True, description="show the transcript back briefly")
 
 
+class ProviderSettings(BaseModel):
+    """One external memory provider (`[providers.<name>]`); a third-party provider's own
+    keys are kept as given and handed to it (`extra`), credentials among them masked."""
+
+    model_config = ConfigDict(extra="allow", validate_assignment=True)
+
+    enabled: bool = False
+    persons: list[str] = Field(
+        default_factory=lambda: ["*"], description='persons whose memory it sees; "*": all'
+    )
+    groups: list[str] = Field(
+        default_factory=list,
+        description='group conversation keys it sees; "*": all; none by default',
+    )
+    timeout: float = Field(10.0, gt=0, le=600, description="seconds per background call")
+
+
+class SupermemorySettings(ProviderSettings):
+    """Supermemory through its Python SDK; each scope is one container tag."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    api_key: SecretStr | None = Field(None, description="the Supermemory API key")
+    base_url: str | None = Field(None, description="an API base other than Supermemory's")
+
+
+class LocalVectorsSettings(ProviderSettings):
+    """Semantic recall with no cloud: embeddings from an OpenAI-compatible endpoint,
+    vectors in a database of its own under $KIOKU_HOME."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    base_url: str = Field("http://127.0.0.1:11434/v1", description="the /v1/embeddings server")
+    model: str = Field("nomic-embed-text", description="the embedding model")
+    api_key: SecretStr | None = Field(None, description="the embeddings server's key")
+
+
+class ProvidersSettings(BaseModel):
+    """External memory providers beside the built-in layers (`agent/memory_providers/`):
+    the shared limits, then one table per provider, built-in or third-party."""
+
+    model_config = ConfigDict(extra="allow", validate_assignment=True)
+
+    recall_timeout: float = Field(
+        1.5, gt=0, le=30, description="a provider slower than this is skipped for the turn (s)"
+    )
+    recall_chars: int = Field(
+        4000, ge=100, le=100_000, description="recalled text added to one message, at most"
+    )
+    queue_limit: int = Field(
+        10_000, ge=10, le=1_000_000, description="mirror calls waiting per provider, at most"
+    )
+    supermemory: SupermemorySettings = SupermemorySettings()
+    local_vectors: LocalVectorsSettings = LocalVectorsSettings()
+
+    @model_validator(mode="after")
+    def _plugins_are_tables(self) -> ProvidersSettings:
+        for name, value in (self.model_extra or {}).items():
+            if not isinstance(value, ProviderSettings):
+                if not isinstance(value, dict):
+                    raise ValueError(
+                        f"providers.{name} must be a table of that provider's settings, "
+                        f"such as [providers.{name}] enabled = true"
+                    )
+                self.model_extra[name] = ProviderSettings.model_validate(value)
+        return self
+
+    def configured(self) -> dict[str, ProviderSettings]:
+        """Every provider's settings by name: the built-in ones, then third-party ones."""
+        plugins = {name: value for name, value in (self.model_extra or {}).items()}
+        return {"supermemory": self.supermemory, "local_vectors": self.local_vectors, **plugins}
+
+
 class Settings(BaseModel):
     """Effective configuration. Sources, highest first: keyword arguments, environment,
     `.env`, `config.toml` (`config.sources`)."""
@@ -430,3 +503,4 @@ class Settings(BaseModel):
     schedule: ScheduleSettings = ScheduleSettings()
     media: MediaSettings = MediaSettings()
     stt: SttSettings = SttSettings()
+    providers: ProvidersSettings = ProvidersSettings()

@@ -1,0 +1,115 @@
+"""The protocol an external memory provider implements, and the scope it is given.
+
+Every hook is optional: `MemoryProvider` gives each a default that does nothing, so a
+provider overrides only what its service can do. kioku decides the scope of every call
+(exactly one person, or one group chat) and never passes another scope's identifiers;
+whatever a provider returns is data, safety-scanned, fenced and capped before the
+model sees it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+ScopeKind = Literal["person", "group"]
+
+
+@dataclass(frozen=True)
+class Scope:
+    """One person (`person:<id>`) or one group chat (`group:<conversation key>`).
+
+    `key` is the only identifier a provider sees; it is stable, so a provider may use
+    it as its own container or namespace name (`container_tag`)."""
+
+    kind: ScopeKind
+    id: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}:{self.id}"
+
+
+@dataclass(frozen=True)
+class Health:
+    """What `kioku doctor` and `kioku status` show for a provider."""
+
+    ok: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class ProviderTool:
+    """A tool a provider offers the model; kioku names it `<provider>__<name>`."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    """One exchange to mirror: the person's message and kioku's answer. `turn_ids` are
+    the store's ids of the two turns, so a later `delete` can name them."""
+
+    user_text: str
+    assistant_text: str
+    turn_ids: tuple[int, ...]
+    meta: Mapping[str, str] = field(default_factory=dict)
+
+
+class ProviderError(Exception):
+    """A provider call failed; the message says why (no credentials in it)."""
+
+
+class MemoryProvider:
+    """Base class of every provider; each hook's default does nothing.
+
+    `name` is the settings key (`[providers.<name>]`); `erases` says whether `forget` and
+    `delete` really remove data at the service (the README lists it per provider).
+    `settings` is the provider's own section as a plain mapping (credentials as
+    `pydantic.SecretStr` where the section declares them).
+    """
+
+    name: ClassVar[str]
+    erases: ClassVar[bool] = False
+
+    async def start(self, settings: Mapping[str, Any]) -> None:
+        """Connect; raise `ProviderError` if the provider cannot work with `settings`."""
+
+    async def stop(self) -> None:
+        """Release connections; safe to call twice."""
+
+    async def health(self) -> Health:
+        return Health(True, "no health check")
+
+    async def prompt_block(self, scope: Scope) -> str:
+        """Text frozen into the system prompt when a session of `scope` opens."""
+        return ""
+
+    async def recall(self, scope: Scope, query: str, limit: int) -> Sequence[str]:
+        """Up to `limit` pieces of context for the message `query`, best first."""
+        return ()
+
+    async def record_turn(self, scope: Scope, turn: TurnRecord) -> None:
+        """Mirror one exchange (called from the background queue, with retries)."""
+
+    async def session_closed(self, scope: Scope, summary: str) -> None:
+        """A session of `scope` ended with this summary."""
+
+    async def note_written(self, scope: Scope, target: str, operation: str, text: str) -> None:
+        """A built-in note changed: `target` "memory" or "user", `operation` add/replace/remove."""
+
+    def tools(self) -> Sequence[ProviderTool]:
+        return ()
+
+    async def call(self, name: str, arguments: Mapping[str, Any], scope: Scope) -> str:
+        """Run one of `tools()` for `scope`; raise `ProviderError` with a reason."""
+        raise ProviderError(f"{self.name} has no tool {name!r}")
+
+    async def forget(self, scope: Scope) -> None:
+        """Remove everything the service holds for `scope` (a person is forgotten)."""
+
+    async def delete(self, scope: Scope, turn_ids: Sequence[int]) -> None:
+        """Remove what was recorded from these turns (history was deleted)."""

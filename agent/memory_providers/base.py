@@ -9,8 +9,10 @@ model sees it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 ScopeKind = Literal["person", "group"]
@@ -59,6 +61,32 @@ class TurnRecord:
     meta: Mapping[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Passage:
+    """One turn of kioku's own history found by its lexical search: `turn_id` is the
+    store's id of the turn, `text` what was said."""
+
+    turn_id: int
+    text: str
+    ts: datetime
+
+
+LexicalSearch = Callable[[Scope, str, int], Awaitable[Sequence[Passage]]]
+"""kioku's built-in search within one scope: (scope, query, limit) -> turns, best first."""
+
+
+@dataclass(frozen=True)
+class Host:
+    """What kioku lends a provider, set as `provider.host` before `start`.
+
+    `data_dir` is the provider's own folder (`$KIOKU_HOME/providers/<name>/`, mode 0700),
+    for any database or cache it keeps; `search` is kioku's lexical search, limited to the
+    scope it is given, for providers that fuse their hits with it."""
+
+    data_dir: Path
+    search: LexicalSearch
+
+
 class ProviderError(Exception):
     """A provider call failed; the message says why (no credentials in it)."""
 
@@ -74,6 +102,7 @@ class MemoryProvider:
 
     name: ClassVar[str]
     erases: ClassVar[bool] = False
+    host: Host
 
     async def start(self, settings: Mapping[str, Any]) -> None:
         """Connect; raise `ProviderError` if the provider cannot work with `settings`."""

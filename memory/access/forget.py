@@ -25,10 +25,12 @@ from pathlib import Path
 import aiosqlite
 
 from memory.access.people import OWNER, person_dir
+from memory.history.erasures import forget_scope
 from memory.history.scrub import scrubbing
 from memory.media.records import StoredMedia
 from memory.media.removal import remove_media_files, take_media
 from memory.store.database import Store
+from memory.store.records import person_scope
 
 
 class CannotForget(ValueError):
@@ -104,6 +106,7 @@ async def forget_person(store: Store, home: Path, person: str) -> ForgetReport:
         # Identities, link codes, participant rows, jobs and their runs go with the person
         # (ON DELETE CASCADE).
         await db.execute("DELETE FROM persons WHERE id = ?", (person,))
+        await forget_scope(db, person_scope(person))
         return report
 
     async def scrubbed(db: aiosqlite.Connection) -> ForgetReport:

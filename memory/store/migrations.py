@@ -521,6 +521,32 @@ async def _v10_media(db: aiosqlite.Connection) -> None:
     )
 
 
+async def _v11_erasures(db: aiosqlite.Connection) -> None:
+    """What left history, for whatever mirrors it outside state.db (memory providers).
+
+    A trigger logs every deleted turn with its session's scope name (the same names as
+    `scopes`), so a deletion made anywhere, the sqlite3 shell included, reaches the
+    copies; a row without `turn_id` says the whole scope went (a person forgotten). The
+    rows hold ids only, never text; the daemon takes them as it passes them on.
+    """
+    await run_script(
+        db,
+        """
+        CREATE TABLE erasures (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            scope TEXT NOT NULL,
+            turn_id INTEGER,
+            at REAL NOT NULL
+        );
+        CREATE TRIGGER turns_erasure AFTER DELETE ON turns BEGIN
+            INSERT INTO erasures(scope, turn_id, at)
+            SELECT sc.name, old.id, (julianday('now') - 2440587.5) * 86400.0 FROM sessions AS s
+            JOIN scopes AS sc ON sc.id = s.scope_id WHERE s.id = old.session_id;
+        END;
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_core,
     _v2_search_index,
@@ -532,6 +558,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _v8_retention,
     _v9_schedule,
     _v10_media,
+    _v11_erasures,
 )
 SCHEMA_VERSION = schema.SCHEMA_VERSION
 

@@ -11,7 +11,9 @@
 It serves exactly the endpoints the kioku provider calls (add, search, profile, delete
 documents, delete namespace, organization), keeps documents per namespace, searches by
 word overlap, checks the bearer key (a wrong or missing one gets 401, as the real API
-answers) and validates namespaces as the API does (1..100 of `[A-Za-z0-9_:-]`).
+answers) and validates namespaces as the API does (1..100 of `[A-Za-z0-9_:-]`). A
+namespace exists from its first document on; reading or deleting one that does not
+exist gets 404, the stricter of the answers a real service may give.
 """
 
 from __future__ import annotations
@@ -127,6 +129,10 @@ class FakeSupermemory:
                 {"error": "Invalid namespace", "details": "1-100 characters of A-Z a-z 0-9 _ : -"},
                 status=400,
             )
+        creates = request.method == "POST" and request.path.endswith("/document")
+        known = namespace in self.documents or namespace in self.profiles
+        if namespace is not None and not creates and not known:
+            return web.json_response({"error": "Namespace not found"}, status=404)
         return await handler(request)
 
     async def _add(self, request: web.Request) -> web.Response:

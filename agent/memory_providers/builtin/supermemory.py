@@ -142,8 +142,11 @@ class Supermemory(MemoryProvider):
 
     async def prompt_block(self, scope: Scope) -> str:
         """The profile Supermemory keeps of this person or group: lasting facts first."""
-        async with self._api("read the profile"):
+        answer = None
+        async with self._api("read the profile", missing_ok=True):
             answer = await self._sdk().profile(container_tag(scope))
+        if answer is None:
+            return ""
         facts = [fact.memory for fact in answer.profile.static[:PROFILE_FACTS]]
         facts += [fact.memory for fact in answer.profile.dynamic[:PROFILE_FACTS]]
         lines = [f"- {' '.join(fact.split())}" for fact in facts if fact.strip()]
@@ -188,14 +191,17 @@ class Supermemory(MemoryProvider):
         query = str(arguments.get("query") or "").strip()
         if not query:
             raise ProviderError("search needs a query: say in plain words what to look for")
-        limit = max(1, min(20, int(arguments.get("limit") or 5)))
+        try:
+            limit = max(1, min(20, int(arguments.get("limit") or 5)))
+        except (TypeError, ValueError):
+            raise ProviderError("search's limit must be a whole number from 1 to 20") from None
         found = await self._search(scope, query, limit)
         if not found:
             return f"Supermemory has nothing about {query!r}."
         return "\n\n".join(f"{n}. {text}" for n, text in enumerate(found, 1))
 
     async def forget(self, scope: Scope) -> None:
-        async with self._api("delete the namespace"):
+        async with self._api("delete the namespace", missing_ok=True):
             await self._sdk().namespaces.delete(container_tag(scope))
         await self._ledger_of().drop_scope(scope.key)
 
@@ -204,9 +210,11 @@ class Supermemory(MemoryProvider):
         naming either turn of it deletes both."""
         ledger = self._ledger_of()
         documents = await ledger.documents(scope.key, turn_ids)
+        result = None
         if documents:
-            async with self._api("delete documents"):
+            async with self._api("delete documents", missing_ok=True):
                 result = await self._sdk().documents.delete(container_tag(scope), ids=documents)
+        if result is not None:
             failed = [error for error in result.errors if "not found" not in error.error.lower()]
             if failed:
                 raise ProviderError(
@@ -216,8 +224,11 @@ class Supermemory(MemoryProvider):
         await ledger.drop_turns(scope.key, turn_ids)
 
     async def _search(self, scope: Scope, query: str, limit: int) -> list[str]:
-        async with self._api("search"):
+        answer = None
+        async with self._api("search", missing_ok=True):
             answer = await self._sdk().search(container_tag(scope), query=query, limit=limit)
+        if answer is None:
+            return []
         texts = (result.memory or result.chunk or "" for result in answer.results)
         return [text for text in texts if text.strip()][:limit]
 
@@ -232,9 +243,12 @@ class Supermemory(MemoryProvider):
         return self._ledger
 
     @asynccontextmanager
-    async def _api(self, action: str) -> AsyncIterator[None]:
+    async def _api(self, action: str, *, missing_ok: bool = False) -> AsyncIterator[None]:
         """Turn the SDK's errors into a `ProviderError` that says what to do, without the
-        key (and without chaining the SDK's exception, which carries the request)."""
+        key (and without chaining the SDK's exception, which carries the request).
+
+        With `missing_ok` a 404 ends the block quietly: a scope never written to has no
+        namespace yet, which for a read or a deletion means nothing to find."""
         try:
             yield
         except ProviderError:
@@ -243,6 +257,8 @@ class Supermemory(MemoryProvider):
             sdk = self._errors
             if sdk is None or not isinstance(err, sdk.SupermemoryError):
                 raise
+            if missing_ok and isinstance(err, sdk.NotFoundError):
+                return
             raise ProviderError(f"Supermemory could not {action}: {self._explain(err)}") from None
 
     def _explain(self, err: Exception) -> str:

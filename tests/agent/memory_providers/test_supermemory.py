@@ -187,6 +187,30 @@ async def test_ledger_survives_a_restart_and_is_private(
     assert stat.S_IMODE(os.stat(folder / "documents.db").st_mode) == 0o600
 
 
+async def test_a_scope_never_written_reads_empty_and_forgets_quietly(
+    provider: Supermemory, api: FakeSupermemory
+) -> None:
+    assert await provider.recall(BOB, "tea", 3) == []
+    assert await provider.prompt_block(BOB) == ""
+    await provider.forget(BOB)
+
+    paths = [r.path for r in api.requests]
+    assert paths == ["/ns/person:bob/search", "/ns/person:bob/profile", "/ns/person:bob"]
+
+
+async def test_delete_after_the_namespace_is_gone_is_done(
+    provider: Supermemory, api: FakeSupermemory
+) -> None:
+    await provider.record_turn(ALICE, turn("about tea", "ok", 1, 2))
+    api.documents.pop("person:alice")
+
+    await provider.delete(ALICE, [1, 2])
+    api.requests.clear()
+    await provider.delete(ALICE, [1, 2])
+
+    assert api.requests == []  # the ledger forgot those turns after the first delete
+
+
 async def test_session_summary_is_added_to_the_scope(
     provider: Supermemory, api: FakeSupermemory
 ) -> None:
@@ -212,6 +236,8 @@ async def test_search_tool_lists_hits_or_says_nothing_was_found(provider: Superm
     assert [tool.name for tool in provider.tools()] == ["search"]
     assert hits == "1. user: my passport expires in May\nassistant: noted"
     assert nothing == "Supermemory has nothing about 'volcano'."
+    with pytest.raises(ProviderError, match="limit must be a whole number"):
+        await provider.call("search", {"query": "passport", "limit": "many"}, ALICE)
     with pytest.raises(ProviderError, match="needs a query"):
         await provider.call("search", {}, ALICE)
     with pytest.raises(ProviderError, match="no tool 'store'"):

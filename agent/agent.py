@@ -16,6 +16,7 @@ from agent.compaction import compact, needs_compaction
 from agent.live import LiveSession, SkillsIndex, open_live
 from agent.loop import FORCE_ANSWER, TurnRunner
 from agent.media.reader import MediaReader
+from agent.memory_providers.scopes import scope_of
 from agent.providers import NoProvider, OnText, Provider, ProviderError
 from agent.reflection import fallback_title, review, title_and_summary
 from agent.tools.context import Services
@@ -123,6 +124,8 @@ class Agent:
         closed = await self.services.store.finish_open_session(
             session, reason, title=title, summary=summary
         )
+        if closed and summary and self.services.providers is not None:
+            await self.services.providers.session_closed(scope_of(session), summary)
         log.info(
             "session_closed" if closed else "session_close_skipped",
             session=session_id,

@@ -5,6 +5,8 @@ from __future__ import annotations
 from agent.agent import Agent
 from agent.mcp.manager import McpManager
 from agent.media.reader import MediaReader
+from agent.memory_providers.manager import MemoryProviders
+from agent.memory_providers.tools import ProviderTools
 from agent.providers import Provider, build_provider
 from agent.tools.context import Services
 from agent.tools.defaults import default_registry
@@ -18,11 +20,17 @@ def build_agent(
     store: Store,
     provider: Provider | None = None,
     mcp: McpManager | None = None,
+    providers: MemoryProviders | None = None,
 ) -> Agent:
     """The configured agent; `provider` overrides the one the settings choose (tests);
-    `mcp` adds its servers' tools. Its media reader reads files for that provider."""
-    services = Services(store, settings.home, settings)
-    registry = default_registry(sources=() if mcp is None else (mcp,))
+    `mcp` adds its servers' tools, `providers` the memory providers' blocks, recall and
+    tools. Its media reader reads files for that provider."""
+    services = Services(store, settings.home, settings, providers=providers)
+    sources = [
+        *([] if mcp is None else [mcp]),
+        *([] if providers is None else [ProviderTools(providers)]),
+    ]
+    registry = default_registry(sources=sources)
     model = provider or build_provider(settings.llm)
     return Agent(
         model,

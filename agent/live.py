@@ -14,6 +14,7 @@ from datetime import tzinfo
 from agent.attached import brings_files, make_room, user_turn
 from agent.history import normalise, rebuild, without_last_exchange
 from agent.local_time import in_zone, zone_of
+from agent.memory_providers.scopes import scope_of
 from agent.prompt import PromptParts, TurnContext, build_system_prompt, render_user_turn
 from agent.providers import Block, ChatMessage, ToolSpec
 from agent.tools.context import Origin, Services, ToolContext
@@ -98,10 +99,13 @@ async def open_live(
     """Freeze the prompt and tools of `session`, and load any turns it already has."""
     person = None if session.kind == "group" else session.person
     snapshot = await services.notes(person).render_snapshot() if person else ""
+    providers, scope = services.providers, scope_of(session)
     parts = PromptParts(
         is_group=session.kind == "group",
         skills_index=await skills_index(person),
         notes_snapshot=snapshot,
+        providers=await providers.prompt_block(scope) if providers else "",
+        recalls=bool(providers and providers.admitting(scope)),
     )
     probe = ToolContext(
         services, session.id, session.platform, session.chat, parts.is_group, person, False

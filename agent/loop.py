@@ -16,6 +16,8 @@ from agent.history import for_request, tool_row
 from agent.live import LiveSession
 from agent.local_time import in_zone, zone_of
 from agent.media.stored import compose_stored
+from agent.memory_providers.base import TurnRecord
+from agent.memory_providers.scopes import scope_of
 from agent.prompt import render_user_turn
 from agent.providers import (
     ChatMessage,
@@ -75,7 +77,9 @@ class TurnRunner:
         if turn.on_stored is not None:
             await turn.on_stored()
         attached = [block for item in turn.media for block in item.blocks]
-        live.add_user_turn(await self._user_text(live, turn, said), attached)
+        text = await self._user_text(live, turn, said)
+        recalled = await self._recall(live, turn.text or said)
+        live.add_user_turn(f"{text}\n\n{recalled}" if recalled else text, attached)
         live.user_turns += 1
         live.turns_since_reflection += 1
         ctx = live.tool_context(self.services, turn.speaker, turn.origin)
@@ -86,8 +90,9 @@ class TurnRunner:
             if on_text is not None:
                 await on_text(delta)
 
+        replies: list[int] = []
         try:
-            return await self._rounds(live, ctx, relay)
+            outcome = await self._rounds(live, ctx, relay, replies)
         except ProviderError as exc:
             log.warning("turn_failed", session=live.session.id, error=str(exc))
             return TurnOutcome(exc.user_message, error=str(exc))
@@ -100,6 +105,33 @@ class TurnRunner:
             live.add(ChatMessage("assistant", (Text(note),)))
             log.info("turn_interrupted", session=live.session.id)
             raise
+        await self._mirror(live, turn, said, outcome, (message_id, *replies))
+        return outcome
+
+    async def _recall(self, live: LiveSession, query: str) -> str:
+        """What the memory providers recall for this message (within their time limit)."""
+        providers = self.services.providers
+        if providers is None or not query.strip():
+            return ""
+        return await providers.recall(scope_of(live.session), query)
+
+    async def _mirror(
+        self,
+        live: LiveSession,
+        turn: Turn,
+        said: str,
+        outcome: TurnOutcome,
+        turn_ids: tuple[int, ...],
+    ) -> None:
+        """Queue the exchange for the memory providers (sent in the background)."""
+        providers = self.services.providers
+        if providers is None or outcome.error is not None:
+            return
+        meta = {"platform": live.session.platform, "at": turn.context.when.isoformat()}
+        if turn.speaker is not None:
+            meta["speaker"] = turn.speaker
+        record = TurnRecord(said, outcome.text, turn_ids, meta)
+        await providers.record_turn(scope_of(live.session), record)
 
     async def _keep(self, live: LiveSession, message_id: int, turn: Turn) -> None:
         """Keep the turn's files beside its stored text (`media.keep`). A file that cannot
@@ -139,7 +171,11 @@ class TurnRunner:
             text = f"{snapshot}\n\n{text}"
         return text
 
-    async def _rounds(self, live: LiveSession, ctx: ToolContext, relay: OnText) -> TurnOutcome:
+    async def _rounds(
+        self, live: LiveSession, ctx: ToolContext, relay: OnText, replies: list[int]
+    ) -> TurnOutcome:
+        """Call the model until it answers; the ids of the answer's stored turns go to
+        `replies`."""
         limit = self.services.settings.agent.max_tool_rounds
         answer: list[str] = []
         calls = 0
@@ -148,8 +184,10 @@ class TurnRunner:
             live.add(reply.as_message())
             if reply.text.strip():
                 answer.append(reply.text.strip())
-                await self.services.store.append(
-                    live.session.id, records.NewMessage(role="assistant", content=reply.text)
+                replies.append(
+                    await self.services.store.append(
+                        live.session.id, records.NewMessage(role="assistant", content=reply.text)
+                    )
                 )
             if not reply.tool_calls or round_number == limit:
                 break

@@ -7,6 +7,7 @@ the values come from, and in which order, is `config.sources`.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -397,6 +398,9 @@ class SttSettings(Section):
     echo: bool = Field(True, description="show the transcript back briefly")
 
 
+SECRET_NAME = re.compile(r"key|token|secret|password|credential", re.IGNORECASE)
+
+
 class ProviderSettings(BaseModel):
     """One external memory provider (`[providers.<name>]`); a third-party provider's own
     keys are kept as given and handed to it (`extra`), credentials among them masked."""
@@ -409,9 +413,18 @@ class ProviderSettings(BaseModel):
     )
     groups: list[str] = Field(
         default_factory=list,
-        description='group conversation keys it sees; "*": all; none by default',
+        description='group chats it sees, as "<platform>:<chat>"; "*": all; none by default',
     )
     timeout: float = Field(10.0, gt=0, le=600, description="seconds per background call")
+
+    @model_validator(mode="after")
+    def _mask_credentials(self) -> ProviderSettings:
+        """A third-party provider's own keys named like credentials (`api_key`, `token`,
+        `password`…) are secrets: masked in `kioku config show` and in every log line."""
+        for key, value in (self.model_extra or {}).items():
+            if isinstance(value, str) and SECRET_NAME.search(key):
+                self.model_extra[key] = SecretStr(value)  # type: ignore[index]
+        return self
 
 
 class SupermemorySettings(ProviderSettings):
@@ -448,6 +461,12 @@ class ProvidersSettings(BaseModel):
     )
     queue_limit: int = Field(
         10_000, ge=10, le=1_000_000, description="mirror calls waiting per provider, at most"
+    )
+    sync_every: float = Field(
+        30.0,
+        gt=0,
+        le=3600,
+        description="how often the daemon looks for history deleted outside it (seconds)",
     )
     supermemory: SupermemorySettings = SupermemorySettings()
     local_vectors: LocalVectorsSettings = LocalVectorsSettings()

@@ -24,6 +24,8 @@ from adapters.base import Adapter
 from adapters.platforms import PLATFORM_NAMES, Wiring, configured_adapters, platform_states
 from agent.build import build_agent
 from agent.mcp.manager import McpManager
+from agent.memory_providers.lexical import lexical_search
+from agent.memory_providers.manager import MemoryProviders
 from agent.providers import Provider
 from config.durations import parse_duration
 from config.load import ConfigError, load_settings
@@ -141,20 +143,27 @@ class Daemon:
             store = await Store.open(path)
         except (sqlite3.DatabaseError, SchemaVersionError, OSError) as exc:
             raise StartupError(await why_unopenable(path, exc)) from exc
+        providers = MemoryProviders(
+            self.settings.providers, self.settings.home, lexical_search(store)
+        )
         try:
             await self.mcp.start()
-            agent = build_agent(self.settings, store, self.provider, mcp=self.mcp)
+            await providers.start(store)
+            agent = build_agent(
+                self.settings, store, self.provider, mcp=self.mcp, providers=providers
+            )
             try:
                 identities = Identities(store, self.settings)
                 await identities.ensure_owner(os.getuid())
                 gateway = Gateway(store, agent, identities, self.settings, self.outlet)
                 try:
-                    await self._serve(store, agent.has_model, identities, gateway)
+                    await self._serve(store, agent.has_model, identities, gateway, providers)
                 finally:
                     await gateway.close()
             finally:
                 await agent.aclose()
         finally:
+            await providers.aclose()
             await self.mcp.aclose()
             await store.close()
         log.info("daemon_stopped")
@@ -163,7 +172,12 @@ class Daemon:
         return None if self.supervisor is None else self.supervisor.outlet(platform)
 
     async def _serve(
-        self, store: Store, has_model: bool, identities: Identities, gateway: Gateway
+        self,
+        store: Store,
+        has_model: bool,
+        identities: Identities,
+        gateway: Gateway,
+        providers: MemoryProviders,
     ) -> None:
         async def status() -> dict[str, Any]:
             return {
@@ -174,6 +188,7 @@ class Daemon:
                 "database_bytes": await store.size_bytes(),
                 "media": asdict(await count_media(store)),
                 "mcp": self.mcp.states(),
+                "providers": await providers.states(),
                 "schedule": await schedule_status(store),
             }
 

@@ -4,23 +4,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent.deletions import PendingDeletions
 from config.settings import Settings
 from memory.notes.person_notes import PersonNotes
 from memory.store.database import Store
 
+if TYPE_CHECKING:
+    from agent.memory_providers.manager import MemoryProviders
+
 
 @dataclass(frozen=True)
 class Services:
     """The memory layers the tools work on, shared by every conversation, and the
     deletions waiting for a person's confirmation (`history_delete` offers them, the
-    gateway carries them out)."""
+    gateway carries them out). `providers` are the external memory providers, when
+    any are configured (`agent.memory_providers`)."""
 
     store: Store
     home: Path
     settings: Settings
     deletions: PendingDeletions = field(default_factory=PendingDeletions)
+    providers: MemoryProviders | None = None
 
     def notes(self, person: str) -> PersonNotes:
         return PersonNotes(self.home, person, self.settings.memory.notes)

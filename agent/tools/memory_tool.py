@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent.memory_providers.base import Scope
 from agent.tools.context import ToolContext
 from agent.tools.registry import Tool, ToolError
 
@@ -51,6 +52,8 @@ async def handle(arguments: dict[str, Any], ctx: ToolContext) -> str:
     if "operations" not in arguments and "action" not in arguments:
         raise ToolError("Give either action + target (one change) or operations (several).")
     result = await ctx.services.notes(ctx.speaker).apply(arguments)
+    if result.ok and result.changed:
+        await _mirror(arguments, ctx, ctx.speaker)
     if ctx.reveal_notes:
         if not result.ok:
             raise ToolError(result.message)
@@ -62,6 +65,17 @@ async def handle(arguments: dict[str, Any], ctx: ToolContext) -> str:
             "private notes here; suggest they tell you again in a direct message."
         )
     return "Saved to the speaker's private notes." if result.changed else "Already in the notes."
+
+
+async def _mirror(arguments: dict[str, Any], ctx: ToolContext, person: str) -> None:
+    """Tell the memory providers of each change to the person's notes (in the background)."""
+    providers = ctx.services.providers
+    if providers is None:
+        return
+    scope = Scope("person", person)
+    for operation in arguments.get("operations") or [arguments]:
+        text = operation.get("content") or operation.get("old_text") or ""
+        await providers.note_written(scope, operation["target"], operation["action"], text)
 
 
 TOOL = Tool(

@@ -28,7 +28,8 @@ def status_command(
     as_json: bool = typer.Option(False, "--json", help="Print the status as one JSON object."),
 ) -> None:
     """Show the daemon's adapters, open sessions, queues, scheduled jobs and their problems,
-    the kept media files and the database size (exit 3: not running)."""
+    the memory providers and their queues, the kept media files and the database size
+    (exit 3: not running)."""
     home = kioku_home()
     path = socket_path(home)
     try:
@@ -102,6 +103,15 @@ def _show(status: dict[str, Any], home: Path) -> None:
         who = escape(f"job {problem['job']} of {problem.get('person')}")
         state = escape(f"{problem['state']} after {problem.get('attempts', 0)} attempt(s)")
         console.print(f"  {who}, due {_when(problem.get('due'))}: {state}{retry}{error}")
+    for name, info in sorted(status.get("providers", {}).items()):
+        if info.get("state") == "disabled":
+            continue
+        error = f": {escape(str(info['error']))}" if info.get("error") else ""
+        console.print(
+            f"memory provider {escape(name)}: {escape(str(info.get('state')))}{error}; "
+            f"{info.get('queued', 0)} queued, {info.get('failing', 0)} failing, "
+            f"{info.get('lost', 0)} lost"
+        )
     media = status.get("media", {})
     files = int(media.get("files", 0))
     console.print(

@@ -1,4 +1,5 @@
-"""The shape of the daemon's status that `kioku status` and `kioku mcp list` read.
+"""The shape of the daemon's status that `kioku status`, `kioku mcp list` and
+`kioku providers list` read.
 
 A status is checked before anything of it is printed, so one of the wrong shape is a
 clear refusal naming the field (`adapters.cli: ...`), never a traceback halfway through
@@ -39,6 +40,14 @@ PROBLEM = {
 }
 SCHEDULE = {"jobs": "count", "problems": ("list", PROBLEM)}
 MEDIA = {"files": "count", "bytes": "count"}
+PROVIDER = {
+    "state": "text!",
+    "error": "text?",
+    "erases": "flag",
+    "queued": "count",
+    "failing": "count",
+    "lost": "count",
+}
 STATUS = {
     "pid": "count?",
     "started_at": "text?",
@@ -51,6 +60,7 @@ STATUS = {
     "mcp": ("map", SERVER),
     "schedule": SCHEDULE,
     "media": MEDIA,
+    "providers": ("map", PROVIDER),
 }
 
 

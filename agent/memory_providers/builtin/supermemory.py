@@ -31,7 +31,7 @@ from agent.memory_providers.base import (
     Scope,
     TurnRecord,
 )
-from agent.memory_providers.builtin.supermemory_ledger import Ledger
+from memory.document_ledger import Ledger
 
 log = structlog.get_logger("kioku.providers")
 

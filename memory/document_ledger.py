@@ -1,7 +1,8 @@
-"""Which Supermemory document holds which of kioku's turns, kept on the owner's disk.
+"""Which document of an outside service holds which of kioku's turns, on the owner's disk.
 
-Supermemory finds documents by id, not by kioku's turn ids, so deleting history needs a
-map from each turn to the document that recorded it. It is a small SQLite file in the
+A memory service such as Supermemory finds documents by its own ids, not by kioku's
+turn ids, so deleting history there needs a map from each turn to the document that
+recorded it. It is a small SQLite file in the
 provider's own folder (mode 0600; each change one transaction, so a crash leaves it
 whole), keyed by scope as well, so a lookup for one scope can never name another's
 document. Every call runs in a worker thread: the daemon's event loop never waits on
@@ -28,7 +29,7 @@ CREATE TABLE IF NOT EXISTS documents (
 
 
 class Ledger:
-    """turn id -> Supermemory document id, per scope key."""
+    """turn id -> the service's document id, per scope key."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -82,7 +83,7 @@ class Ledger:
 
     def _connection(self) -> sqlite3.Connection:
         if self._db is None:
-            raise RuntimeError("the Supermemory ledger is not open")
+            raise RuntimeError("the document ledger is not open")
         return self._db
 
     def _write(self, sql: str, rows: list[tuple[object, ...]]) -> None:

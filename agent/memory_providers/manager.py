@@ -1,0 +1,271 @@
+"""Every enabled memory provider, as the agent calls them: each in its own scope and time.
+
+The agent asks for two things before it answers: a prompt block when a session opens,
+and recall for each message. Both ask every provider that admits the scope at once and
+wait at most `providers.recall_timeout`; a provider that is slower or fails is left out
+of that answer and logged, never delaying the reply further or failing it. What they
+return is screened (`agent.memory_providers.screening`). Everything else (turns, closed
+sessions, notes, deletions) goes through the background mirror
+(`agent.memory_providers.mirror`), so no reply waits on a provider's writes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import structlog
+
+from agent.memory_providers.base import (
+    Health,
+    Host,
+    LexicalSearch,
+    MemoryProvider,
+    Scope,
+    TurnRecord,
+)
+from agent.memory_providers.loading import NotLoadable, provider_class
+from agent.memory_providers.mirror import Mirror
+from agent.memory_providers.scopes import admits
+from agent.memory_providers.screening import screened
+from agent.untrusted import shorten
+from config.settings import ProviderSettings, ProvidersSettings
+from memory.outbox import Outbox
+from memory.store.database import Store
+
+log = structlog.get_logger("kioku.providers")
+
+T = TypeVar("T")
+RECALL_LIMIT = 5
+"""Pieces asked of each provider per message."""
+
+
+@dataclass
+class Running:
+    """One configured provider: its settings, its instance once started, and why not."""
+
+    name: str
+    settings: ProviderSettings
+    provider: MemoryProvider | None = None
+    error: str | None = None
+    started_ms: float = 0.0
+
+    @property
+    def state(self) -> str:
+        if not self.settings.enabled:
+            return "disabled"
+        return "running" if self.provider is not None else "failed"
+
+
+class MemoryProviders:
+    """Owns the enabled providers and their mirror; `start` with the daemon, `aclose` at
+    its end. With no provider enabled it does nothing and costs nothing."""
+
+    def __init__(self, settings: ProvidersSettings, home: Path, search: LexicalSearch) -> None:
+        self.settings = settings
+        self.home = home
+        self.search = search
+        self.entries = {
+            name: Running(name, section) for name, section in settings.configured().items()
+        }
+        self.mirror: Mirror | None = None
+        self._outbox: Outbox | None = None
+
+    @property
+    def active(self) -> list[Running]:
+        return [entry for entry in self.entries.values() if entry.provider is not None]
+
+    async def start(self, store: Store) -> None:
+        """Start every enabled provider (each within its `timeout`); one that cannot start
+        is logged and shown in status, and the others go on. Then the mirror starts."""
+        for entry in self.entries.values():
+            if entry.settings.enabled:
+                await self._start_one(entry)
+        self._outbox = await Outbox.open(self.home / "providers" / "outbox.db")
+        self.mirror = Mirror(store, self._outbox, self.settings, self._mirrored())
+        await self.mirror.start()
+        if self.entries and any(e.settings.enabled for e in self.entries.values()):
+            log.info(
+                "providers_started", providers={e.name: e.state for e in self.entries.values()}
+            )
+
+    async def aclose(self) -> None:
+        """Stop the mirror (what it has not sent stays queued on disk), then each provider."""
+        if self.mirror is not None:
+            await self.mirror.stop()
+        for entry in self.active:
+            assert entry.provider is not None
+            try:
+                await asyncio.wait_for(entry.provider.stop(), entry.settings.timeout)
+            except Exception as exc:
+                log.warning("provider_stop_failed", provider=entry.name, error=_why(exc))
+        if self._outbox is not None:
+            await self._outbox.close()
+            self._outbox = None
+
+    async def prompt_block(self, scope: Scope) -> str:
+        """Each admitting provider's block for a new session of `scope`, fenced, in
+        configuration order (so equal answers give equal bytes)."""
+        answers = await self._ask(scope, "prompt_block", lambda p: p.prompt_block(scope))
+        budget = self.settings.recall_chars
+        return "\n\n".join(
+            block
+            for name, text in answers
+            if (block := screened(name, [text] if isinstance(text, str) else text, budget))
+        )
+
+    async def recall(self, scope: Scope, query: str) -> str:
+        """What the providers recall for one message, within `recall_chars` in all."""
+        answers = await self._ask(scope, "recall", lambda p: p.recall(scope, query, RECALL_LIMIT))
+        blocks: list[str] = []
+        budget = self.settings.recall_chars
+        for name, pieces in answers:
+            if isinstance(pieces, str):
+                pieces = [pieces]
+            block = screened(name, list(pieces), budget)
+            if block:
+                blocks.append(block)
+                budget -= len(block)
+            if budget <= 0:
+                break
+        return "\n".join(blocks)
+
+    async def record_turn(self, scope: Scope, turn: TurnRecord) -> None:
+        await self._mirror(scope, "record_turn", _turn_payload(turn), turn.turn_ids)
+
+    async def session_closed(self, scope: Scope, summary: str) -> None:
+        await self._mirror(scope, "session_closed", {"summary": summary})
+
+    async def note_written(self, scope: Scope, target: str, operation: str, text: str) -> None:
+        await self._mirror(
+            scope, "note_written", {"target": target, "operation": operation, "text": text}
+        )
+
+    def admitting(self, scope: Scope) -> list[Running]:
+        return [entry for entry in self.active if admits(entry.settings, scope)]
+
+    async def health(self) -> dict[str, Health]:
+        """Each configured provider's health (a disabled or failed one says so)."""
+        out: dict[str, Health] = {}
+        for entry in self.entries.values():
+            if entry.provider is None:
+                out[entry.name] = Health(not entry.settings.enabled, entry.error or "disabled")
+                continue
+            try:
+                out[entry.name] = await asyncio.wait_for(
+                    entry.provider.health(), entry.settings.timeout
+                )
+            except Exception as exc:
+                out[entry.name] = Health(False, _why(exc))
+        return out
+
+    async def states(self) -> dict[str, dict[str, Any]]:
+        """Every configured provider for `kioku status` (JSON-ready, no secrets)."""
+        out: dict[str, dict[str, Any]] = {}
+        for entry in self.entries.values():
+            backlog = await self._outbox.backlog(entry.name) if self._outbox is not None else None
+            out[entry.name] = {
+                "state": entry.state,
+                "error": entry.error,
+                "erases": bool(entry.provider and type(entry.provider).erases),
+                "queued": backlog.waiting if backlog else 0,
+                "failing": backlog.failing if backlog else 0,
+                "lost": backlog.lost if backlog else 0,
+            }
+        return out
+
+    async def _start_one(self, entry: Running) -> None:
+        began = time.perf_counter()
+        try:
+            cls = provider_class(entry.name)
+            provider = cls()
+            data_dir = self.home / "providers" / entry.name
+            await asyncio.to_thread(data_dir.mkdir, mode=0o700, parents=True, exist_ok=True)
+            provider.host = Host(data_dir, self.search)
+            await asyncio.wait_for(
+                provider.start(entry.settings.model_dump()), entry.settings.timeout
+            )
+        except Exception as exc:
+            entry.error = _why(exc)
+            log.error("provider_start_failed", provider=entry.name, error=entry.error)
+            return
+        entry.provider = provider
+        entry.started_ms = (time.perf_counter() - began) * 1000
+
+    async def _ask(
+        self, scope: Scope, hook: str, call: Callable[[MemoryProvider], Awaitable[T]]
+    ) -> list[tuple[str, T]]:
+        """Every admitting provider's answer within `recall_timeout`, in configuration
+        order; the late and the failing are logged and left out."""
+        entries = self.admitting(scope)
+        if not entries:
+            return []
+        tasks = {
+            entry.name: asyncio.create_task(
+                call(entry.provider),  # type: ignore[arg-type]
+                name=f"provider-{entry.name}-{hook}",
+            )
+            for entry in entries
+        }
+        began = time.perf_counter()
+        _, late = await asyncio.wait(tasks.values(), timeout=self.settings.recall_timeout)
+        for task in late:
+            task.cancel()
+        answers: list[tuple[str, T]] = []
+        for name, task in tasks.items():
+            if task in late:
+                log.warning(
+                    "provider_skipped",
+                    provider=name,
+                    hook=hook,
+                    reason="timeout",
+                    waited_ms=round((time.perf_counter() - began) * 1000),
+                )
+            elif task.exception() is not None:
+                log.warning(
+                    "provider_skipped", provider=name, hook=hook, reason=_why(task.exception())
+                )
+            else:
+                answers.append((name, task.result()))
+        if late:
+            await asyncio.gather(*late, return_exceptions=True)
+        return answers
+
+    async def _mirror(
+        self, scope: Scope, kind: str, payload: dict[str, Any], turn_ids: Sequence[int] = ()
+    ) -> None:
+        if self.mirror is None:
+            return
+        names = [entry.name for entry in self.admitting(scope)]
+        if names:
+            await self.mirror.queue(names, scope, kind, payload, turn_ids)
+
+    def _mirrored(self) -> dict[str, tuple[MemoryProvider, ProviderSettings]]:
+        return {
+            entry.name: (entry.provider, entry.settings)
+            for entry in self.active
+            if entry.provider is not None
+        }
+
+
+def _turn_payload(turn: TurnRecord) -> dict[str, Any]:
+    return {
+        "user_text": turn.user_text,
+        "assistant_text": turn.assistant_text,
+        "turn_ids": list(turn.turn_ids),
+        "meta": dict(turn.meta),
+    }
+
+
+def _why(exc: BaseException | None) -> str:
+    """One line saying what went wrong, for logs and status."""
+    if exc is None:
+        return "unknown error"
+    if isinstance(exc, TimeoutError):
+        return "timed out"
+    text = shorten(str(exc)) if str(exc) else type(exc).__name__
+    return text if isinstance(exc, NotLoadable) else f"{type(exc).__name__}: {text}"

@@ -34,6 +34,7 @@ from agent.memory_providers.scopes import admits
 from agent.memory_providers.screening import screened
 from agent.untrusted import shorten
 from config.settings import ProviderSettings, ProvidersSettings
+from memory.history.erasures import forget_erasures
 from memory.outbox import Outbox
 from memory.store.database import Store
 
@@ -81,17 +82,23 @@ class MemoryProviders:
 
     async def start(self, store: Store) -> None:
         """Start every enabled provider (each within its `timeout`); one that cannot start
-        is logged and shown in status, and the others go on. Then the mirror starts."""
+        is logged and shown in status, and the others go on. Then the mirror starts.
+
+        With none enabled and no queue left from an earlier run, the erasure log is only
+        emptied: no `providers/` folder appears in a home that never used one."""
         for entry in self.entries.values():
             if entry.settings.enabled:
                 await self._start_one(entry)
-        self._outbox = await Outbox.open(self.home / "providers" / "outbox.db")
+        path = self.home / "providers" / "outbox.db"
+        if not self.active and not await asyncio.to_thread(path.exists):
+            await forget_erasures(store)
+            return
+        self._outbox = await Outbox.open(path)
         self.mirror = Mirror(store, self._outbox, self.settings, self._mirrored())
         await self.mirror.start()
-        if self.entries and any(e.settings.enabled for e in self.entries.values()):
-            log.info(
-                "providers_started", providers={e.name: e.state for e in self.entries.values()}
-            )
+        states = {e.name: e.state for e in self.entries.values() if e.settings.enabled}
+        if states:
+            log.info("providers_started", providers=states)
 
     async def aclose(self) -> None:
         """Stop the mirror (what it has not sent stays queued on disk), then each provider."""

@@ -54,9 +54,10 @@ class Mirror:
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
-        """Start sending; with no provider running, the erasure log is only emptied."""
+        """Start sending, once what left history meanwhile has taken its waiting copies
+        from the queue; with no provider running, the erasure log is only emptied."""
+        await self._pass_on_erasures()
         if not self.providers:
-            await self._pass_on_erasures()
             return
         for name in self.providers:
             self._tasks.append(
@@ -87,10 +88,11 @@ class Mirror:
             self._wake[name].set()
 
     async def idle(self, within: float = 10.0) -> None:
-        """Wait until nothing due is queued (tests wait on this, not on time)."""
+        """Wait until nothing is queued and no erasure waits (tests wait on this, not on
+        time); a copy waiting out a failure's pause counts as queued."""
         deadline = time.monotonic() + within
         while time.monotonic() < deadline:
-            waiting = [await self.outbox.due(name, 1) for name in self.providers]
+            waiting = [(await self.outbox.backlog(name)).waiting for name in self.providers]
             if not any(waiting) and not await pending(self.store, 1):
                 return
             await asyncio.sleep(0.02)
@@ -154,13 +156,13 @@ class Mirror:
 
     async def _erasures(self) -> None:
         while True:
+            await asyncio.sleep(self.settings.sync_every)
             try:
                 await self._pass_on_erasures()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 log.error("provider_erasures_failed", error=shorten(repr(exc)))
-            await asyncio.sleep(self.settings.sync_every)
 
     async def _pass_on_erasures(self) -> None:
         """Everything in the erasure log, passed on in order, then taken from it."""

@@ -54,3 +54,12 @@ async def taken(store: Store, through: int) -> None:
         await db.execute("DELETE FROM erasures WHERE id <= ?", (through,))
 
     await store.write(op)
+
+
+async def forget_erasures(store: Store) -> None:
+    """Empty the log: nothing outside state.db holds a copy to pass deletions on to."""
+
+    async def op(db: aiosqlite.Connection) -> None:
+        await db.execute("DELETE FROM erasures")
+
+    await store.write(op)

@@ -60,6 +60,9 @@ async def examine() -> list[Finding]:
         findings.append(await _check_model(settings))
         findings += _check_platforms(settings)
         findings += await asyncio.to_thread(_check_voice, settings)
+        from gateway.checkup_providers import check_providers
+
+        findings += await check_providers(settings)
         if settings.backup.every_seconds is not None:
             findings.append(await asyncio.to_thread(_check_backups, settings))
     if home.is_dir():

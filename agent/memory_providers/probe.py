@@ -48,6 +48,7 @@ async def probe(name: str, section: ProviderSettings, home: Path, step: Step) ->
     timeout = section.timeout
     began = time.perf_counter()
     await _step(step, "start", provider.start(section.model_dump()), timeout)
+    failure: ProbeFailed | None = None
     try:
         health = await _step(step, "health", provider.health(), timeout)
         if not health.ok:
@@ -55,11 +56,17 @@ async def probe(name: str, section: ProviderSettings, home: Path, step: Step) ->
         turn = TurnRecord(f"The probe word is {word}.", "Noted: the probe word.", (0, 1))
         await _step(step, "record a probe exchange", provider.record_turn(scope, turn), timeout)
         await _recalled(provider.recall, scope, word, timeout, step)
-    finally:
+    except ProbeFailed as exc:
+        failure = exc
+    cleanups = (("forget the probe scope", lambda: provider.forget(scope)), ("stop", provider.stop))
+    for what, cleanup in cleanups:
         try:
-            await _step(step, "forget the probe scope", provider.forget(scope), timeout)
-        finally:
-            await _step(step, "stop", provider.stop(), timeout)
+            await _step(step, what, cleanup(), timeout)
+        except ProbeFailed as exc:
+            step(str(exc))
+            failure = failure or exc
+    if failure is not None:
+        raise failure
     step(f"all steps in {time.perf_counter() - began:.2f} s")
 
 

@@ -73,13 +73,19 @@ def test_command(
         known = ", ".join(sorted(installed())) or "none"
         fail(f"no memory provider {name!r} (installed: {known})", EXIT_USAGE)
     from agent.memory_providers.probe import ProbeFailed, probe
+    from config.logs import Redactor, secret_values
 
+    masked = Redactor(secret_values(settings))
     note = "" if section.enabled else " (disabled in the configuration; tested anyway)"
     print(f"{name}{note}:")
     try:
-        run_async(probe(name, section, settings.home, step=lambda line: print(f"  {line}")))
+        run_async(
+            probe(
+                name, section, settings.home, step=lambda line: print(masked(None, "", f"  {line}"))
+            )
+        )
     except ProbeFailed as exc:
-        fail(f"{name}: {exc}")
+        fail(masked(None, "", f"{name}: {exc}"))
     print(f"{name}: works")
 
 

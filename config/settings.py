@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
@@ -452,6 +452,9 @@ class ProvidersSettings(BaseModel):
     the shared limits, then one table per provider, built-in or third-party."""
 
     model_config = ConfigDict(extra="allow", validate_assignment=True)
+    EXTRA_TABLES: ClassVar[type[BaseModel]] = ProviderSettings
+    """What a third-party provider's table is, for the environment's `KIOKU_PROVIDERS__<NAME>__…`
+    (config.sources decodes its lists as JSON by it)."""
 
     recall_timeout: float = Field(
         1.5, gt=0, le=30, description="a provider slower than this is skipped for the turn (s)"

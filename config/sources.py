@@ -165,6 +165,9 @@ def _next(annotation: Any, key: str) -> tuple[Any, bool]:
         for name, field in annotation.model_fields.items():
             if name.lower() == key.lower():
                 return field.annotation, True
+        extra = getattr(annotation, "EXTRA_TABLES", None)
+        if extra is not None:
+            return extra, True
     return None, False
 
 

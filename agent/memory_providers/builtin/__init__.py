@@ -1,0 +1,2 @@
+"""The memory providers kioku ships: `local_vectors` (semantic recall from a local
+embeddings server, no cloud) and `supermemory`."""

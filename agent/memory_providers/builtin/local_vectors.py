@@ -20,7 +20,7 @@ import structlog
 
 from agent.memory_providers.base import Health, MemoryProvider, ProviderError, Scope, TurnRecord
 from agent.memory_providers.builtin.embeddings import EmbeddingsClient
-from agent.memory_providers.builtin.fusion import fuse
+from agent.memory_providers.builtin.fusion import Fused, fuse
 from memory.vectors.rows import DimensionMismatch, Vector, VectorHit, VectorRow
 from memory.vectors.store import VectorStore
 
@@ -89,14 +89,17 @@ class LocalVectors(MemoryProvider):
     async def recall(self, scope: Scope, query: str, limit: int) -> Sequence[str]:
         if limit <= 0 or not query.strip():
             return ()
+        return [shown(item.text, item.ts) for item in await self.ranked(scope, query, limit)]
+
+    async def ranked(self, scope: Scope, query: str, limit: int) -> list[Fused]:
+        """The fused list behind `recall`: exchanges with their keys and scores."""
         depth = max(limit * DEPTH, MIN_DEPTH)
         hits, passages = await asyncio.gather(
-            self._nearest(scope, query, depth), self.host.search(scope, query, depth)
+            self.nearest(scope, query, depth), self.host.search(scope, query, depth)
         )
         exchange_of = await self.store.exchanges(scope.key, [p.turn_id for p in passages])
-        fused = fuse(hits, passages, exchange_of)[:limit]
         log.debug("local_vectors.recall", vector_hits=len(hits), lexical_hits=len(passages))
-        return [shown(item.text, item.ts) for item in fused]
+        return fuse(hits, passages, exchange_of)[:limit]
 
     async def record_turn(self, scope: Scope, turn: TurnRecord) -> None:
         if not turn.turn_ids:
@@ -129,7 +132,8 @@ class LocalVectors(MemoryProvider):
     async def embed_one(self, text: str) -> Vector:
         return (await self.client.embed([text]))[0]
 
-    async def _nearest(self, scope: Scope, query: str, depth: int) -> list[VectorHit]:
+    async def nearest(self, scope: Scope, query: str, depth: int) -> list[VectorHit]:
+        """The `depth` stored exchanges of `scope` nearest to `query` by meaning."""
         vector = await self.embed_one(query)
         try:
             return await self.store.search(scope.key, vector, depth)

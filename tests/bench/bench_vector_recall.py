@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import statistics
 import subprocess
 import tempfile
@@ -27,6 +28,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
+import structlog
 from search_eval import EvalSet, load_set
 
 from agent.memory_providers.base import Host, LexicalSearch, Passage, Scope, TurnRecord
@@ -141,6 +143,7 @@ async def main() -> None:
     parser.add_argument("--set", type=Path, default=LOCOMO)
     parser.add_argument("--embed-python", default="/tmp/embed-venv/bin/python")
     args = parser.parse_args()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     eval_set = load_set(args.set)
     server, base_url = start_server(args.embed_python)
     try:

@@ -142,6 +142,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", type=Path, default=LOCOMO)
     parser.add_argument("--embed-python", default="/tmp/embed-venv/bin/python")
+    parser.add_argument("--variants", default="exchange,separate")
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     eval_set = load_set(args.set)
@@ -156,7 +157,7 @@ async def main() -> None:
                     f"sessions: {len(eval_set.owners)}  questions: {len(eval_set.questions)}"
                 )
                 rows = {}
-                for variant in ("exchange", "separate"):
+                for variant in args.variants.split(","):
                     scores = await evaluate(eval_set, store, base_url, folder / variant, variant)
                     for name, rates in scores.items():
                         if variant == "exchange" or name != "lexical":

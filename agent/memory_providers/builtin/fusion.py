@@ -5,6 +5,9 @@ both lists adds both. Items are keyed by the exchange's first turn id: a vector 
 carries it, and a lexical hit (one turn) is mapped to the stored exchange it belongs
 to, so the person's message and kioku's answer found by the words and the exchange
 found by meaning count once. Within one list an exchange counts at its best rank only.
+Equal scores (first in one list against first in the other) go to the exchange the
+lexical search ranked higher, since it holds the words the person used, then to the
+newer one.
 """
 
 from __future__ import annotations
@@ -34,11 +37,12 @@ def fuse(
     exchange_of: Mapping[int, int],
     k: int = K,
 ) -> list[Fused]:
-    """Both lists fused, best first (ties: the newer exchange first). `exchange_of`
+    """Both lists fused, best first. `exchange_of`
     maps a lexical hit's turn id to its exchange's key; turns missing from it stand
     alone. The text shown is the whole exchange when the vector store has it."""
     scores: dict[int, float] = {}
     shown: dict[int, tuple[str, float]] = {}
+    lexical_rank: dict[int, int] = {}
     for rank, hit in enumerate(_best_ranks([hit.turn_id for hit in vector_hits]), start=1):
         scores[hit] = scores.get(hit, 0.0) + 1 / (k + rank)
     for hit in vector_hits:
@@ -46,10 +50,14 @@ def fuse(
     keys = [exchange_of.get(passage.turn_id, passage.turn_id) for passage in passages]
     for rank, key in enumerate(_best_ranks(keys), start=1):
         scores[key] = scores.get(key, 0.0) + 1 / (k + rank)
+        lexical_rank[key] = rank
     for key, passage in zip(keys, passages, strict=True):
         shown.setdefault(key, (passage.text, passage.ts.timestamp()))
     fused = [Fused(key, *shown[key], score) for key, score in scores.items()]
-    fused.sort(key=lambda item: (-item.score, -item.ts, item.key))
+    unranked = len(lexical_rank) + 1
+    fused.sort(
+        key=lambda item: (-item.score, lexical_rank.get(item.key, unranked), -item.ts, item.key)
+    )
     return fused
 
 

@@ -23,7 +23,7 @@ def passage(turn: int) -> Passage:
 
 def test_second_in_both_lists_beats_first_in_one() -> None:
     fused = fuse([hit(1), hit(2)], [passage(3), passage(2)], {})
-    assert [item.key for item in fused] == [2, 1, 3]
+    assert [item.key for item in fused] == [2, 3, 1]
     assert fused[0].score == pytest.approx(2 / (K + 2))
 
 
@@ -38,7 +38,9 @@ def test_a_turn_the_vectors_never_stored_stands_alone_with_its_own_text() -> Non
     assert [(item.key, item.text) for item in fused] == [(7, "turn 7")]
 
 
-def test_ties_go_to_the_newer_exchange() -> None:
-    older = VectorHit(1, "old", 0.9, 1000.0)
-    newer = Passage(2, "new", datetime.fromtimestamp(2000.0, UTC))
-    assert [item.key for item in fuse([older], [newer], {})] == [2, 1]
+def test_ties_go_to_the_exchange_the_lexical_search_ranked_higher() -> None:
+    newer = VectorHit(1, "new", 0.9, 2000.0)
+    older = Passage(2, "old", datetime.fromtimestamp(1000.0, UTC))
+    assert [item.key for item in fuse([newer], [older], {})] == [2, 1]
+    swapped = fuse([hit(5), hit(6)], [passage(6), passage(5)], {})
+    assert [item.key for item in swapped] == [6, 5]

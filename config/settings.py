@@ -445,6 +445,10 @@ class LocalVectorsSettings(ProviderSettings):
     base_url: str = Field("http://127.0.0.1:11434/v1", description="the /v1/embeddings server")
     model: str = Field("nomic-embed-text", description="the embedding model")
     api_key: SecretStr | None = Field(None, description="the embeddings server's key")
+    batch: int = Field(64, ge=1, le=2048, description="texts per embeddings request")
+    cache_mb: int = Field(
+        256, ge=0, le=65_536, description="vectors of recently searched scopes kept in memory (MB)"
+    )
 
 
 class ProvidersSettings(BaseModel):

@@ -1,1 +1,2 @@
-"""The memory providers that ship with kioku, each loaded by name only when enabled."""
+"""The memory providers kioku ships, each imported only when enabled: `local_vectors`
+(semantic recall from a local embeddings server, no cloud) and `supermemory`."""

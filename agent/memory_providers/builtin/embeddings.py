@@ -1,0 +1,145 @@
+"""A client for any OpenAI-compatible `POST {base_url}/embeddings` (Ollama, llama.cpp,
+LM Studio, vLLM, OpenAI), with errors that say what to fix.
+
+The key is sent only as a bearer header, and only if one is set; it never appears in
+an error or a log line, even when a server quotes it back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import aiohttp
+import numpy as np
+import numpy.typing as npt
+import structlog
+import yarl
+from pydantic import SecretStr
+
+from agent.memory_providers.base import ProviderError
+
+log = structlog.get_logger("kioku.providers")
+
+# Characters of a server's own error message kept in ours.
+SERVER_MESSAGE_CHARS = 200
+
+
+class EmbeddingsClient:
+    """Embeds texts in batches of `batch`; each request waits at most `timeout` seconds."""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: SecretStr | None = None,
+        *,
+        timeout: float = 10.0,
+        batch: int = 64,
+    ) -> None:
+        self.url = yarl.URL(base_url.rstrip("/") + "/embeddings")
+        self.model = model
+        self.batch = batch
+        self._key = api_key.get_secret_value() if api_key is not None else ""
+        self._timeout = timeout
+        self._session: aiohttp.ClientSession | None = None
+
+    @property
+    def where(self) -> str:
+        """The endpoint as it may be shown: no user or password from the URL."""
+        return str(self.url.with_user(None))
+
+    async def close(self) -> None:
+        if self._session is not None:
+            session, self._session = self._session, None
+            await session.close()
+
+    async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """One row per text, in order (not normalised)."""
+        parts = [
+            await self._request(list(texts[start : start + self.batch]))
+            for start in range(0, len(texts), self.batch)
+        ]
+        if not parts:
+            return np.empty((0, 0), dtype=np.float32)
+        if len({part.shape[1] for part in parts}) > 1:
+            raise ProviderError(f"{self.where} returned vectors of different lengths")
+        return np.concatenate(parts)
+
+    async def _request(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
+        payload = {"model": self.model, "input": texts, "encoding_format": "float"}
+        try:
+            async with self._client().post(self.url, json=payload, headers=headers) as response:
+                body = await response.read()
+                status = response.status
+        except TimeoutError:
+            raise ProviderError(
+                f"the embeddings server at {self.where} did not answer within "
+                f"{self._timeout:g} s (providers.local_vectors.timeout)"
+            ) from None
+        except aiohttp.ClientError as exc:
+            raise ProviderError(
+                f"the embeddings server at {self.where} is unreachable "
+                f"({type(exc).__name__}); is it running, and is base_url right?"
+            ) from None
+        log.debug("embeddings", texts=len(texts), status=status, bytes=len(body))
+        if status != 200:
+            raise ProviderError(self._refusal(status, body))
+        return self._vectors(body, len(texts))
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=self._timeout)
+            )
+        return self._session
+
+    def _refusal(self, status: int, body: bytes) -> str:
+        if status in (401, 403):
+            given = "was refused" if self._key else "is needed and none is set"
+            return (
+                f"the embeddings server at {self.where} answered HTTP {status}: its key {given}; "
+                "set providers.local_vectors.api_key (KIOKU_PROVIDERS__LOCAL_VECTORS__API_KEY)"
+            )
+        said = self._server_message(body)
+        if "model" in said.lower() and status in (400, 404, 422):
+            return (
+                f"the embeddings server at {self.where} does not serve the model "
+                f"{self.model!r} (HTTP {status}: {said}); check providers.local_vectors.model "
+                "(with Ollama: `ollama pull` it)"
+            )
+        if status in (404, 405):
+            return (
+                f"no embeddings endpoint at {self.where} (HTTP {status}); "
+                "base_url should be the server's OpenAI-compatible root, ending in /v1"
+            )
+        return f"the embeddings server at {self.where} failed: HTTP {status}: {said}"
+
+    def _server_message(self, body: bytes) -> str:
+        """The server's error text, short and with the key taken out."""
+        text = body.decode("utf-8", "replace")
+        try:
+            data: Any = json.loads(body)
+            error = data.get("error", data) if isinstance(data, dict) else data
+            text = str(error.get("message", error) if isinstance(error, dict) else error)
+        except ValueError:
+            pass
+        if self._key:
+            text = text.replace(self._key, "***")
+        text = " ".join(text.split())
+        return text[:SERVER_MESSAGE_CHARS] or "no message"
+
+    def _vectors(self, body: bytes, count: int) -> npt.NDArray[np.float32]:
+        try:
+            items = sorted(json.loads(body)["data"], key=lambda item: item.get("index", 0))
+            matrix = np.array([item["embedding"] for item in items], dtype=np.float32)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise ProviderError(
+                f"{self.where} did not answer as an OpenAI-compatible embeddings endpoint "
+                "(no data[].embedding list of numbers)"
+            ) from None
+        if matrix.ndim != 2 or len(matrix) != count:
+            raise ProviderError(f"{self.where} returned {len(matrix)} vectors for {count} texts")
+        return matrix

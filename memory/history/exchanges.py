@@ -1,0 +1,81 @@
+"""Every stored exchange in id order, for a memory provider's backfill: a person's
+message and the text kioku answered it with in the same session, with the scope the
+session belongs to (`person:<id>` for a DM, `group:<platform>:<chat>` for a group)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from memory.store.database import Store
+from memory.store.schema import ROLE_CODES
+
+USER, ASSISTANT = ROLE_CODES["user"], ROLE_CODES["assistant"]
+
+SCOPE_KEY = (
+    "CASE s.kind WHEN 'dm' THEN 'person:' || s.person_id "
+    "ELSE 'group:' || s.platform || ':' || s.chat END"
+)
+
+
+@dataclass(frozen=True)
+class StoredExchange:
+    """`turn_ids`: the message, then each answer turn; `assistant_text` joins the answer
+    turns' text (empty when the message was never answered); `ts` is the message's."""
+
+    scope: str
+    turn_ids: tuple[int, ...]
+    user_text: str
+    assistant_text: str
+    ts: float
+
+
+async def count_exchanges(store: Store) -> int:
+    """How many exchanges `stored_exchanges` will yield (for a progress bar)."""
+    return await store.read(
+        lambda db: int(
+            db.execute("SELECT count(*) FROM turns WHERE role = ?", (USER,)).fetchone()[0]
+        )
+    )
+
+
+async def stored_exchanges(store: Store, batch: int = 500) -> AsyncIterator[StoredExchange]:
+    """Every exchange, oldest first, read `batch` at a time (one read each)."""
+    after = 0
+    while True:
+        page = await store.read(lambda db, after=after: _page(db, after, batch))
+        for exchange in page:
+            yield exchange
+        if len(page) < batch:
+            return
+        after = page[-1].turn_ids[0]
+
+
+def _page(db: sqlite3.Connection, after: int, batch: int) -> list[StoredExchange]:
+    messages = db.execute(
+        f"SELECT u.id, u.session_id, u.content, u.ts, {SCOPE_KEY}, "
+        "(SELECT min(n.id) FROM turns AS n "
+        " WHERE n.session_id = u.session_id AND n.role = ? AND n.id > u.id) "
+        "FROM turns AS u JOIN sessions AS s ON s.id = u.session_id "
+        "WHERE u.role = ? AND u.id > ? ORDER BY u.id LIMIT ?",
+        (USER, USER, after, batch),
+    ).fetchall()
+    exchanges = []
+    for turn_id, session_id, content, ts, scope, following in messages:
+        answers = db.execute(
+            "SELECT id, content FROM turns WHERE session_id = ? AND role = ? AND id > ? "
+            "AND (? IS NULL OR id < ?) ORDER BY id",
+            (session_id, ASSISTANT, turn_id, following, following),
+        ).fetchall()
+        said = [text for _, text in answers if text.strip()]
+        exchanges.append(
+            StoredExchange(
+                scope,
+                (turn_id, *(answer_id for answer_id, _ in answers)),
+                content,
+                "\n".join(said),
+                float(ts),
+            )
+        )
+    return exchanges

@@ -128,4 +128,7 @@ def _listed(settings: Settings, live: dict[str, Any] | None) -> dict[str, dict[s
 
 
 def register(parent: typer.Typer) -> None:
+    from gateway.cli.providers_backfill import backfill_command
+
+    app.command("backfill")(backfill_command)
     parent.add_typer(app, name="providers")

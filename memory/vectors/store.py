@@ -58,6 +58,7 @@ class VectorStore:
         self._cache = ScopeCache(cache_bytes)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kioku-vectors")
         self._db: sqlite3.Connection | None = None
+        self._data_version = -1
 
     @classmethod
     async def open(cls, path: Path, cache_bytes: int = DEFAULT_CACHE_BYTES) -> VectorStore:
@@ -199,7 +200,13 @@ class VectorStore:
         ]
 
     def _blocks(self, scope: str, dims: int) -> list[Block] | Iterator[Block]:
-        """The scope's matrix: cached, read whole into the cache, or streamed if too large."""
+        """The scope's matrix: cached, read whole into the cache, or streamed if too large.
+        Another process's commit (`kioku providers backfill` beside the daemon) changes
+        SQLite's `data_version`, and the cache is dropped."""
+        version = self._scalar("PRAGMA data_version")
+        if version != self._data_version:
+            self._cache.clear()
+            self._data_version = version
         cached = self._cache.get(scope)
         if cached is not None:
             return cached

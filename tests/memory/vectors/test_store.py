@@ -112,3 +112,17 @@ async def test_a_scope_larger_than_the_cache_is_streamed(tmp_path: Path) -> None
 
 async def test_the_file_is_readable_by_its_owner_only(store: VectorStore) -> None:
     assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
+
+
+async def test_rows_another_process_adds_are_searched_at_once(
+    store: VectorStore, tmp_path: Path
+) -> None:
+    await store.add("person:alice", [row(1, "north", [0, 1, 0])])
+    query = np.array([1, 0, 0], dtype=np.float32)
+    assert [hit.text for hit in await store.search("person:alice", query, 1)] == ["north"]
+    other = await VectorStore.open(tmp_path / "vectors.db")
+    try:
+        await other.add("person:alice", [row(2, "east", [1, 0, 0])])
+    finally:
+        await other.close()
+    assert [hit.text for hit in await store.search("person:alice", query, 1)] == ["east"]

@@ -16,9 +16,7 @@ from typing import Any
 
 from PIL import Image as PILImage
 
-from tests.fakes.discord import ALICE_ID, FakeDiscord
 from tests.fakes.openai_api import FakeOpenAI
-from tests.fakes.slack import FakeSlack
 from tests.fakes.telegram import FakeTelegram
 from tests.helpers.daemon import WAIT, Daemon, run_daemon
 from tests.helpers.gateway_rig import GatedAnthropic
@@ -149,44 +147,6 @@ async def test_an_openai_compatible_model_gets_image_urls_and_the_pdfs_text(
 
         daemon.signal(signal.SIGTERM)
         assert await daemon.exit_code() == 0
-
-
-async def test_discord_and_slack_files_reach_the_model(
-    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
-) -> None:
-    receipt = (MEDIA / "receipt.jpg").read_bytes()
-    slack = await FakeSlack().start()
-    try:
-        async with FakeDiscord(heartbeat_interval_ms=1000) as discord:
-            env = {
-                "KIOKU_OWNER__IDENTITIES": f'["discord:{ALICE_ID}", "slack:T0TEAM:U0ALICE"]',
-                "KIOKU_DISCORD__TOKEN": discord.token,
-                "KIOKU_DISCORD__API_BASE": discord.api_base,
-                "KIOKU_DISCORD__GATEWAY_URL": discord.gateway_url,
-                "KIOKU_SLACK__BOT_TOKEN": "xoxb-test",
-                "KIOKU_SLACK__APP_TOKEN": "xapp-test",
-                "KIOKU_SLACK__BASE_URL": slack.base_url,
-            }
-            daemon = await run_daemon(daemons, home, api, tmp_path, **env)
-            await discord.wait_ready(1, within=WAIT)
-
-            attachment = discord.attachment("receipt.jpg", "image/jpeg", receipt)
-            await discord.push(discord.dm("total?", attachments=[attachment]))
-            assert (await discord.next_post(WAIT)).content.endswith("total?")
-            [image] = [block for block in last_user_blocks(api) if block["type"] == "image"]
-            assert not PILImage.open(io.BytesIO(decoded(image))).getexif()
-
-            csv = slack.file((MEDIA / "notes.csv").read_bytes(), "notes.csv", "text/csv")
-            await slack.push(slack.dm("U0ALICE", "sum these", files=[csv]))
-            [post] = await slack.wait_posts(1, WAIT)
-            assert "sum these" in post["text"]
-            text = "\n".join(b.get("text", "") for b in last_user_blocks(api))
-            assert '<document name="notes.csv">' in text and "groceries,64.30,EUR" in text
-
-            daemon.signal(signal.SIGTERM)
-            assert await daemon.exit_code() == 0
-    finally:
-        await slack.close()
 
 
 async def test_kioku_chat_attach_sends_a_photo_to_the_running_daemon(

@@ -117,10 +117,11 @@ def _interactive(client: SocketClient, conversation: str, files: list[LocalFile]
     from gateway.cli.attach_files import NotAttachable
 
     console = Console()
-    console.print(
+    _say(
+        console,
         f"[dim]kioku chat — conversation [bold]{escape(conversation)}[/bold]; "
         "/help lists commands, /attach PATH attaches a file to your next message, "
-        "Ctrl-D leaves[/dim]"
+        "Ctrl-D leaves[/dim]",
     )
     attached = list(files)
     if attached:
@@ -140,18 +141,18 @@ def _interactive(client: SocketClient, conversation: str, files: list[LocalFile]
         try:
             _exchange(client, console, text, conversation, sending)
             if text.strip() == "/help":
-                console.print(f"[dim]{escape(LOCAL_HELP)}[/dim]")
+                _say(console, f"[dim]{escape(LOCAL_HELP)}[/dim]")
         except NotAttachable as exc:
-            console.print(f"[red]{escape(str(exc))}: the message was not sent[/red]")
+            _say(console, f"[red]{escape(str(exc))}: the message was not sent[/red]")
         except KeyboardInterrupt:
-            console.print("\n[dim]interrupted[/dim]")
+            _say(console, "\n[dim]interrupted[/dim]")
             return
         except DaemonError as exc:
-            console.print(f"[red]{escape(str(exc))}[/red]")
+            _say(console, f"[red]{escape(str(exc))}[/red]")
             if isinstance(exc, ConnectionLost):
                 raise
         except NoAnswer as exc:
-            console.print(f"[red]{exc}[/red]")
+            _say(console, f"[red]{exc}[/red]")
 
 
 LOCAL_HELP = (
@@ -178,12 +179,12 @@ def _attach(console: Console, text: str, attached: list[LocalFile]) -> None:
         if attached:
             _list_attached(console, attached)
         else:
-            console.print("[dim]nothing attached: /attach PATH attaches a file[/dim]")
+            _say(console, "[dim]nothing attached: /attach PATH attaches a file[/dim]")
         return
     try:
         candidate = _checked([*(str(item.path) for item in attached), raw])[-1]
     except NotAttachable as exc:
-        console.print(f"[red]{escape(str(exc))}[/red]")
+        _say(console, f"[red]{escape(str(exc))}[/red]")
         return
     attached.append(candidate)
     _list_attached(console, attached)
@@ -194,7 +195,7 @@ def _list_attached(console: Console, attached: list[LocalFile]) -> None:
 
     from gateway.cli.attach_files import described
 
-    console.print(f"[dim]attached to your next message:\n{escape(described(attached))}[/dim]")
+    _say(console, f"[dim]attached to your next message:\n{escape(described(attached))}[/dim]")
 
 
 def _exchange(
@@ -222,9 +223,19 @@ def _exchange(
             live.update(Markdown("".join(written)))
 
         reply = client.ask(
-            text, conversation, on_delta=grow, files=files, on_note=lambda n: live.console.print(n)
+            text,
+            conversation,
+            on_delta=grow,
+            files=files,
+            on_note=lambda n: live.console.print(n, soft_wrap=True),
         )
         live.update(Markdown(reply))
+
+
+def _say(console: Console, markup: str) -> None:
+    """A notice, unwrapped: rich would break a long path (and the sentence around it) at
+    the console's width; the terminal wraps it instead, and piped output keeps it whole."""
+    console.print(markup, soft_wrap=True)
 
 
 def _write(text: str) -> None:

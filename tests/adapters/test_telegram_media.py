@@ -113,6 +113,21 @@ async def test_a_voice_note_without_a_caption_is_an_inbound_with_its_duration(se
     assert await attachment.fetch(10 * 1024 * 1024) == VOICE
 
 
+async def test_an_audio_file_is_downloaded_from_the_file_endpoint_with_its_name(
+    served: Served,
+):
+    audio = served.tg.audio(VOICE, 3, "standup.ogg", "audio/ogg")
+    attachment = await served.attachment(audio=audio, caption="minutes please")
+    assert (attachment.kind, attachment.name, attachment.mime) == (
+        "audio",
+        "standup.ogg",
+        "audio/ogg",
+    )
+    assert (attachment.duration, attachment.size) == (3.0, len(VOICE))
+    assert await attachment.fetch(len(VOICE)) == VOICE
+    assert served.tg.downloads[-1].startswith("music/file")
+
+
 async def test_a_document_keeps_its_name_and_type(served: Served):
     document = served.tg.document(LEASE, "lease.pdf", "application/pdf")
     attachment = await served.attachment(document=document, caption="summarise")

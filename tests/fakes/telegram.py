@@ -10,7 +10,7 @@ to `timeout` seconds. Hostile input goes in as bytes: an update's raw JSON (`pus
 or a whole getUpdates answer, given to the poll waiting now or the next (`answer_raw`).
 Files are served as Telegram serves them: `file` registers bytes (and the size Telegram
 declares for them), `getFile` names their path, and `GET /file/bot<token>/<path>` gives
-the bytes; `photo`, `voice` and `document` make the message fields that carry them, and
+the bytes; `photo`, `voice`, `audio` and `document` make the message fields that carry them, and
 `fail("download", ...)` scripts faults on the download itself.
 """
 
@@ -231,6 +231,20 @@ class FakeTelegram:
         """A message's `voice`: an OGG/Opus note, as Telegram's clients record them."""
         fields = self.file(data, path="voice/file", **declared)
         return {**fields, "duration": duration, "mime_type": "audio/ogg"}
+
+    def audio(
+        self, data: bytes, duration: int, file_name: str, mime_type: str, **declared: Any
+    ) -> dict[str, Any]:
+        """A message's `audio`: a music or recorded file sent to be played, not a voice note."""
+        fields = self.file(data, path="music/file", **declared)
+        return {
+            **fields,
+            "duration": duration,
+            "file_name": file_name,
+            "mime_type": mime_type,
+            "performer": "Aiko",
+            "title": file_name.rpartition(".")[0],
+        }
 
     def document(
         self, data: bytes, file_name: str, mime_type: str, **declared: Any

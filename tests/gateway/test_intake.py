@@ -153,3 +153,21 @@ async def test_without_transcription_a_voice_note_asks_to_type(
         notice = await rig.telegram.next_text()
         assert "type" in notice and "voice" in notice
         assert rig.gateway.sessions.get("dm:aiko:telegram:1") is None
+
+
+async def test_with_echo_off_the_transcript_is_not_shown_back_but_is_stored(
+    home: Path, monkeypatch: pytest.MonkeyPatch, transcriber: FakeOpenAI
+) -> None:
+    monkeypatch.setenv("KIOKU_AGENT__REFLECTION__ENABLED", "false")
+    monkeypatch.setenv("KIOKU_STT__PROVIDER", "openai")
+    monkeypatch.setenv("KIOKU_STT__BASE_URL", transcriber.base_url)
+    monkeypatch.setenv("KIOKU_STT__ECHO", "false")
+    transcriber.transcribe("remind me to buy oat milk")
+    async with gateway_rig(home) as rig:
+        await rig.person("aiko", AIKO)
+        voice = attached("voice", "voice.wav", wav_tone(1.0), mime="audio/wav", duration=21)
+        await rig.gateway.handle(photo_message(rig, "", "m1", voice))
+        assert (await rig.telegram.next_text()).endswith("remind me to buy oat milk")
+        assert [reply.text for reply in rig.telegram.replies if "Heard" in reply.text] == []
+        [text] = await stored_texts(rig)
+        assert text == "[voice 0:21, transcribed]\nremind me to buy oat milk"

@@ -8,19 +8,24 @@ import asyncio
 import base64
 import io
 import json
+import re
 import signal
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 from PIL import Image as PILImage
 
-from tests.fakes.discord import ALICE_ID, FakeDiscord
+from memory.access.people import OWNER
+from memory.access.web_tokens import issue_web_token
+from memory.store.database import Store
 from tests.fakes.openai_api import FakeOpenAI
-from tests.fakes.slack import FakeSlack
 from tests.fakes.telegram import FakeTelegram
 from tests.helpers.daemon import WAIT, Daemon, run_daemon
+from tests.helpers.door_daemon import free_port
 from tests.helpers.gateway_rig import GatedAnthropic
 from tests.helpers.paths import DATA, KIOKU
 from tests.helpers.platform_daemons import OWNER_CHAT, telegram_env
@@ -151,42 +156,64 @@ async def test_an_openai_compatible_model_gets_image_urls_and_the_pdfs_text(
         assert await daemon.exit_code() == 0
 
 
-async def test_discord_and_slack_files_reach_the_model(
-    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+class Signed:
+    """One person signed in to the daemon's web page (a sign-in link issued in state.db)."""
+
+    def __init__(self, url: str, http: aiohttp.ClientSession) -> None:
+        self.url, self.http = url, http
+
+    @classmethod
+    async def sign_in(cls, url: str, store: Store, person: str) -> Signed:
+        http = aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
+        token = await issue_web_token(store, person, time.time())
+        async with http.post(f"{url}/login/{token}") as signed_in:
+            assert signed_in.status == 200
+        return cls(url, http)
+
+    async def get(self, path: str) -> tuple[int, bytes]:
+        async with self.http.get(self.url + path) as response:
+            return response.status, await response.read()
+
+    async def pages(self) -> str:
+        """The home page, the sessions list and every session on it."""
+        _, sessions = await self.get("/sessions")
+        shown = [(await self.get("/"))[1], sessions]
+        for session in sorted(set(re.findall(rb'href="(/sessions/\d+)"', sessions))):
+            shown.append((await self.get(session.decode()))[1])
+        return b"\n".join(shown).decode()
+
+
+async def test_on_the_daemons_web_page_only_the_sender_gets_her_kept_photo(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path, kioku: Kioku
 ) -> None:
-    receipt = (MEDIA / "receipt.jpg").read_bytes()
-    slack = await FakeSlack().start()
-    try:
-        async with FakeDiscord(heartbeat_interval_ms=1000) as discord:
-            env = {
-                "KIOKU_OWNER__IDENTITIES": f'["discord:{ALICE_ID}", "slack:T0TEAM:U0ALICE"]',
-                "KIOKU_DISCORD__TOKEN": discord.token,
-                "KIOKU_DISCORD__API_BASE": discord.api_base,
-                "KIOKU_DISCORD__GATEWAY_URL": discord.gateway_url,
-                "KIOKU_SLACK__BOT_TOKEN": "xoxb-test",
-                "KIOKU_SLACK__APP_TOKEN": "xapp-test",
-                "KIOKU_SLACK__BASE_URL": slack.base_url,
-            }
-            daemon = await run_daemon(daemons, home, api, tmp_path, **env)
-            await discord.wait_ready(1, within=WAIT)
+    assert kioku("people", "link", f"telegram:{BOB_CHAT}", "--to", "bob").returncode == 0
+    url = f"http://127.0.0.1:{free_port()}"
+    async with FakeTelegram() as tg:
+        web = {"KIOKU_WEB__ENABLED": "true", "KIOKU_WEB__LISTEN": url.removeprefix("http://")}
+        daemon = await run_daemon(daemons, home, api, tmp_path, **telegram_env(tg), **web)
+        photo = tg.photo(((MEDIA / "receipt.jpg").read_bytes(), 2400, 1800))
+        await Telegram(tg, OWNER_CHAT).send(1, caption="my receipt from the market", photo=photo)
+        await Telegram(tg, BOB_CHAT).send(1, text="hello")
+        [kept] = (home / "people" / OWNER / "media").iterdir()
 
-            attachment = discord.attachment("receipt.jpg", "image/jpeg", receipt)
-            await discord.push(discord.dm("total?", attachments=[attachment]))
-            assert (await discord.next_post(WAIT)).content.endswith("total?")
-            [image] = [block for block in last_user_blocks(api) if block["type"] == "image"]
-            assert not PILImage.open(io.BytesIO(decoded(image))).getexif()
+        async with await Store.open(home / "state.db") as store:
+            alice = await Signed.sign_in(url, store, OWNER)
+            bob = await Signed.sign_in(url, store, "bob")
+        try:
+            [link] = re.findall(r'href="(/media/\d+)"', await alice.pages())
+            assert await alice.get(link) == (200, kept.read_bytes())
+            assert await bob.get(link) == await bob.get(link + "0") == (404, b"404: Not Found")
+            pages = await bob.pages()
+            assert "hello" in pages and "/media/" not in pages and "receipt" not in pages
+            _, mine = await alice.get("/search?q=receipt")
+            _, found = await bob.get("/search?q=receipt")
+            assert b"/sessions/" in mine and b"/sessions/" not in found and b"/media/" not in found
+        finally:
+            await alice.http.close()
+            await bob.http.close()
 
-            csv = slack.file((MEDIA / "notes.csv").read_bytes(), "notes.csv", "text/csv")
-            await slack.push(slack.dm("U0ALICE", "sum these", files=[csv]))
-            [post] = await slack.wait_posts(1, WAIT)
-            assert "sum these" in post["text"]
-            text = "\n".join(b.get("text", "") for b in last_user_blocks(api))
-            assert '<document name="notes.csv">' in text and "groceries,64.30,EUR" in text
-
-            daemon.signal(signal.SIGTERM)
-            assert await daemon.exit_code() == 0
-    finally:
-        await slack.close()
+        daemon.signal(signal.SIGTERM)
+        assert await daemon.exit_code() == 0
 
 
 async def test_kioku_chat_attach_sends_a_photo_to_the_running_daemon(

@@ -75,12 +75,13 @@ async def test_whole_pdfs_stop_once_they_would_fill_the_anthropic_request() -> N
     assert kinds == ["Document", "Text", "Text"]
 
 
-def test_importing_the_agent_loads_neither_pillow_nor_pypdf() -> None:
+def test_importing_the_agent_or_the_daemon_loads_neither_pillow_nor_pypdf() -> None:
+    """The daemon starts without them: they load with the first photo or PDF."""
     loaded = subprocess.run(
         [
             sys.executable,
             "-c",
-            "import json, sys, agent.agent, agent.media.reader\n"
+            "import json, sys, agent.agent, agent.media.reader, gateway.daemon\n"
             "print(json.dumps(sorted(sys.modules)))",
         ],
         capture_output=True,

@@ -127,7 +127,7 @@ class TurnRunner:
         providers = self.services.providers
         if providers is None or outcome.error is not None:
             return
-        meta = {"platform": live.session.platform, "at": turn.context.when.isoformat()}
+        meta = {"platform": live.session.platform, "ts": repr(turn.context.when.timestamp())}
         if turn.speaker is not None:
             meta["speaker"] = turn.speaker
         record = TurnRecord(said, outcome.text, turn_ids, meta)

@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     due REAL NOT NULL,
     last_error TEXT
 );
-CREATE INDEX IF NOT EXISTS jobs_due ON jobs(consumer, due);
+CREATE INDEX IF NOT EXISTS jobs_consumer ON jobs(consumer, id);
 CREATE TABLE IF NOT EXISTS lost (
     consumer TEXT PRIMARY KEY,
     jobs INTEGER NOT NULL
@@ -50,6 +50,8 @@ class Job:
     payload: dict[str, Any]
     turn_ids: tuple[int, ...]
     attempts: int
+    due: float
+    """When it may be tried (epoch seconds): queued now, or after a failure's pause."""
 
 
 @dataclass(frozen=True)
@@ -117,34 +119,19 @@ class Outbox:
         )
         return True
 
-    async def due(self, consumer: str, limit: int = 20) -> list[Job]:
-        """The consumer's jobs due now, oldest first."""
+    async def oldest(self, consumer: str, limit: int = 20) -> list[Job]:
+        """The consumer's first jobs in the order they were queued (the first may wait out
+        a failure's pause: see `Job.due`), so a consumer can keep them in order."""
         async with self._db.execute(
-            "SELECT id, consumer, scope, kind, payload, turn_ids, attempts FROM jobs "
-            "WHERE consumer = ? AND due <= ? ORDER BY id LIMIT ?",
-            (consumer, time.time(), limit),
+            "SELECT id, consumer, scope, kind, payload, turn_ids, attempts, due FROM jobs "
+            "WHERE consumer = ? ORDER BY id LIMIT ?",
+            (consumer, limit),
         ) as cursor:
             rows = await cursor.fetchall()
         return [
-            Job(
-                row[0],
-                row[1],
-                row[2],
-                row[3],
-                json.loads(row[4]),
-                tuple(json.loads(row[5])),
-                row[6],
-            )
+            Job(*row[:4], json.loads(row[4]), tuple(json.loads(row[5])), row[6], row[7])
             for row in rows
         ]
-
-    async def next_due(self, consumer: str) -> float | None:
-        """When the consumer's next job is due (epoch seconds), None with none queued."""
-        async with self._db.execute(
-            "SELECT min(due) FROM jobs WHERE consumer = ?", (consumer,)
-        ) as cursor:
-            row = await cursor.fetchone()
-        return None if row is None or row[0] is None else float(row[0])
 
     async def done(self, job: Job) -> None:
         await self._db.execute("DELETE FROM jobs WHERE id = ?", (job.id,))

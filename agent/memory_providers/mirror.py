@@ -32,7 +32,7 @@ from memory.store.database import Store
 
 log = structlog.get_logger("kioku.providers")
 
-MAX_ATTEMPTS = 12
+MAX_ATTEMPTS = 16
 """Tries of one copy before it is given up: with the pauses, about three hours."""
 FIRST_PAUSE = 2.0
 MAX_PAUSE = 1800.0
@@ -99,29 +99,26 @@ class Mirror:
         raise TimeoutError("the providers' queue did not empty in time")
 
     async def _send(self, name: str) -> None:
+        """Send the provider's queue strictly in order: a failed copy is retried after its
+        pause before anything queued after it goes."""
         provider, section = self.providers[name]
         wake = self._wake[name]
-        pause = FIRST_PAUSE
         while True:
             wake.clear()
-            jobs = await self.outbox.due(name)
-            failed = False
-            for job in jobs:
-                if not await self._send_one(provider, section, job, pause):
-                    failed = True
-                    break
-            if failed:
-                await _sleep(wake, pause, interruptible=False)
-                pause = min(pause * 2, MAX_PAUSE)
+            # One at a time, read afresh: a deletion may take a queued copy at any moment.
+            waiting = await self.outbox.oldest(name, 1)
+            if not waiting:
+                await _sleep(wake, None)
                 continue
-            pause = FIRST_PAUSE
-            if jobs:
+            job = waiting[0]
+            pause = job.due - time.time()
+            if pause > 0:
+                await asyncio.sleep(pause)
                 continue
-            due = await self.outbox.next_due(name)
-            await _sleep(wake, None if due is None else max(due - time.time(), 0.0))
+            await self._send_one(provider, section, job)
 
     async def _send_one(
-        self, provider: MemoryProvider, section: ProviderSettings, job: Job, pause: float
+        self, provider: MemoryProvider, section: ProviderSettings, job: Job
     ) -> bool:
         scope = parse_scope(job.scope)
         if scope is None:
@@ -137,6 +134,7 @@ class Mirror:
                 if isinstance(exc, TimeoutError)
                 else shorten(f"{type(exc).__name__}: {exc}")
             )
+            pause = min(FIRST_PAUSE * 2**job.attempts, MAX_PAUSE)
             if job.kind not in DELETIONS and job.attempts + 1 >= MAX_ATTEMPTS:
                 await self.outbox.give_up(job)
                 log.error("provider_copy_lost", provider=job.consumer, kind=job.kind, error=error)
@@ -215,11 +213,8 @@ async def _dispatch(provider: MemoryProvider, scope: Scope, job: Job) -> None:
         raise ValueError(f"unknown job kind {job.kind!r}")
 
 
-async def _sleep(wake: asyncio.Event, seconds: float | None, *, interruptible: bool = True) -> None:
-    """Sleep `seconds` (None: until woken); a new job wakes it unless it is a failure's pause."""
-    if not interruptible:
-        await asyncio.sleep(seconds or 0)
-        return
+async def _sleep(wake: asyncio.Event, seconds: float | None) -> None:
+    """Sleep `seconds` (None: until woken); a newly queued copy wakes it."""
     try:
         await asyncio.wait_for(wake.wait(), seconds)
     except TimeoutError:

@@ -3,6 +3,7 @@ time, their answers screened, their copies sent from a durable queue."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
@@ -27,6 +28,15 @@ async def recorded(providers: MemoryProviders, scope: Scope, text: str, ids=(1, 
     await providers.record_turn(scope, TurnRecord(text, "noted", ids))
     assert providers.mirror is not None
     await providers.mirror.idle()
+
+
+async def first_failure(providers: MemoryProviders) -> None:
+    """Wait until the scripted provider's first copy has failed once."""
+    for _ in range(500):
+        if (await providers.states())["scripted"]["failing"]:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("no copy failed")
 
 
 async def test_the_example_provider_loads_through_its_entry_point_and_recalls(
@@ -98,8 +108,7 @@ async def test_a_failing_copy_stays_queued_and_goes_once_the_service_is_back(
     providers = await start_providers(scripted={**ON, "behaviour": "fail"})
     await providers.record_turn(ALICE, TurnRecord("keep me", "ok", (7, 8)))
     entry = providers.entries["scripted"]
-    while (await providers.states())["scripted"]["failing"] == 0:
-        await __import__("asyncio").sleep(0.02)
+    await first_failure(providers)
     entry.provider.behaviour = "answer"  # type: ignore[union-attr]
     assert providers.mirror is not None
     await providers.mirror.idle(within=10)
@@ -108,6 +117,21 @@ async def test_a_failing_copy_stays_queued_and_goes_once_the_service_is_back(
     assert [c["user"] for c in calls(home, "scripted") if c["hook"] == "record_turn"][-1] == (
         "keep me"
     )
+
+
+async def test_copies_arrive_in_the_order_they_were_queued_across_a_failure(
+    start_providers: Start, home: Path
+) -> None:
+    providers = await start_providers(scripted={**ON, "behaviour": "fail"})
+    for number in range(3):
+        await providers.record_turn(ALICE, TurnRecord(f"m{number}", "ok", (number,)))
+    await first_failure(providers)
+    providers.entries["scripted"].provider.behaviour = "answer"  # type: ignore[union-attr]
+    assert providers.mirror is not None
+    await providers.mirror.idle(within=10)
+    said = [c["user"] for c in calls(home, "scripted") if c["hook"] == "record_turn"]
+    assert set(said[:-3]) == {"m0"}  # only the first copy was tried while failing
+    assert said[-3:] == ["m0", "m1", "m2"]
 
 
 async def test_queued_copies_survive_a_restart(

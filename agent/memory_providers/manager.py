@@ -104,6 +104,7 @@ class MemoryProviders:
         """Stop the mirror (what it has not sent stays queued on disk), then each provider."""
         if self.mirror is not None:
             await self.mirror.stop()
+            self.mirror = None
         for entry in self.active:
             assert entry.provider is not None
             try:
@@ -122,7 +123,7 @@ class MemoryProviders:
         return "\n\n".join(
             block
             for name, text in answers
-            if (block := screened(name, [text] if isinstance(text, str) else text, budget))
+            if (block := screened(name, _pieces(name, text), budget))
         )
 
     async def recall(self, scope: Scope, query: str) -> str:
@@ -130,15 +131,13 @@ class MemoryProviders:
         answers = await self._ask(scope, "recall", lambda p: p.recall(scope, query, RECALL_LIMIT))
         blocks: list[str] = []
         budget = self.settings.recall_chars
-        for name, pieces in answers:
-            if isinstance(pieces, str):
-                pieces = [pieces]
-            block = screened(name, list(pieces), budget)
+        for name, answer in answers:
+            if budget <= 0:
+                break
+            block = screened(name, _pieces(name, answer), budget)
             if block:
                 blocks.append(block)
                 budget -= len(block)
-            if budget <= 0:
-                break
         return "\n".join(blocks)
 
     async def record_turn(self, scope: Scope, turn: TurnRecord) -> None:
@@ -257,6 +256,17 @@ class MemoryProviders:
             for entry in self.active
             if entry.provider is not None
         }
+
+
+def _pieces(provider: str, answer: object) -> list[str]:
+    """A provider's answer as pieces of text: one string, or a list or tuple of them; any
+    other answer is a provider's bug, logged and left out."""
+    if isinstance(answer, str):
+        return [answer]
+    if isinstance(answer, list | tuple):
+        return list(answer)
+    log.warning("provider_piece_refused", provider=provider, reason="not text")
+    return []
 
 
 def _turn_payload(turn: TurnRecord) -> dict[str, Any]:

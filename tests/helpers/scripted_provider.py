@@ -4,7 +4,7 @@ It writes every call it gets to `<data_dir>/calls.jsonl` (the test reads what th
 daemon in its subprocess did), and its `behaviour` setting says how it answers:
 `answer` (a block and a recall naming the scope), `hang` (never), `fail` (a service
 error that quotes its `api_key`, as a careless provider might, so the tests can see
-kioku mask it).
+kioku mask it), `garbage` (answers that are not text, as a buggy provider's).
 """
 
 from __future__ import annotations
@@ -31,10 +31,14 @@ class Scripted(MemoryProvider):
 
     async def prompt_block(self, scope: Scope) -> str:
         await self._behave("prompt_block", scope.key)
+        if self.behaviour == "garbage":
+            return 42  # type: ignore[return-value]
         return f"Scripted profile of {scope.key}."
 
     async def recall(self, scope: Scope, query: str, limit: int) -> Sequence[str]:
         await self._behave("recall", scope.key, query=query)
+        if self.behaviour == "garbage":
+            return None  # type: ignore[return-value]
         return [f"Scripted recall for {scope.key}: {query[:40]}"]
 
     async def record_turn(self, scope: Scope, turn: TurnRecord) -> None:

@@ -73,6 +73,12 @@ async def test_a_hanging_provider_is_skipped_after_recall_timeout_and_the_others
     assert "scripted_slow" not in recalled and "scripted_failing" not in recalled
 
 
+async def test_answers_that_are_not_text_are_left_out(start_providers: Start) -> None:
+    providers = await start_providers(scripted=ON, scripted_slow={**ON, "behaviour": "garbage"})
+    assert 'name="scripted"' in await providers.recall(ALICE, "hello")
+    assert "scripted_slow" not in await providers.prompt_block(ALICE)
+
+
 async def test_a_piece_that_would_steer_the_model_is_left_out(
     start_providers: Start, home: Path
 ) -> None:

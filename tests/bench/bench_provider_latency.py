@@ -17,8 +17,10 @@ of one person in state.db, then:
   recalled text stays in the user turn it was added to (so the cached prefix holds), so
   a session's requests grow by what is recalled each turn, and so does each call's time.
 
-The services are fakes on 127.0.0.1 (tests/fakes/): the figures are kioku's own overhead,
-the SDK and HTTP on loopback, not a real service's latency, which comes on top. The
+The services are fakes on 127.0.0.1 (tests/fakes/), in a process of their own started
+afresh for each configuration, so their work is not counted as kioku's: the figures are
+kioku's own overhead, the SDKs and HTTP on loopback, not a real service's latency, which
+comes on top (an embedding model's own time, Supermemory's round trip). The
 hanging provider costs `providers.recall_timeout` (1.5 s) per recall and prompt block by
 design; it runs fewer messages (`--hang-messages`).
 
@@ -29,13 +31,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -59,6 +64,7 @@ from memory.store.database import Store  # noqa: E402
 from memory.store.records import Conversation, NewMessage  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic  # noqa: E402
 from tests.fakes.embeddings_api import FakeEmbeddings  # noqa: E402
+from tests.fakes.scripted_server import Received, Step  # noqa: E402
 from tests.fakes.supermemory_api import FakeSupermemory  # noqa: E402
 from tests.helpers.provider_plugins import install_plugins  # noqa: E402
 
@@ -68,24 +74,26 @@ WORDS = ("tea", "kyoto", "train", "hotel", "garden", "bike", "sister", "book", "
          "backup", "schema", "tomato", "dog", "invoice", "dentist", "passport", "recipe",
          "concert", "marathon", "piano")  # fmt: skip
 ON = {"enabled": True}
-Config = Callable[[FakeSupermemory, FakeEmbeddings], dict[str, Any]]
+SUPERMEMORY_KEY = "bench-key"
+Urls = dict[str, str]
+Config = Callable[[Urls], dict[str, Any]]
 
 
-def supermemory(api: FakeSupermemory) -> dict[str, Any]:
-    return {**ON, "api_key": api.api_key, "base_url": api.base_url}
+def supermemory(urls: Urls) -> dict[str, Any]:
+    return {**ON, "api_key": SUPERMEMORY_KEY, "base_url": urls["supermemory"]}
 
 
-def local_vectors(api: FakeEmbeddings) -> dict[str, Any]:
-    return {**ON, "base_url": api.base_url, "model": "fake-embed"}
+def local_vectors(urls: Urls) -> dict[str, Any]:
+    return {**ON, "base_url": urls["embeddings"], "model": "fake-embed"}
 
 
 CONFIGS: dict[str, Config] = {
-    "none": lambda sm, lv: {},
-    "notebook": lambda sm, lv: {"notebook": ON},
-    "supermemory": lambda sm, lv: {"supermemory": supermemory(sm)},
-    "local_vectors": lambda sm, lv: {"local_vectors": local_vectors(lv)},
-    "both": lambda sm, lv: {"supermemory": supermemory(sm), "local_vectors": local_vectors(lv)},
-    "hanging": lambda sm, lv: {"scripted_slow": {**ON, "behaviour": "hang", "timeout": 2}},
+    "none": lambda urls: {},
+    "notebook": lambda urls: {"notebook": ON},
+    "supermemory": lambda urls: {"supermemory": supermemory(urls)},
+    "local_vectors": lambda urls: {"local_vectors": local_vectors(urls)},
+    "both": lambda urls: {"supermemory": supermemory(urls), "local_vectors": local_vectors(urls)},
+    "hanging": lambda urls: {"scripted_slow": {**ON, "behaviour": "hang", "timeout": 2}},
 }
 
 
@@ -97,7 +105,7 @@ class Figures:
     recall: list[float] = field(default_factory=list)
     prompt_block: list[float] = field(default_factory=list)
     respond: list[float] = field(default_factory=list)
-    request_kb: list[float] = field(default_factory=list)
+    request_bytes: list[int] = field(default_factory=list)
 
 
 def said(n: int) -> str:
@@ -132,9 +140,7 @@ async def fill(store: Store, exchanges: int) -> list[tuple[str, tuple[int, int]]
     return out
 
 
-async def measure(
-    name: str, config: dict[str, Any], args: argparse.Namespace, model: FakeAnthropic
-) -> Figures:
+async def measure(name: str, args: argparse.Namespace, urls: Urls) -> Figures:
     figures = Figures()
     hanging = name == "hanging"
     messages = args.hang_messages if hanging else args.messages
@@ -144,9 +150,8 @@ async def measure(
         store = await Store.open(home / "state.db")
         await store.ensure_person(PERSON)
         history = await fill(store, args.history)
-        providers = MemoryProviders(
-            ProvidersSettings.model_validate(config), home, lexical_search(store)
-        )
+        config = ProvidersSettings.model_validate(CONFIGS[name](urls))
+        providers = MemoryProviders(config, home, lexical_search(store))
         await providers.start(store)
         failed = {e.name: e.error for e in providers.entries.values() if e.error}
         if failed:
@@ -170,8 +175,7 @@ async def measure(
             await timed(providers.record_turn(SCOPE, record), figures.enqueue_running)
         for _ in range(max(messages // 4, 5)):
             await timed(providers.prompt_block(SCOPE), figures.prompt_block)
-        await respond_turns(store, providers, model, messages // 2, figures.respond)
-        figures.request_kb = [len(model.requests[i].body) / 1024 for i in (0, -1)]
+        await respond_turns(store, providers, urls["anthropic"], messages // 2, figures)
         if mirror is not None and not hanging:
             await mirror.idle(within=600)
         await providers.aclose()
@@ -180,21 +184,23 @@ async def measure(
 
 
 async def respond_turns(
-    store: Store, providers: MemoryProviders, model: FakeAnthropic, turns: int, into: list[float]
+    store: Store, providers: MemoryProviders, model_url: str, turns: int, figures: Figures
 ) -> None:
-    """`turns` messages through `Agent.respond` in one new session, the model answering
-    each at once with one short sentence."""
+    """`turns` messages through `Agent.respond` in one new session; the fake model answers
+    each at once with one short sentence naming the size of the request it got."""
     settings = Settings()
     settings.agent.reflection.enabled = False
     policy = RetryPolicy(max_retries=0, deadline=30)
-    llm = AnthropicProvider(model="m", api_key="k", base_url=model.base_url, retry=policy)
+    llm = AnthropicProvider(model="m", api_key="k", base_url=model_url, retry=policy)
     agent = build_agent(settings, store, llm, providers=providers)  # as the daemon does
     session = await store.open_session(Conversation("cli", "bench", "dm", PERSON))
     context = TurnContext(when=datetime.now(UTC), platform="cli")
     for n in range(turns):
-        model.reply_text("Noted.")  # a short answer: an echo would repeat the recalled text
         turn = Turn(session, PERSON, f"remind me about the {WORDS[n % len(WORDS)]}", context)
-        await timed(agent.respond(turn), into)
+        began = time.perf_counter()
+        outcome = await agent.respond(turn)
+        figures.respond.append(time.perf_counter() - began)
+        figures.request_bytes.append(int(outcome.text.split()[1]))
     await agent.aclose()
 
 
@@ -210,21 +216,36 @@ def row(cells: list[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-async def run(args: argparse.Namespace) -> dict[str, Figures]:
-    results: dict[str, Figures] = {}
+async def serve_fakes(dims: int) -> None:
+    """The three fakes, in this (separate) process until it is killed; their addresses
+    as one JSON line on stdout."""
     async with (
-        FakeSupermemory(api_key="bench-key") as sm,
-        FakeEmbeddings(dims=args.dims) as lv,
+        FakeSupermemory(api_key=SUPERMEMORY_KEY) as sm,
+        FakeEmbeddings(dims=dims) as lv,
         FakeAnthropic() as model,
     ):
-        for name in args.configs.split(","):
-            sm.documents.clear()  # each configuration starts with an empty service
-            for fake in (sm, lv, model):
-                fake.requests.clear()
-            began = time.perf_counter()
-            results[name] = await measure(name, CONFIGS[name](sm, lv), args, model)
-            print(f"  {name}: measured in {time.perf_counter() - began:.0f} s", file=sys.stderr)
-    return results
+
+        def answer(request: Received) -> Step:
+            model.reply_text(f"Noted, {len(request.body)} bytes.")
+            return model._script.pop()
+
+        model.fallback = answer
+        urls = {"supermemory": sm.base_url, "embeddings": lv.base_url, "anthropic": model.base_url}
+        print(json.dumps(urls), flush=True)
+        await asyncio.Event().wait()
+
+
+@contextmanager
+def fakes(dims: int) -> Iterator[Urls]:
+    """Fresh fakes in a process of their own: their work is not timed as kioku's."""
+    command = [sys.executable, __file__, "--serve-fakes", "--dims", str(dims)]
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        yield json.loads(server.stdout.readline())
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
 
 
 def main() -> int:
@@ -234,16 +255,26 @@ def main() -> int:
     parser.add_argument("--hang-messages", type=int, default=10)
     parser.add_argument("--dims", type=int, default=768, help="the fake embeddings' length")
     parser.add_argument("--configs", default=",".join(CONFIGS))
+    parser.add_argument("--serve-fakes", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve_fakes:
+        asyncio.run(serve_fakes(args.dims))
+        return 0
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.CRITICAL))
     for path in install_plugins(Path(tempfile.mkdtemp(prefix="kioku-bench-plugins-"))):
         sys.path.insert(0, str(path))
 
-    results = asyncio.run(run(args))
+    results: dict[str, Figures] = {}
+    for name in args.configs.split(","):
+        began = time.perf_counter()
+        with fakes(args.dims) as urls:
+            results[name] = asyncio.run(measure(name, args, urls))
+        print(f"  {name}: measured in {time.perf_counter() - began:.0f} s", file=sys.stderr)
     print(
-        "What each memory provider adds to a turn — in-process, real store, services faked "
-        "on 127.0.0.1:\nkioku's own overhead plus the SDK and HTTP on loopback, NOT a real "
-        "service's latency (add its round trip).\n"
+        "What each memory provider adds to a turn — kioku in-process on a real store, the "
+        "services faked on 127.0.0.1\nin another process: kioku's own overhead plus the SDKs "
+        "and HTTP on loopback, NOT a real service's latency\n(add the embedding model's time "
+        "and the service's round trip).\n"
         f"history: {args.history} exchanges of one person recorded first; recall over "
         f"{args.messages} messages ({args.hang_messages} for the hanging provider); "
         f"embeddings {args.dims} dimensions; recall_timeout 1.5 s. Times in ms.\n"
@@ -257,7 +288,7 @@ def main() -> int:
         f"mirror drains {args.history}",
         "Agent.respond p50",
         "Agent.respond p95",
-        "request KB, first / last turn",
+        "request KB, turn 1 / last",
     ]
     print(row(head))
     print(row(["---"] + ["---:"] * (len(head) - 1)))
@@ -278,7 +309,7 @@ def main() -> int:
                     drain,
                     ms(f.respond, 0.5),
                     ms(f.respond, 0.95),
-                    f"{f.request_kb[0]:.0f} / {f.request_kb[1]:.0f}",
+                    f"{f.request_bytes[0] / 1024:.0f} / {f.request_bytes[-1] / 1024:.0f}",
                 ]
             )
         )

@@ -66,9 +66,15 @@ class Agent:
         return not isinstance(self.provider, NoProvider)
 
     async def respond(self, turn: Turn, on_text: OnText | None = None) -> TurnOutcome:
-        """Answer one message; the gateway runs one turn at a time per session."""
-        live = await self.live(turn.session)
-        return await self.runner.run(live, turn, on_text)
+        """Answer one message; the gateway runs one turn at a time per session. The
+        providers' recall starts first, so it runs beside the opening of a new session."""
+        recalling = self.runner.start_recall(turn)
+        try:
+            live = await self.live(turn.session)
+            return await self.runner.run(live, turn, on_text, recalling)
+        finally:
+            if recalling is not None and not recalling.done():
+                recalling.cancel()
 
     async def live(self, session: Session) -> LiveSession:
         """The open session's state, built (prompt frozen) on first use. A removed

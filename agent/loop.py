@@ -60,8 +60,17 @@ class TurnRunner:
         self.services = services
         self.registry = registry
 
-    async def run(self, live: LiveSession, turn: Turn, on_text: OnText | None) -> TurnOutcome:
+    async def run(
+        self,
+        live: LiveSession,
+        turn: Turn,
+        on_text: OnText | None,
+        recalling: asyncio.Task[str] | None = None,
+    ) -> TurnOutcome:
+        """Answer `turn`; `recalling` is its providers' recall already under way
+        (`start_recall`), started here when not given."""
         store = self.services.store
+        recalling = recalling or self.start_recall(turn)
         said = compose_stored(turn.text, turn.media)
         message_id = await store.append(
             live.session.id,
@@ -78,7 +87,7 @@ class TurnRunner:
             await turn.on_stored()
         attached = [block for item in turn.media for block in item.blocks]
         text = await self._user_text(live, turn, said)
-        recalled = await self._recall(live, turn.text or said)
+        recalled = await recalling if recalling is not None else ""
         live.add_user_turn(f"{text}\n\n{recalled}" if recalled else text, attached)
         live.user_turns += 1
         live.turns_since_reflection += 1
@@ -108,12 +117,16 @@ class TurnRunner:
         await self._mirror(live, turn, said, outcome, (message_id, *replies))
         return outcome
 
-    async def _recall(self, live: LiveSession, query: str) -> str:
-        """What the memory providers recall for this message (within their time limit)."""
+    def start_recall(self, turn: Turn) -> asyncio.Task[str] | None:
+        """Ask the memory providers for this message's recall now, so that their time
+        limit runs beside the session's opening (its prompt block) instead of after it;
+        None when no provider is configured."""
         providers = self.services.providers
+        query = turn.text or compose_stored(turn.text, turn.media)
         if providers is None or not query.strip():
-            return ""
-        return await providers.recall(scope_of(live.session), query)
+            return None
+        scope = scope_of(turn.session)
+        return asyncio.create_task(providers.recall(scope, query), name=f"recall-{turn.session.id}")
 
     async def _mirror(
         self,

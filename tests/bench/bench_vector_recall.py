@@ -145,6 +145,9 @@ async def main() -> None:
     parser.add_argument("--variants", default="exchange,separate")
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    if not Path(args.embed_python).exists():
+        print(f"skipped: no {args.embed_python} to serve the embedding model (see the docstring)")
+        return
     eval_set = load_set(args.set)
     server, base_url = start_server(args.embed_python)
     try:

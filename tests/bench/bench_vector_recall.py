@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import statistics
 import subprocess
 import tempfile
@@ -145,7 +146,7 @@ async def main() -> None:
     parser.add_argument("--variants", default="exchange,separate")
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
-    if not Path(args.embed_python).exists():
+    if not os.access(args.embed_python, os.X_OK):
         print(f"skipped: no {args.embed_python} to serve the embedding model (see the docstring)")
         return
     eval_set = load_set(args.set)

@@ -16,12 +16,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from config.paths import DEFAULT_HOME
+from config.paths import DEFAULT_HOME, SYSTEM_HOME
 from config.settings import Settings
+from gateway.service_mcp import mcp_needs, unit_path_value
 from memory.files import atomic_write
 
 SYSTEM_USER = "kioku"
-SYSTEM_HOME = Path("/var/lib/kioku")
 SYSTEM_UNIT_PATH = Path("/etc/systemd/system/kioku.service")
 DOCUMENTED_EXECUTABLE = Path("/opt/kioku/.venv/bin/kioku")
 USER_HOME_SPEC = "%h/.kioku"
@@ -34,12 +34,15 @@ DEFAULT_GRACE = 20.0
 
 @dataclass(frozen=True)
 class UnitSpec:
-    """The facts a unit depends on."""
+    """The facts a unit depends on; the last three come from the stdio MCP servers."""
 
     executable: Path
     home: str
     grace_period: float
     system: bool
+    path: str | None = None
+    folders: tuple[str, ...] = ()
+    stdio_mcp: bool = False
 
 
 # What deploy/ holds: kioku installed in /opt/kioku/.venv (system) or ~/kioku/.venv (user).
@@ -71,6 +74,7 @@ def render(spec: UnitSpec) -> str:
         f"WatchdogSec={WATCHDOG_SEC}",
         f"TimeoutStopSec={stop_timeout}",
         f"Environment=KIOKU_HOME={spec.home}",
+        *_path(spec),
         "UMask=0077",
     ]
     lines += _system_service(spec) if spec.system else []
@@ -78,7 +82,7 @@ def render(spec: UnitSpec) -> str:
         "NoNewPrivileges=yes",
         "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6",
         "LockPersonality=yes",
-        "MemoryDenyWriteExecute=yes",
+        *_memory_deny_write_execute(spec),
         "SystemCallArchitectures=native",
         "",
         "[Install]",
@@ -91,8 +95,10 @@ _SYSTEM_HEADER = [
     "# kioku as a system service, run by the dedicated user `kioku`.",
     "# `sudo kioku service install --system` writes this unit for the running install.",
     "# By hand, with kioku installed in /opt/kioku/.venv:",
-    "#   sudo useradd --system --home-dir /var/lib/kioku --shell /usr/sbin/nologin kioku",
-    "#   sudo install -m 0600 /dev/null /etc/kioku/env   # secrets: KIOKU_LLM__API_KEY=...",
+    "#   sudo useradd --system --user-group --home-dir /var/lib/kioku \\",
+    "#     --shell /usr/sbin/nologin kioku",
+    "#   sudo install -d -m 0700 -o kioku -g kioku /var/lib/kioku",
+    "#   secrets (KIOKU_LLM__API_KEY=...) in /var/lib/kioku/.env, mode 0600, owned by kioku",
     "#   sudo cp kioku.service /etc/systemd/system/ && sudo systemctl daemon-reload",
     "#   sudo systemctl enable --now kioku",
     "# Reload the configuration with `systemctl reload kioku` (SIGHUP).",
@@ -119,7 +125,7 @@ def _system_service(spec: UnitSpec) -> list[str]:
         *data,
         "EnvironmentFile=-/etc/kioku/env",
         "ProtectSystem=strict",
-        "ProtectHome=read-only" if _under_home(spec.executable) else "ProtectHome=yes",
+        *_protect_home(spec),
         "PrivateTmp=yes",
         "PrivateDevices=yes",
         "ProtectKernelTunables=yes",
@@ -133,6 +139,61 @@ def _system_service(spec: UnitSpec) -> list[str]:
         "RestrictSUIDSGID=yes",
         "CapabilityBoundingSet=",
     ]
+
+
+def _path(spec: UnitSpec) -> list[str]:
+    if spec.path is None:
+        return []
+    return [
+        "# The folders of the stdio MCP servers' programs (as this shell found them), then",
+        "# systemd's default. Re-run `kioku service install` after changing [mcp].",
+        _quoted(f"Environment=PATH={_escape(spec.path)}"),
+    ]
+
+
+def _protect_home(spec: UnitSpec) -> list[str]:
+    """Home folders hidden, unless kioku or an MCP server needs something in them: then
+    read-only, with the folders MCP servers are given (absolute-path arguments) writable."""
+    needed = [spec.executable, *map(Path, (spec.home, *spec.folders, *_dirs(spec.path)))]
+    lines = [
+        "# /home, /root, /run/user: hidden, or read-only when kioku or an MCP server's program",
+        "# or folder is there. Folders given to MCP servers as absolute-path arguments are",
+        "# writable (`-`: one removed later does not stop kioku from starting).",
+        "ProtectHome=read-only" if any(map(_under_home, needed)) else "ProtectHome=yes",
+    ]
+    if spec.folders:
+        lines.append("ReadWritePaths=" + " ".join(_word(f"-{folder}") for folder in spec.folders))
+    return lines
+
+
+def _memory_deny_write_execute(spec: UnitSpec) -> list[str]:
+    comment = [
+        "# Only while no stdio MCP server is configured: child processes inherit it, and",
+        "# JIT runtimes (Node's V8, Java, .NET) abort under it.",
+    ]
+    if spec.stdio_mcp:
+        return [*comment, "# A stdio MCP server is configured: not set."]
+    return [*comment, "MemoryDenyWriteExecute=yes"]
+
+
+def _dirs(path: str | None) -> list[str]:
+    return path.split(":") if path else []
+
+
+def _escape(value: str) -> str:
+    """A literal value in a unit: `%` would start a specifier."""
+    return value.replace("%", "%%")
+
+
+def _word(value: str) -> str:
+    """One item of a space-separated unit setting, quoted when it holds a space."""
+    value = _escape(value)
+    return f'"{value}"' if any(c.isspace() for c in value) else value
+
+
+def _quoted(line: str) -> str:
+    key, value = line.split("=", 1)
+    return f'{key}="{value}"' if any(c.isspace() for c in value) else line
 
 
 def _under_home(path: Path) -> bool:
@@ -149,7 +210,16 @@ def this_install(settings: Settings, *, system: bool) -> UnitSpec:
         home = USER_HOME_SPEC
     else:
         home = str(settings.home)
-    return UnitSpec(executable, home, settings.gateway.grace_period, system)
+    needs = mcp_needs(settings.mcp)
+    return UnitSpec(
+        executable,
+        home,
+        settings.gateway.grace_period,
+        system,
+        path=unit_path_value(needs.command_dirs),
+        folders=needs.folders,
+        stdio_mcp=needs.stdio,
+    )
 
 
 def unit_path(*, system: bool) -> Path:
@@ -163,37 +233,14 @@ def user_unit_path() -> Path:
     return Path(config) / "systemd" / "user" / "kioku.service"
 
 
-def next_steps(spec: UnitSpec) -> list[str]:
-    """What the person runs after the unit is written."""
-    if not spec.system:
-        user = os.environ.get("USER") or pwd.getpwuid(os.getuid()).pw_name
-        return [
-            "systemctl --user daemon-reload && systemctl --user enable --now kioku",
-            f"loginctl enable-linger {user}   # keeps kioku running when you log out",
-            "kioku doctor   # checks the whole setup",
-        ]
-    steps = []
-    if not _user_exists(SYSTEM_USER):
-        steps.append(
-            f"useradd --system --home-dir {SYSTEM_HOME} --shell /usr/sbin/nologin {SYSTEM_USER}"
-        )
-    if spec.home != str(SYSTEM_HOME):
-        steps.append(f"chown -R {SYSTEM_USER}:{SYSTEM_USER} {spec.home}")
-    steps += [
-        "install -d -m 0700 /etc/kioku && install -m 0600 /dev/null /etc/kioku/env"
-        "   # then put secrets in it (KIOKU_LLM__API_KEY=...)",
-        "systemctl daemon-reload && systemctl enable --now kioku",
-        f"sudo -u {SYSTEM_USER} KIOKU_HOME={spec.home} {spec.executable} doctor",
+def user_next_steps() -> list[str]:
+    """What the person runs after the user unit is written."""
+    user = os.environ.get("USER") or pwd.getpwuid(os.getuid()).pw_name
+    return [
+        "systemctl --user daemon-reload && systemctl --user enable --now kioku",
+        f"loginctl enable-linger {user}   # keeps kioku running when you log out",
+        "kioku doctor   # checks the whole setup",
     ]
-    return steps
-
-
-def _user_exists(name: str) -> bool:
-    try:
-        pwd.getpwnam(name)
-    except KeyError:
-        return False
-    return True
 
 
 def write_unit(path: Path, text: str) -> None:

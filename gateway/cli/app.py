@@ -54,6 +54,17 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
+
+@app.callback()
+def _before_every_command() -> None:
+    # A person's own command may quietly use ~/.kioku beside a system service's home.
+    from config.paths import home_notice
+
+    notice = home_notice()
+    if notice:
+        typer.echo(notice, err=True)
+
+
 for sub_app in SUB_APPS:
     sub_app.register(app)
 

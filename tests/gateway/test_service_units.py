@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from config.load import load_settings
 from config.settings import Settings
 from gateway.service_units import (
     DEPLOYED,
@@ -153,3 +154,56 @@ def test_write_unit_replaces_the_file_readable_by_systemd(tmp_path: Path) -> Non
     assert path.read_text() == "new\n"
     assert path.stat().st_mode & 0o777 == 0o644
     assert os.listdir(path.parent) == ["kioku.service"]
+
+
+def test_memory_deny_write_execute_is_set_only_without_a_stdio_mcp_server() -> None:
+    plain = render(UnitSpec(KIOKU, "/var/lib/kioku", 20.0, True))
+    with_mcp = render(UnitSpec(KIOKU, "/var/lib/kioku", 20.0, True, stdio_mcp=True))
+    assert keys(plain)["MemoryDenyWriteExecute"] == "yes"
+    assert "MemoryDenyWriteExecute" not in keys(with_mcp)
+    assert "# JIT runtimes (Node's V8, Java, .NET) abort under it." in with_mcp
+
+
+def test_mcp_program_folders_come_first_on_the_units_path() -> None:
+    spec = UnitSpec(KIOKU, "%h/.kioku", 20.0, False, path="/home/ann/.nvm/bin:/usr/bin")
+    assert keys(render(spec))["Environment"] == "PATH=/home/ann/.nvm/bin:/usr/bin"
+
+
+def test_mcp_folders_are_writable_and_home_read_only_instead_of_hidden() -> None:
+    spec = UnitSpec(KIOKU, "/var/lib/kioku", 20.0, True, folders=("/home/me/notes", "/srv/a b"))
+    unit = keys(render(spec))
+    assert unit["ProtectHome"] == "read-only"
+    assert unit["ReadWritePaths"] == '-/home/me/notes "-/srv/a b"'
+
+
+def test_a_kioku_home_under_home_is_not_hidden_from_the_unit() -> None:
+    unit = keys(render(UnitSpec(DOCUMENTED_EXECUTABLE, "/home/ann/.kioku", 20.0, True)))
+    assert (unit["ProtectHome"], unit["ReadWritePaths"]) == ("read-only", "/home/ann/.kioku")
+
+
+@needs_analyze
+def test_systemd_analyze_accepts_a_unit_shaped_by_mcp_servers(tmp_path: Path) -> None:
+    spec = UnitSpec(
+        KIOKU, str(tmp_path), 20.0, True, "/opt/node 1/bin:/usr/bin", ("/srv/a b",), True
+    )
+    result = verify(render(spec), tmp_path, user=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+
+
+def test_this_install_reads_what_its_stdio_mcp_servers_need(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nvm_bin, notes = tmp_path / "nvm" / "bin", tmp_path / "notes"
+    nvm_bin.mkdir(parents=True)
+    notes.mkdir()
+    (nvm_bin / "npx").write_text("#!/bin/sh\n")
+    (nvm_bin / "npx").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{nvm_bin}:/usr/bin:/bin")
+    home.mkdir()
+    (home / "config.toml").write_text(
+        f'[mcp.servers.files]\ncommand = "npx"\nargs = ["-y", "server", "{notes}"]\n'
+    )
+    spec = this_install(load_settings(), system=True)
+    assert spec.path == f"{nvm_bin}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    assert (spec.folders, spec.stdio_mcp) == ((str(notes),), True)

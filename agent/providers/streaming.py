@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Protocol
 from agent.providers.base import ChatRequest, ModelReply, OnText
 from agent.providers.errors import ProviderError, ProviderTimeout, ProviderUnavailable
 from agent.providers.retry import RetryPolicy, call_with_retries
+from config.limits import InputRefused
 
 
 class SdkClient(Protocol):
@@ -111,6 +112,9 @@ class StreamingProvider(ABC):
             raise ProviderError(f"{self.name}: malformed response: {exc!r}") from exc
 
     def _neutral_error(self, exc: Exception) -> ProviderError:
+        refused = _refusal(exc)
+        if refused is not None:
+            return ProviderError(f"{self.name}: malformed response: {refused!r}")
         if isinstance(exc, self.sdk_errors.timeout):
             return ProviderTimeout(
                 f"{self.name}: no answer within the {self._timeout:g} s request timeout",
@@ -122,3 +126,17 @@ class StreamingProvider(ABC):
                 retryable=True,
             )
         return self._error(exc)
+
+
+def _refusal(exc: BaseException) -> InputRefused | None:
+    """Our own refusal of a response body (`agent.providers.body`) behind an SDK error: an
+    SDK may report an exception raised while it reads the stream as a connection error
+    (anthropic 2.17 does), but the server answered, with something kioku will not read."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, InputRefused):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None

@@ -1,5 +1,6 @@
 """`kioku serve` serves the web page on `web.listen`, and not at all when it is off; a
-deletion made on the daemon's page leaves state.db."""
+link `/web` gives opens from another host; a deletion made on the daemon's page leaves
+state.db."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ import aiohttp
 from memory.access.web_tokens import issue_web_token
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
+from tests.helpers.daemon import Client
+from tests.helpers.netns import other_host
 from tests.helpers.paths import KIOKU
 from tests.web.browser import CSRF, PLAN
 
@@ -32,9 +35,13 @@ def free_port() -> int:
 
 
 @asynccontextmanager
-async def daemon(**env: str) -> AsyncIterator[list[dict[str, object]]]:
-    """A running `kioku serve`; yields its log events up to `daemon_started`."""
+async def daemon(
+    *, run: tuple[str, ...] = (), **env: str
+) -> AsyncIterator[list[dict[str, object]]]:
+    """A running `kioku serve` (after the `run` prefix, e.g. into a network namespace);
+    yields its log events up to `daemon_started`."""
     process = await asyncio.create_subprocess_exec(
+        *run,
         str(KIOKU),
         "serve",
         stderr=asyncio.subprocess.PIPE,
@@ -79,6 +86,34 @@ async def test_a_taken_port_is_logged_and_the_daemon_still_serves_chats() -> Non
         ) as events:
             refused = [e for e in events if e.get("event") == "web_unavailable"]
             assert refused and refused[0]["level"] == "error"
+
+
+async def test_a_link_from_web_opens_from_another_host(home: Path) -> None:
+    """The daemon in a network namespace of its own, listening on its address there; the
+    browser here, on the other end of the link: no loopback anywhere on the way."""
+    with other_host() as host:
+        public = f"http://{host.inside}:8765"
+        env = {
+            "KIOKU_WEB__ENABLED": "true",
+            "KIOKU_WEB__LISTEN": f"{host.inside}:8765",
+            "KIOKU_WEB__PUBLIC_URL": public,
+        }
+        async with daemon(run=host.run, **env):
+            cli = await Client.connect(home)
+            try:
+                reply = await cli.ask("w1", "/web")
+            finally:
+                await cli.close()
+            link = reply.rsplit("\n", 1)[-1]
+            assert link.startswith(f"{public}/login/"), reply
+            connector = aiohttp.TCPConnector(local_addr=(host.outside, 0))
+            jar = aiohttp.CookieJar(unsafe=True)
+            async with aiohttp.ClientSession(connector=connector, cookie_jar=jar) as http:
+                async with http.get(link) as page:
+                    assert page.status == 200 and "Sign in" in await page.text()
+                async with http.post(link) as signed_in:
+                    assert signed_in.status == 200 and str(signed_in.url) == f"{public}/"
+                    assert "Sign out" in await signed_in.text()
 
 
 def stored_bytes(home: Path) -> bytes:

@@ -4,15 +4,9 @@ state.db."""
 
 from __future__ import annotations
 
-import asyncio
 import html
-import json
-import os
-import signal
 import socket
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
@@ -21,43 +15,15 @@ from memory.access.web_tokens import issue_web_token
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
 from tests.helpers.daemon import Client
+from tests.helpers.logged_daemon import daemon
 from tests.helpers.netns import other_host
-from tests.helpers.paths import KIOKU
 from tests.web.browser import CSRF, PLAN
-
-WAIT = 30.0
 
 
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-@asynccontextmanager
-async def daemon(
-    *, run: tuple[str, ...] = (), **env: str
-) -> AsyncIterator[list[dict[str, object]]]:
-    """A running `kioku serve` (after the `run` prefix, e.g. into a network namespace);
-    yields its log events up to `daemon_started`."""
-    process = await asyncio.create_subprocess_exec(
-        *run,
-        str(KIOKU),
-        "serve",
-        stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "KIOKU_LOG__FORMAT": "json", **env},
-    )
-    assert process.stderr is not None
-    events: list[dict[str, object]] = []
-    try:
-        while not events or events[-1].get("event") != "daemon_started":
-            line = await asyncio.wait_for(process.stderr.readline(), WAIT)
-            assert line, f"the daemon exited: {events}"
-            events.append(json.loads(line))
-        yield events
-    finally:
-        process.send_signal(signal.SIGTERM)
-        await asyncio.wait_for(process.communicate(), WAIT)
 
 
 async def test_the_daemon_serves_the_page_on_the_configured_port() -> None:

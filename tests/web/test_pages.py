@@ -302,10 +302,11 @@ async def test_slash_web_in_a_dm_gives_a_working_link(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KIOKU_WEB__ENABLED", "true")
+    monkeypatch.setenv("KIOKU_WEB__PUBLIC_URL", "https://kioku.example")  # a phone opens it
     async with gateway_rig(home, model=False) as chat:
         await chat.person("aiko", "telegram:1")
         reply = await Chat(chat, "telegram:1")("/web")
-        token = reply.rsplit("/login/", 1)[1].strip()
+        token = reply.rsplit("https://kioku.example/login/", 1)[1].strip()
         assert await check_web_token(chat.store, token, time.time()) == "aiko"
 
 

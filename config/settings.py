@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
@@ -43,8 +43,10 @@ class LLMSettings(Section):
     base_url: str | None = None
     api_key: SecretStr | None = None
     max_tokens: int = Field(4096, ge=1, le=1_000_000, description="reply length cap (tokens)")
-    context_window: int = Field(
-        200_000, ge=1024, description="the model's context size (tokens); compaction keys on it"
+    context_window: Annotated[int, Field(ge=1024)] | Literal["auto"] = Field(
+        200_000,
+        description="the model's context size (tokens); compaction keys on it; auto: "
+        "what a local server announces, asked at start",
     )
     timeout: float = Field(60.0, gt=0, description="per request: seconds without data")
     deadline: float = Field(300.0, gt=0, description="per model call, retries included (s)")
@@ -52,6 +54,15 @@ class LLMSettings(Section):
     vision: bool | Literal["auto"] = Field(
         "auto", description="the model reads images; auto: known by the provider and model name"
     )
+
+    @property
+    def known_window(self) -> int:
+        """`context_window`, or for "auto" before the server is asked (or when it says
+        nothing) a safe guess: Claude's 200,000; 8192 for a local server, which compacts
+        early rather than letting the server cut the start of the prompt."""
+        if self.context_window != "auto":
+            return self.context_window
+        return 200_000 if self.provider == "anthropic" else 8192
 
 
 class CompactionSettings(Section):

@@ -60,6 +60,9 @@ async def examine() -> list[Finding]:
         findings.append(await _check_model(settings))
         findings += _check_platforms(settings)
         findings += await asyncio.to_thread(_check_voice, settings)
+        from gateway.checkup_web import check_web_links
+
+        findings += check_web_links(settings)
         from gateway.checkup_providers import check_providers
 
         findings += await check_providers(settings)

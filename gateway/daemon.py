@@ -26,7 +26,8 @@ from agent.build import build_agent
 from agent.mcp.manager import McpManager
 from agent.memory_providers.lexical import lexical_search
 from agent.memory_providers.manager import MemoryProviders
-from agent.providers import Provider
+from agent.providers import Provider, build_provider
+from agent.providers.context_length import resolve_context_window
 from config.durations import parse_duration
 from config.load import ConfigError, load_settings
 from config.logs import LEVELS
@@ -150,7 +151,7 @@ class Daemon:
             await self.mcp.start()
             await providers.start(store)
             agent = build_agent(
-                self.settings, store, self.provider, mcp=self.mcp, providers=providers
+                self.settings, store, await self._provider(), mcp=self.mcp, providers=providers
             )
             try:
                 identities = Identities(store, self.settings)
@@ -167,6 +168,14 @@ class Daemon:
             await self.mcp.aclose()
             await store.close()
         log.info("daemon_stopped")
+
+    async def _provider(self) -> Provider:
+        """The given provider, or the configured one with its context window (asked of the
+        server once, here, when `llm.context_window = "auto"`)."""
+        if self.provider is not None:
+            return self.provider
+        window = await resolve_context_window(self.settings.llm)
+        return build_provider(self.settings.llm, context_window=window)
 
     def outlet(self, platform: str) -> Adapter | None:
         return None if self.supervisor is None else self.supervisor.outlet(platform)

@@ -131,10 +131,20 @@ async def logout(request: web.Request) -> web.StreamResponse:
 
 
 def is_https(request: web.Request) -> bool:
-    """Served over https: directly, behind a proxy that says so, or by configuration."""
+    """Served over https: directly, behind a proxy that says so (`X-Forwarded-Proto`, which
+    Caddy sends, or RFC 7239 `Forwarded`), or because the links point at https (a proxy
+    that sends neither). Trusting the headers is safe: they can only make the cookie
+    stricter, for the client that sent them."""
     public = context(request).settings.web.public_url or ""
-    forwarded = request.headers.get("X-Forwarded-Proto", "").split(",")[0].strip().lower()
-    return request.secure or forwarded == "https" or public.lower().startswith("https://")
+    proto = request.headers.get("X-Forwarded-Proto", "").split(",")[0].strip().lower()
+    first = request.headers.get("Forwarded", "").split(",")[0]
+    pairs = (pair.strip().lower().partition("=") for pair in first.split(";"))
+    forwarded = {name: value.strip('"') for name, _, value in pairs}
+    return (
+        request.secure
+        or "https" in (proto, forwarded.get("proto"))
+        or public.lower().startswith("https://")
+    )
 
 
 def routes() -> list[web.RouteDef]:

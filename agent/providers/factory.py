@@ -37,13 +37,17 @@ class NoProvider:
         return None
 
 
-def build_provider(llm: LLMSettings, *, retry: RetryPolicy | None = None) -> Provider:
-    """The configured provider, or a `NoProvider` saying what to set.
+def build_provider(
+    llm: LLMSettings, *, retry: RetryPolicy | None = None, context_window: int | None = None
+) -> Provider:
+    """The configured provider, or a `NoProvider` saying what to set. `context_window` is
+    the one the daemon learned from the server (`llm.context_window = "auto"`).
 
     Anthropic's key comes from `llm.api_key`, else the `ANTHROPIC_API_KEY` variable; an
     OpenAI-compatible endpoint needs `llm.base_url` and takes a key only if it wants one.
     """
     policy = retry or RetryPolicy(max_retries=llm.max_retries, deadline=llm.deadline)
+    window = context_window or llm.known_window
     # Each SDK is imported only when chosen: together they cost ~4 s and ~90 MB at start-up.
     key = llm.api_key.get_secret_value() if llm.api_key else None
     if llm.provider == "openai":
@@ -57,7 +61,7 @@ def build_provider(llm: LLMSettings, *, retry: RetryPolicy | None = None) -> Pro
             api_key=key,
             max_tokens=llm.max_tokens,
             timeout=llm.timeout,
-            context_window=llm.context_window,
+            context_window=window,
             retry=policy,
         )
     key = key or os.environ.get("ANTHROPIC_API_KEY")
@@ -71,6 +75,6 @@ def build_provider(llm: LLMSettings, *, retry: RetryPolicy | None = None) -> Pro
         base_url=llm.base_url,
         max_tokens=llm.max_tokens,
         timeout=llm.timeout,
-        context_window=llm.context_window,
+        context_window=window,
         retry=policy,
     )

@@ -28,7 +28,7 @@ from memory.search.ranking import Scope, search
 from memory.skills.library import SkillsLibrary
 from memory.store.database import Store
 from memory.store.records import SessionResult
-from web.links import login_url
+from web.links import LOCAL_PLATFORMS, base_url, local_only, login_url
 
 if TYPE_CHECKING:
     from gateway.identity import Identities
@@ -46,6 +46,13 @@ LINK_IN_GROUP = (
     "Send /link to me in a direct message: a code shown here could be used by anyone in this chat."
 )
 WEB_IN_GROUP = "A sign-in link must not be seen by others: send /web to me in a direct message."
+WEB_LOCAL_ONLY = (
+    "I can't send you a sign-in link that would open: the web page's address is {url}, and "
+    "{why}. The owner should set web.public_url to the address your phone opens (e.g. "
+    "https://kioku.example.org behind an https proxy), or web.listen to this machine's "
+    "home-network or Tailscale/WireGuard address (e.g. 192.168.1.20:8765), then restart "
+    "kioku. On the machine itself, `kioku web login` gives a link now."
+)
 
 
 class Control(Protocol):
@@ -223,6 +230,10 @@ class Commands:
         settings = self.agent.services.settings.web
         if not settings.enabled:
             return "The web page is off on this kioku (web.enabled = false)."
+        why = local_only(settings)
+        if why is not None and request.inbound.platform not in LOCAL_PLATFORMS:
+            log.warning("web_link_refused_local_only", platform=request.inbound.platform)
+            return WEB_LOCAL_ONLY.format(url=base_url(settings), why=why)
         person = request.person
         token = await issue_web_token(self.store, person, time.time())
         log.info("web_link_issued", person=person, by="chat")

@@ -49,7 +49,7 @@ async def rig(
     )
     async with fake as api:
         provider: Provider
-        common = {"retry": FAST, "timeout": 5.0, "context_window": settings.llm.context_window}
+        common = {"retry": FAST, "timeout": 5.0, "context_window": settings.llm.known_window}
         if provider_kind == "anthropic":
             provider = AnthropicProvider(
                 model="claude-test", api_key="sk-test", base_url=api.base_url, **common

@@ -46,7 +46,7 @@ def anthropic_provider(api: FakeAnthropic, settings: Settings) -> AnthropicProvi
         base_url=api.base_url,
         retry=FAST,
         timeout=10.0,
-        context_window=settings.llm.context_window,
+        context_window=settings.llm.known_window,
     )
 
 

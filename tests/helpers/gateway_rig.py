@@ -136,7 +136,7 @@ async def gateway_rig(home: Path, *, model: bool = True) -> AsyncIterator[Gatewa
                 base_url=api.base_url,
                 retry=FAST,
                 timeout=5.0,
-                context_window=settings.llm.context_window,
+                context_window=settings.llm.known_window,
             )
         else:
             provider = NoProvider("No model is configured.")

@@ -64,7 +64,7 @@ async def rigs(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict[s
             base_url=openai_api.base_url,
             retry=FAST,
             timeout=10.0,
-            context_window=settings.llm.context_window,
+            context_window=settings.llm.known_window,
         )
         providers: dict[str, tuple[Provider, FakeAnthropic | FakeOpenAI]] = {
             "anthropic": (anthropic_provider(anthropic_api, settings), anthropic_api),

@@ -1,17 +1,12 @@
 """`kioku serve` serves the web page on `web.listen`, and not at all when it is off; a
-deletion made on the daemon's page leaves state.db."""
+link `/web` gives opens from another host; a deletion made on the daemon's page leaves
+state.db."""
 
 from __future__ import annotations
 
-import asyncio
 import html
-import json
-import os
-import signal
 import socket
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
@@ -19,38 +14,16 @@ import aiohttp
 from memory.access.web_tokens import issue_web_token
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
-from tests.helpers.paths import KIOKU
+from tests.helpers.daemon import Client
+from tests.helpers.logged_daemon import daemon
+from tests.helpers.netns import other_host
 from tests.web.browser import CSRF, PLAN
-
-WAIT = 30.0
 
 
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-@asynccontextmanager
-async def daemon(**env: str) -> AsyncIterator[list[dict[str, object]]]:
-    """A running `kioku serve`; yields its log events up to `daemon_started`."""
-    process = await asyncio.create_subprocess_exec(
-        str(KIOKU),
-        "serve",
-        stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "KIOKU_LOG__FORMAT": "json", **env},
-    )
-    assert process.stderr is not None
-    events: list[dict[str, object]] = []
-    try:
-        while not events or events[-1].get("event") != "daemon_started":
-            line = await asyncio.wait_for(process.stderr.readline(), WAIT)
-            assert line, f"the daemon exited: {events}"
-            events.append(json.loads(line))
-        yield events
-    finally:
-        process.send_signal(signal.SIGTERM)
-        await asyncio.wait_for(process.communicate(), WAIT)
 
 
 async def test_the_daemon_serves_the_page_on_the_configured_port() -> None:
@@ -79,6 +52,34 @@ async def test_a_taken_port_is_logged_and_the_daemon_still_serves_chats() -> Non
         ) as events:
             refused = [e for e in events if e.get("event") == "web_unavailable"]
             assert refused and refused[0]["level"] == "error"
+
+
+async def test_a_link_from_web_opens_from_another_host(home: Path) -> None:
+    """The daemon in a network namespace of its own, listening on its address there; the
+    browser here, on the other end of the link: no loopback anywhere on the way."""
+    with other_host() as host:
+        public = f"http://{host.inside}:8765"
+        env = {
+            "KIOKU_WEB__ENABLED": "true",
+            "KIOKU_WEB__LISTEN": f"{host.inside}:8765",
+            "KIOKU_WEB__PUBLIC_URL": public,
+        }
+        async with daemon(run=host.run, **env):
+            cli = await Client.connect(home)
+            try:
+                reply = await cli.ask("w1", "/web")
+            finally:
+                await cli.close()
+            link = reply.rsplit("\n", 1)[-1]
+            assert link.startswith(f"{public}/login/"), reply
+            connector = aiohttp.TCPConnector(local_addr=(host.outside, 0))
+            jar = aiohttp.CookieJar(unsafe=True)
+            async with aiohttp.ClientSession(connector=connector, cookie_jar=jar) as http:
+                async with http.get(link) as page:
+                    assert page.status == 200 and "Sign in" in await page.text()
+                async with http.post(link) as signed_in:
+                    assert signed_in.status == 200 and str(signed_in.url) == f"{public}/"
+                    assert "Sign out" in await signed_in.text()
 
 
 def stored_bytes(home: Path) -> bytes:

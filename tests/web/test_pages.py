@@ -41,11 +41,24 @@ async def test_a_link_sets_an_httponly_strict_session_cookie(rig: WebRig) -> Non
     assert int(cookie["max-age"]) > 0
 
 
-async def test_the_cookie_is_secure_behind_an_https_proxy(rig: WebRig) -> None:
+@pytest.mark.parametrize(
+    "headers",
+    [{"X-Forwarded-Proto": "https"}, {"Forwarded": 'for=192.0.2.60;proto=https;by="[::1]"'}],
+)
+async def test_the_cookie_is_secure_behind_an_https_proxy(
+    rig: WebRig, headers: dict[str, str]
+) -> None:
     async with aiohttp.ClientSession() as http:
         link = await rig.link("aiko")
-        headers = {"X-Forwarded-Proto": "https"}
         async with http.post(link, headers=headers, allow_redirects=False) as response:
+            assert response.cookies[COOKIE]["secure"]
+
+
+async def test_the_cookie_is_secure_when_the_links_point_at_https(rig: WebRig) -> None:
+    rig.ctx.settings.web.public_url = "https://kioku.example.org"
+    async with aiohttp.ClientSession() as http:
+        link = await rig.link("aiko")
+        async with http.post(link, allow_redirects=False) as response:
             assert response.cookies[COOKIE]["secure"]
 
 
@@ -289,10 +302,11 @@ async def test_slash_web_in_a_dm_gives_a_working_link(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KIOKU_WEB__ENABLED", "true")
+    monkeypatch.setenv("KIOKU_WEB__PUBLIC_URL", "https://kioku.example")  # a phone opens it
     async with gateway_rig(home, model=False) as chat:
         await chat.person("aiko", "telegram:1")
         reply = await Chat(chat, "telegram:1")("/web")
-        token = reply.rsplit("/login/", 1)[1].strip()
+        token = reply.rsplit("https://kioku.example/login/", 1)[1].strip()
         assert await check_web_token(chat.store, token, time.time()) == "aiko"
 
 

@@ -118,7 +118,7 @@ async def mcp(home: Path, servers: dict[str, McpServerSettings]) -> AsyncIterato
             base_url=api.base_url,
             retry=FAST,
             timeout=5.0,
-            context_window=settings.llm.context_window,
+            context_window=settings.llm.known_window,
         )
         store = await Store.open(home / "state.db")
         agent = build_agent(settings, store, provider, mcp=manager)

@@ -99,6 +99,12 @@ class FakeSlack:
         if self._runner is not None:
             await self._runner.cleanup()
 
+    async def __aenter__(self) -> FakeSlack:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/api/"

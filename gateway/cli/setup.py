@@ -73,8 +73,12 @@ def setup(
     ),
 ) -> None:
     """Set kioku up: model, platforms, the owner's identity, who may talk; checked online."""
+    from config.logs import configure_logging
     from config.paths import kioku_home
 
+    # The platform libraries log while the owner claim listens (discord.py even warns
+    # about voice): the wizard says itself what went wrong, so only errors pass.
+    configure_logging("error")
     home = kioku_home()
     if claim_owner is not None:
         from gateway.setup.scripted import claim_owner as claim

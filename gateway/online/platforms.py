@@ -138,10 +138,11 @@ async def check_slack(
         return BotVerdict(
             False, f"cannot reach Slack ({type(exc).__name__})", "check the network and retry"
         )
+    name = str(answer.get("user") or answer.get("user_id") or "the bot")
     return BotVerdict(
         True,
-        f"{answer.get('user')} in {answer.get('team')}",
-        name=str(answer.get("user", "")),
+        f"{name} in {answer.get('team') or answer.get('team_id')}",
+        name=name,
         user_id=str(answer.get("user_id", "")),
         team=str(answer.get("team_id", "")),
     )

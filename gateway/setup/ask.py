@@ -22,27 +22,27 @@ def say(text: str = "") -> None:
 
 def choose(question: str, choices: Sequence[str], default: str) -> str:
     """One of `choices`, `default` on Enter."""
-    answer: str = typer.prompt(
+    answer: str = click.prompt(
         question, default=default, type=click.Choice(list(choices)), show_choices=True
     )
     return answer
 
 
 def text(question: str, default: str | None = None) -> str:
-    answer: str = typer.prompt(question, default=default, show_default=default is not None)
+    answer: str = click.prompt(question, default=default, show_default=default is not None)
     return answer.strip()
 
 
 def secret(question: str, optional: bool = False) -> str:
     """A token or key, not echoed; with `optional`, Enter gives ""."""
-    answer: str = typer.prompt(
+    answer: str = click.prompt(
         question, hide_input=True, default="" if optional else None, show_default=False
     )
     return answer.strip()
 
 
 def yes(question: str, default: bool) -> bool:
-    return bool(typer.confirm(question, default=default))
+    return bool(click.confirm(question, default=default))
 
 
 def pick(question: str, options: Sequence[str], default: str) -> str:

@@ -31,6 +31,12 @@ async def fakes() -> AsyncIterator[Services]:
         yield started
 
 
+def configured(home: Path, config: str, env: str) -> None:
+    home.mkdir(mode=0o700)
+    (home / "config.toml").write_text(config)
+    (home / ".env").write_text(env)
+
+
 def private(path: Path) -> bool:
     return path.stat().st_mode & 0o777 == 0o600
 
@@ -152,9 +158,7 @@ async def test_a_refused_key_is_said_and_asked_again(fakes: Services, home: Path
         wizard.close()
 
 
-async def test_ctrl_c_mid_way_leaves_without_writing_anything(
-    fakes: Services, home: Path
-) -> None:
+async def test_ctrl_c_mid_way_leaves_without_writing_anything(fakes: Services, home: Path) -> None:
     wizard = Terminal("setup", env=fakes.endpoints())
     try:
         await through_the_model_step(wizard)
@@ -167,17 +171,13 @@ async def test_ctrl_c_mid_way_leaves_without_writing_anything(
     assert not (home / "config.toml").exists() and not (home / ".env").exists()
 
 
-async def test_a_rerun_changes_one_section_and_keeps_the_rest(
-    fakes: Services, home: Path
-) -> None:
-    home.mkdir(mode=0o700)
+async def test_a_rerun_changes_one_section_and_keeps_the_rest(fakes: Services, home: Path) -> None:
     before = (
-        "# mine\n[llm]\nprovider = \"anthropic\"\nmodel = \"claude-haiku-4-5\"\n"
+        '# mine\n[llm]\nprovider = "anthropic"\nmodel = "claude-haiku-4-5"\n'
         f'base_url = "{fakes.api.base_url}"\n\n[memory.notes]\nmemory_limit = 3000\n\n'
         '[owner]\nidentities = ["telegram:111"]\n\n[schedule]\ndefault_timezone = "UTC"\n'
     )
-    (home / "config.toml").write_text(before)
-    (home / ".env").write_text(f"KIOKU_LLM__API_KEY={GOOD_KEY}\nOTHER=1\n")
+    configured(home, before, f"KIOKU_LLM__API_KEY={GOOD_KEY}\nOTHER=1\n")
     wizard = Terminal("setup", env=fakes.endpoints())
     try:
         await wizard.expect("Model now: provider=anthropic, model=claude-haiku-4-5")

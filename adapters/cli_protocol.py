@@ -19,6 +19,7 @@ One JSON object per line each way, in UTF-8, at most `MAX_FRAME` bytes and neste
                       {"type": "reply", "id", "text"}   the complete reply (the last frame for id)
                       {"type": "status", ...}          the daemon's state (owner and root only)
                       {"type": "ok"}                   schedule_changed or reload done (owner, root)
+                      {"type": "claim_waiting"}        DMs count from now; owner_claimed follows
                       {"type": "owner_claimed", "identity"}  who sent the code, null: nobody in time
                       {"type": "error", "id"?, "message"}
 
@@ -132,6 +133,11 @@ def reload_request() -> Frame:
 
 def claim_owner_request(platform: str, code: str, timeout: float) -> Frame:
     return {"type": "claim_owner", "platform": platform, "code": code, "timeout": timeout}
+
+
+def claim_waiting_frame() -> Frame:
+    """The claim is registered: a DM carrying the code counts from now on."""
+    return {"type": "claim_waiting"}
 
 
 def owner_claimed_frame(identity: str | None) -> Frame:

@@ -37,6 +37,7 @@ from adapters.cli_protocol import (
     Framer,
     FrameTooLong,
     Message,
+    claim_waiting_frame,
     encode,
     error_frame,
     ok_frame,
@@ -61,7 +62,8 @@ StatusSource = Callable[[], Awaitable[dict[str, Any]]]
 Changed = Callable[[], None]
 Reload = Callable[[], Awaitable[None]]
 Claim = Callable[[str, str, float], Awaitable[str | None]]
-"""(platform, code, seconds) -> the identity that sent the code in a DM there, or None."""
+"""(platform, code, seconds): starts waiting at once (raising RuntimeError if it cannot);
+the awaitable gives the identity that sent the code in a DM there, or None."""
 
 
 class SocketInUse(RuntimeError):
@@ -361,11 +363,12 @@ class CliSocketAdapter(Adapter):
             await connection.send(error_frame("this kioku takes no owner claims"))
             return
         try:
-            identity = await self._claim_owner(claim.platform, claim.code, claim.timeout)
+            waiting = self._claim_owner(claim.platform, claim.code, claim.timeout)
         except RuntimeError as exc:  # ClaimBusy: one claim per platform at a time
             await connection.send(error_frame(str(exc)))
             return
-        await connection.send(owner_claimed_frame(identity))
+        await connection.send(claim_waiting_frame())  # now the code may be sent
+        await connection.send(owner_claimed_frame(await waiting))
 
     async def _answer_reload(self, connection: _Connection) -> None:
         if self._reload is None:

@@ -208,7 +208,7 @@ class Daemon:
             SLASH_COMMANDS.menu(),
             scheduler.changed,
             reload=lambda: self._reload(identities, gateway),
-            claim_owner=gateway.claims.wait,
+            claim_owner=gateway.claims.expect,
         )
         self.supervisor = Supervisor(configured_adapters(self.settings, wiring))
         loop = asyncio.get_running_loop()

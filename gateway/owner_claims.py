@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import re
 import secrets
+from collections.abc import Awaitable
 
 ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 """No 0/O or 1/I: the code is read off a terminal and typed on a phone."""
@@ -44,13 +45,19 @@ class OwnerClaims:
     def __init__(self) -> None:
         self._waiting: dict[str, tuple[str, asyncio.Future[str]]] = {}
 
-    async def wait(self, platform: str, code: str, within: float) -> str | None:
-        """The identity that sent `code` in a DM on `platform` within `within` seconds,
-        else None; either way the code is spent."""
+    def expect(self, platform: str, code: str, within: float) -> Awaitable[str | None]:
+        """Wait, from now on, for a DM carrying `code` on `platform`: the awaitable gives
+        the identity that sent it within `within` seconds, else None; either way the code
+        is spent. `ClaimBusy` when a claim already waits there."""
         if platform in self._waiting:
             raise ClaimBusy(f"another owner claim is waiting on {platform}; try again later")
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._waiting[platform] = (code, future)
+        return self._outcome(platform, future, within)
+
+    async def _outcome(
+        self, platform: str, future: asyncio.Future[str], within: float
+    ) -> str | None:
         try:
             return await asyncio.wait_for(future, within)
         except TimeoutError:

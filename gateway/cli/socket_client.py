@@ -109,10 +109,15 @@ class SocketClient:
         self._send(reload_request())
         self._answer("ok", self.timeout)
 
-    def claim_owner(self, platform: str, code: str, within: float) -> str | None:
+    def claim_owner(
+        self, platform: str, code: str, within: float, waiting: Callable[[], None]
+    ) -> str | None:
         """The identity whose DM on `platform` carried `code` within `within` seconds, None
-        if none did; a refusal is a `DaemonError`."""
+        if none did; `waiting` is called once the daemon counts DMs. A refusal is a
+        `DaemonError`."""
         self._send(claim_owner_request(platform, code, within))
+        self._answer("claim_waiting", self.timeout)
+        waiting()
         identity = self._answer("owner_claimed", within + self.timeout).get("identity")
         return identity if isinstance(identity, str) else None
 

@@ -22,10 +22,15 @@ Noticed = Callable[[str], None]
 
 
 async def listen(
-    platform: str, section: PlatformSettings, code: str, within: float, noticed: Noticed
+    platform: str,
+    section: PlatformSettings,
+    code: str,
+    within: float,
+    noticed: Noticed,
+    waiting: Callable[[], None],
 ) -> str | None:
     """The identity whose DM on `platform` carries `code` within `within` seconds (it is
-    answered there), else None."""
+    answered there), else None; `waiting` is called once the bot listens."""
     claimed: asyncio.Future[Inbound] = asyncio.get_running_loop().create_future()
 
     async def deliver(inbound: Inbound) -> None:
@@ -38,6 +43,7 @@ async def listen(
 
     adapter = _adapter(platform, section, deliver)
     await adapter.start()
+    waiting()
     try:
         inbound = await asyncio.wait_for(claimed, within)
         await adapter.send(Outbound(inbound.address, CLAIMED))
@@ -94,13 +100,15 @@ def daemon_serves(home: Path, platform: str) -> bool:
     return (status.get("adapters") or {}).get(platform, {}).get("state") == "running"
 
 
-def claim_through_daemon(home: Path, platform: str, code: str, within: float) -> str | None:
+def claim_through_daemon(
+    home: Path, platform: str, code: str, within: float, waiting: Callable[[], None]
+) -> str | None:
     """The daemon's claim (None on timeout); `DaemonError` for a refusal."""
     from adapters.cli_protocol import socket_path
     from gateway.cli.socket_client import SocketClient
 
     with SocketClient(socket_path(home), 10.0) as client:
-        return client.claim_owner(platform, code, within)
+        return client.claim_owner(platform, code, within, waiting)
 
 
 def reload_daemon(home: Path) -> None:

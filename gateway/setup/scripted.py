@@ -102,17 +102,21 @@ def claim_owner(home: Path, platform: str, within: float) -> None:
     if getattr(section, CREDENTIAL[platform].split(".")[1]) is None:
         fail(f"{platform} is not set up ({env_name(CREDENTIAL[platform])}): run `kioku setup`")
     code = new_code()
-    typer.echo(f"code: {code}")
-    print(
-        f"Send {code} to the bot in a direct message on {platform} within {within:g} s.",
-        file=sys.stderr,
-        flush=True,
-    )
+
+    def waiting() -> None:  # once a DM carrying the code counts
+        typer.echo(f"code: {code}")
+        sys.stdout.flush()
+        print(
+            f"Send {code} to the bot in a direct message on {platform} within {within:g} s.",
+            file=sys.stderr,
+            flush=True,
+        )
+
     through_daemon = daemon_serves(home, platform)
     if through_daemon:
-        identity = claim_through_daemon(home, platform, code, within)
+        identity = claim_through_daemon(home, platform, code, within, waiting)
     else:
-        identity = run_async(listen(platform, section, code, within, _noticed(code)))
+        identity = run_async(listen(platform, section, code, within, _noticed(code), waiting))
     if identity is None:
         fail(
             f"No direct message carrying {code} reached the bot on {platform} in {within:g} s; "

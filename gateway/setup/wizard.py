@@ -173,13 +173,18 @@ class Wizard:
         bot = self.bots.get(platform) or f"your {TITLES[platform]} bot"
         while True:
             code = new_code()
-            ask.say(f"  Send this code to {bot} in a direct message: {code}")
-            ask.say(f"  (waiting up to {self.within:g} s)")
+
+            def waiting(code: str = code) -> None:  # once a DM carrying the code counts
+                ask.say(f"  Send this code to {bot} in a direct message: {code}")
+                ask.say(f"  (waiting up to {self.within:g} s)")
+
             if daemon_serves(self.home, platform):
-                identity = claim_through_daemon(self.home, platform, code, self.within)
+                identity = claim_through_daemon(self.home, platform, code, self.within, waiting)
             else:
                 section = section_of(platform, self.values)
-                identity = run_async(listen(platform, section, code, self.within, _noticed(code)))
+                identity = run_async(
+                    listen(platform, section, code, self.within, _noticed(code), waiting)
+                )
             if identity is not None:
                 ask.say(f"  ✓ you are {identity}")
                 return identity

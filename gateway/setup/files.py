@@ -67,8 +67,8 @@ class Plan:
             (".env", self.env_before, self.env_after),
         ):
             lines = difflib.unified_diff(
-                _masked(before).splitlines(),
-                _masked(after).splitlines(),
+                _masked(before, before).splitlines(),
+                _masked(after, before).splitlines(),
                 f"{self.home / name} (now)",
                 f"{self.home / name} (new)",
                 lineterm="",
@@ -196,13 +196,18 @@ def _env_value(value: Value) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def _masked(text: str) -> str:
-    """`text` with the value of every line naming a secret replaced by `MASK`."""
+def _masked(text: str, before: str) -> str:
+    """`text` with the value of every line naming a secret replaced by `MASK`, marked
+    "(changed)" when `before` set it to another value (else the diff of a replaced token
+    would show nothing)."""
+    was = set(before.splitlines())
+    named = {line.partition("=")[0] for line in was}
     lines = []
     for line in text.splitlines():
         name, sep, _ = line.partition("=")
         if sep and SECRET_NAME.search(name) and not name.lstrip().startswith("#"):
-            lines.append(f"{name.rstrip()}{' = ' if name.endswith(' ') else '='}{MASK}")
+            mark = " (changed)" if name in named and line not in was else ""
+            lines.append(f"{name.rstrip()}{' = ' if name.endswith(' ') else '='}{MASK}{mark}")
         else:
             lines.append(line)
     return "\n".join(lines)

@@ -17,7 +17,7 @@ def serve() -> None:
     from config.paths import kioku_home
 
     home = kioku_home()
-    if unconfigured(home):
+    if sys.stderr.isatty() and unconfigured(home):  # a person at a terminal (`make run`)
         print(
             f"No configuration yet in {home}: run `kioku setup` to choose a model and "
             "connect Telegram, Discord or Slack.",

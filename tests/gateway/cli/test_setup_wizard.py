@@ -203,22 +203,13 @@ async def test_a_rerun_changes_one_section_and_keeps_the_rest(fakes: Services, h
 
 
 async def test_serve_with_no_configuration_points_to_kioku_setup(home: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KIOKU_")}
+    env = {k: "" for k in os.environ if k.startswith("KIOKU_")}
     env |= {"KIOKU_HOME": str(home), "KIOKU_WEB__ENABLED": "false"}
-    daemon = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "gateway",
-        "serve",
-        env=env,
-        cwd=str(ROOT),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    daemon = Terminal("serve", env=env)
     try:
-        assert daemon.stderr is not None
-        line = await asyncio.wait_for(daemon.stderr.readline(), WAIT)
-        assert b"run `kioku setup`" in line
+        await daemon.expect(f"No configuration yet in {home}: run `kioku setup`")
+        await daemon.expect("daemon_started")  # then SIGTERM is a clean stop
+        daemon.child.kill(signal.SIGTERM)
+        assert await daemon.exit_status() == 0
     finally:
-        daemon.send_signal(signal.SIGTERM)
-        await asyncio.wait_for(daemon.wait(), WAIT)
+        daemon.close()

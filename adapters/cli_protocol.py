@@ -11,11 +11,16 @@ One JSON object per line each way, in UTF-8, at most `MAX_FRAME` bytes and neste
                        "attachments": int}  (optional, default 0; with files the text may be "")
                       {"type": "status"}
                       {"type": "schedule_changed"}     jobs changed in state.db: wake the scheduler
+                      {"type": "reload"}               apply the reloadable settings (as SIGHUP)
+                      {"type": "claim_owner", "platform": str, "code": str, "timeout": number}
+                                         the first DM there carrying the code names the owner
     daemon -> client  {"type": "delta", "id", "text"}   a piece of the reply being written
                       {"type": "note", "id", "text"}    a message before the reply (a file not read)
                       {"type": "reply", "id", "text"}   the complete reply (the last frame for id)
                       {"type": "status", ...}          the daemon's state (owner and root only)
-                      {"type": "ok"}                   schedule_changed taken (owner and root only)
+                      {"type": "ok"}                   schedule_changed or reload done (owner, root)
+                      {"type": "claim_waiting"}        DMs count from now; owner_claimed follows
+                      {"type": "owner_claimed", "identity"}  who sent the code, null: nobody in time
                       {"type": "error", "id"?, "message"}
 
 Files travel as bytes, never as a path: the daemon may run as another account, and a path
@@ -122,6 +127,24 @@ def schedule_changed_request() -> Frame:
     return {"type": "schedule_changed"}
 
 
+def reload_request() -> Frame:
+    return {"type": "reload"}
+
+
+def claim_owner_request(platform: str, code: str, timeout: float) -> Frame:
+    return {"type": "claim_owner", "platform": platform, "code": code, "timeout": timeout}
+
+
+def claim_waiting_frame() -> Frame:
+    """The claim is registered: a DM carrying the code counts from now on."""
+    return {"type": "claim_waiting"}
+
+
+def owner_claimed_frame(identity: str | None) -> Frame:
+    """Who sent the code; None: nobody within the time (the code is spent either way)."""
+    return {"type": "owner_claimed", "identity": identity}
+
+
 def ok_frame() -> Frame:
     return {"type": "ok"}
 
@@ -224,23 +247,36 @@ class Attach:
     last: bool
 
 
-CONTROLS = ("status", "schedule_changed")
+@dataclass
+class ClaimOwner:
+    """Wait up to `timeout` seconds for a DM carrying `code` on `platform`."""
+
+    platform: str
+    code: str
+    timeout: float
+
+
+CONTROLS = ("status", "schedule_changed", "reload")
 """The frames without content a client may send, by type name."""
+MAX_CLAIM_WAIT = 3600.0
 
 
-def parse_frame(line: bytes) -> Message | Attach | str:
-    """A client's frame: a `Message`, an `Attach`, or the type name of a frame without
-    content (`CONTROLS`)."""
+def parse_frame(line: bytes) -> Message | Attach | ClaimOwner | str:
+    """A client's frame: a `Message`, an `Attach`, a `ClaimOwner`, or the type name of a
+    frame without content (`CONTROLS`)."""
     frame = decode(line)
     kind = frame.get("type")
     raw_id = frame.get("id")
     frame_id = raw_id if _is_name(raw_id, MAX_ID) else None
     if kind in CONTROLS:
         return str(kind)
+    if kind == "claim_owner":
+        return _parse_claim(frame)
     if kind not in ("message", "attach"):
         shown = f"{kind!r:.{SHOWN}}"
         raise BadFrame(
-            f"unknown frame type {shown}: send 'message', 'attach', 'status' or 'schedule_changed'",
+            f"unknown frame type {shown}: send 'message', 'attach', 'status', "
+            "'schedule_changed', 'reload' or 'claim_owner'",
             frame_id,
         )
     if frame_id is None:
@@ -265,6 +301,15 @@ def parse_frame(line: bytes) -> Message | Attach | str:
             frame_id,
         )
     return Message(frame_id, text, conversation, attachments)
+
+
+def _parse_claim(frame: Frame) -> ClaimOwner:
+    platform, code, timeout = frame.get("platform"), frame.get("code"), frame.get("timeout")
+    if not _is_name(platform, 20) or not _is_name(code, 40):
+        raise BadFrame("a claim_owner frame needs a 'platform' and a 'code'")
+    if type(timeout) not in (int, float) or not 0 < timeout <= MAX_CLAIM_WAIT:
+        raise BadFrame(f"a claim_owner frame needs a 'timeout' of 0 to {MAX_CLAIM_WAIT:g} s")
+    return ClaimOwner(platform, code.upper(), float(timeout))
 
 
 def _parse_attach(frame: Frame, frame_id: str) -> Attach:

@@ -32,13 +32,16 @@ from adapters.cli_protocol import (
     Attach,
     BadAttach,
     BadFrame,
+    ClaimOwner,
     Frame,
     Framer,
     FrameTooLong,
     Message,
+    claim_waiting_frame,
     encode,
     error_frame,
     ok_frame,
+    owner_claimed_frame,
     parse_frame,
     status_frame,
     text_frame,
@@ -57,6 +60,10 @@ MAX_SOCKET_PATH = 107
 
 StatusSource = Callable[[], Awaitable[dict[str, Any]]]
 Changed = Callable[[], None]
+Reload = Callable[[], Awaitable[None]]
+Claim = Callable[[str, str, float], Awaitable[str | None]]
+"""(platform, code, seconds): starts waiting at once (raising RuntimeError if it cannot);
+the awaitable gives the identity that sent the code in a DM there, or None."""
 
 
 class SocketInUse(RuntimeError):
@@ -118,11 +125,15 @@ class CliSocketAdapter(Adapter):
         owner_uid: int | None = None,
         max_frame: int = MAX_FRAME,
         schedule_changed: Changed | None = None,
+        reload: Reload | None = None,
+        claim_owner: Claim | None = None,
     ) -> None:
         super().__init__(deliver)
         self.path = path
         self._status = status
         self._schedule_changed = schedule_changed
+        self._reload = reload
+        self._claim_owner = claim_owner
         self._owner_uid = os.getuid() if owner_uid is None else owner_uid
         self._max_frame = max_frame
         self._server: asyncio.Server | None = None
@@ -301,8 +312,12 @@ class CliSocketAdapter(Adapter):
                 await self._deliver(frame, files, connection)
         elif not await self._owner(connection, frame):
             return
+        elif isinstance(frame, ClaimOwner):
+            await self._answer_claim(connection, frame)
         elif frame == "status":
             await self._answer_status(connection)
+        elif frame == "reload":
+            await self._answer_reload(connection)
         else:
             await self._answer_schedule_changed(connection)
 
@@ -330,16 +345,37 @@ class CliSocketAdapter(Adapter):
             self._forget_route(key, connection)
             await connection.send(error_frame(f"kioku could not take it: {exc}", message.id))
 
-    async def _owner(self, connection: _Connection, kind: str) -> bool:
-        """Whether the peer may send a control frame `kind`; if not, it is told so."""
+    async def _owner(self, connection: _Connection, frame: ClaimOwner | str) -> bool:
+        """Whether the peer may send this control frame; if not, it is told so."""
         if connection.uid in (self._owner_uid, 0):
             return True
+        kind = "claim_owner" if isinstance(frame, ClaimOwner) else frame
         await connection.send(
             error_frame(
                 f"{kind} is only for the account running kioku (uid {self._owner_uid}) and root"
             )
         )
         return False
+
+    async def _answer_claim(self, connection: _Connection, claim: ClaimOwner) -> None:
+        """`kioku setup --claim-owner`: wait for the DM carrying the code, say who sent it."""
+        if self._claim_owner is None:
+            await connection.send(error_frame("this kioku takes no owner claims"))
+            return
+        try:
+            waiting = self._claim_owner(claim.platform, claim.code, claim.timeout)
+        except RuntimeError as exc:  # ClaimBusy: one claim per platform at a time
+            await connection.send(error_frame(str(exc)))
+            return
+        await connection.send(claim_waiting_frame())  # now the code may be sent
+        await connection.send(owner_claimed_frame(await waiting))
+
+    async def _answer_reload(self, connection: _Connection) -> None:
+        if self._reload is None:
+            await connection.send(error_frame("this kioku cannot reload"))
+            return
+        await self._reload()
+        await connection.send(ok_frame())
 
     async def _answer_schedule_changed(self, connection: _Connection) -> None:
         """`kioku schedule add|cancel|run` wrote state.db: the scheduler looks again."""

@@ -16,7 +16,7 @@ from typing import Any
 
 from adapters.base import Adapter, InboundHandler
 from adapters.cli_protocol import socket_path
-from adapters.cli_socket import CliSocketAdapter, StatusSource
+from adapters.cli_socket import Claim, CliSocketAdapter, Reload, StatusSource
 from config.settings import PlatformSettings, Settings
 
 
@@ -25,12 +25,15 @@ class Wiring:
     """What the daemon hands each adapter it builds: where inbound messages go, the
     daemon's status (the CLI socket answers `kioku status`), the slash-command menu
     as (name, description) for platforms that show one, and what the CLI socket calls
-    when `kioku schedule` changed jobs (the scheduler's wake-up)."""
+    when `kioku schedule` changed jobs (the scheduler's wake-up), when `kioku setup` asks
+    for a reload, and when it waits for the owner's one-time code."""
 
     deliver: InboundHandler
     status: StatusSource
     commands: Sequence[tuple[str, str]] = ()
     schedule_changed: Callable[[], None] | None = None
+    reload: Reload | None = None
+    claim_owner: Claim | None = None
 
 
 Builder = Callable[[Settings, Wiring], Adapter]
@@ -67,6 +70,8 @@ def _cli(settings: Settings, wiring: Wiring) -> Adapter:
         socket_path(settings.home),
         wiring.status,
         schedule_changed=wiring.schedule_changed,
+        reload=wiring.reload,
+        claim_owner=wiring.claim_owner,
     )
 
 

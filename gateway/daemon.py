@@ -211,7 +211,14 @@ class Daemon:
             first_retry=parse_duration(schedule.retry),
         )
         scheduler = Scheduler(store, courier.deliver, lambda: parse_duration(schedule.grace))
-        wiring = Wiring(gateway.handle, status, SLASH_COMMANDS.menu(), scheduler.changed)
+        wiring = Wiring(
+            gateway.handle,
+            status,
+            SLASH_COMMANDS.menu(),
+            scheduler.changed,
+            reload=lambda: self._reload(identities, gateway),
+            claim_owner=gateway.claims.expect,
+        )
         self.supervisor = Supervisor(configured_adapters(self.settings, wiring))
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):

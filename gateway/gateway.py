@@ -27,6 +27,7 @@ from gateway.commands.handlers import Commands
 from gateway.commands.registry import Command, Request, parse
 from gateway.deletions import ChatDeletions
 from gateway.intake import Intake, take_in
+from gateway.owner_claims import CLAIMED, OwnerClaims
 from gateway.queues import ConversationQueues, LineState
 from gateway.sessions import OpenSession, Sessions, conversation_for
 from memory.store import deliveries
@@ -106,6 +107,7 @@ class Gateway:
         self.sessions = Sessions(store, agent, settings.sessions, self._expire)
         self.commands = Commands(store, agent, identities, self)
         self.deletions = ChatDeletions(store, self.sessions, agent.services.deletions)
+        self.claims = OwnerClaims()
         self._accepting = True
         self._tasks: set[asyncio.Task[Any]] = set()
         self._housekeeping: asyncio.Task[None] | None = None
@@ -126,6 +128,11 @@ class Gateway:
             return  # group chatter not meant for kioku: nothing to look up, nothing stored
         if not self._accepting:
             await self._send(inbound.address, DRAINING)
+            return
+        # Before admission: the claimant is a stranger until `kioku setup` names them owner.
+        if self.claims.take(inbound.platform, inbound.sender, inbound.text, inbound.is_direct):
+            log.info("owner_claimed", platform=inbound.platform)
+            await self._send(inbound.address, CLAIMED)
             return
         delivery = _delivery(inbound)
         if delivery is not None:

@@ -22,6 +22,7 @@ from gateway.cli import (
     search,
     serve,
     service,
+    setup,
     skills,
     status,
     web,
@@ -29,6 +30,7 @@ from gateway.cli import (
 
 SUB_APPS = (
     serve,
+    setup,
     search,
     chat,
     status,

@@ -22,9 +22,11 @@ from adapters.cli_protocol import (
     BadFrame,
     Frame,
     attach_frames,
+    claim_owner_request,
     decode,
     encode,
     message_frame,
+    reload_request,
     schedule_changed_request,
     status_request,
     too_long,
@@ -100,11 +102,32 @@ class SocketClient:
     def schedule_changed(self) -> None:
         """Tell the daemon that jobs changed in state.db; it answers `ok` once told."""
         self._send(schedule_changed_request())
-        deadline = time.monotonic() + self.timeout
+        self._answer("ok", self.timeout)
+
+    def reload(self) -> None:
+        """Have the daemon apply the reloadable settings (as SIGHUP), and wait till it has."""
+        self._send(reload_request())
+        self._answer("ok", self.timeout)
+
+    def claim_owner(
+        self, platform: str, code: str, within: float, waiting: Callable[[], None]
+    ) -> str | None:
+        """The identity whose DM on `platform` carried `code` within `within` seconds, None
+        if none did; `waiting` is called once the daemon counts DMs. A refusal is a
+        `DaemonError`."""
+        self._send(claim_owner_request(platform, code, within))
+        self._answer("claim_waiting", self.timeout)
+        waiting()
+        identity = self._answer("owner_claimed", within + self.timeout).get("identity")
+        return identity if isinstance(identity, str) else None
+
+    def _answer(self, kind: str, seconds: float) -> Frame:
+        """The next frame of type `kind` (an error frame is a `DaemonError`)."""
+        deadline = time.monotonic() + seconds
         while True:
             frame = self._receive(deadline)
-            if frame.get("type") == "ok":
-                return
+            if frame.get("type") == kind:
+                return frame
             if frame.get("type") == "error" and "id" not in frame:
                 raise DaemonError(str(frame.get("message")))
 

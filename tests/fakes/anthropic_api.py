@@ -42,10 +42,36 @@ DEFAULT_USAGE = {
 }
 
 
+MODELS = ("claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-1")
+"""What `GET /v1/models` lists, newest first as the API does."""
+
+
 class FakeAnthropic(ScriptedServer):
-    """`base_url` is what the SDK wants (no /v1); it accepts any API key."""
+    """`base_url` is what the SDK wants (no /v1); it accepts any API key, except that
+    `GET /v1/models` refuses (401) every key but `models_key` when that is set."""
 
     route = "/v1/messages"
+    models_key: str | None = None
+
+    def add_routes(self, app: web.Application) -> None:
+        app.router.add_get("/v1/models", self._models)
+
+    async def _models(self, request: web.Request) -> web.Response:
+        given = request.headers.get("x-api-key") or request.headers.get("Authorization", "")
+        if self.models_key is not None and not given.endswith(self.models_key):
+            body = _error_body(401, "invalid x-api-key", None)
+            return web.Response(status=401, body=body, content_type="application/json")
+        data = [
+            {
+                "type": "model",
+                "id": name,
+                "display_name": name,
+                "created_at": "2025-09-29T00:00:00Z",
+            }
+            for name in MODELS
+        ]
+        page = {"data": data, "has_more": False, "first_id": MODELS[0], "last_id": MODELS[-1]}
+        return web.json_response(page)
 
     @property
     def base_url(self) -> str:

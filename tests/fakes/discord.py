@@ -137,6 +137,8 @@ class FakeDiscord:
     resumes: int = 0
     rate_limited: int = 0
     opened_dms: list[int] = field(default_factory=list)
+    # The application's flags: 1 << 19 is the Message Content intent turned on (limited).
+    app_flags: int = 1 << 19
 
     def __post_init__(self) -> None:
         self._runner: web.AppRunner | None = None
@@ -351,7 +353,7 @@ class FakeDiscord:
                 "bot_require_code_grant": False,
                 "owner": user(OWNER_ID, "owner"),
                 "verify_key": "0" * 64,
-                "flags": 0,
+                "flags": self.app_flags,
             }
         )
 

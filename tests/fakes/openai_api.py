@@ -41,6 +41,10 @@ class Transcribed:
     authorization: str | None
 
 
+MODELS = ("llama3.2", "qwen2.5:7b")
+"""What `GET /v1/models` lists."""
+
+
 class FakeOpenAI(ScriptedServer):
     """`base_url` ends in /v1 as OpenAI-compatible servers expect; any key is accepted.
     The usage chunk is always sent (servers that ignore `stream_options` are not modelled)."""
@@ -68,6 +72,14 @@ class FakeOpenAI(ScriptedServer):
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/audio/transcriptions", self._transcription)
+        app.router.add_get("/v1/models", self._models)
+
+    async def _models(self, request: web.Request) -> web.Response:
+        """`GET /v1/models`, as Ollama and LM Studio answer it (any key)."""
+        data = [
+            {"id": name, "object": "model", "created": 0, "owned_by": "local"} for name in MODELS
+        ]
+        return web.json_response({"object": "list", "data": data})
 
     async def _transcription(self, request: web.Request) -> web.Response:
         form = await request.post()

@@ -99,6 +99,12 @@ class FakeSlack:
         if self._runner is not None:
             await self._runner.cleanup()
 
+    async def __aenter__(self) -> FakeSlack:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/api/"
@@ -268,7 +274,13 @@ class FakeSlack:
 
     def _answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
         if method == "auth.test":
-            return {"team_id": TEAM, "team": "Test", "user_id": BOT_USER, "bot_id": BOT_ID}
+            return {
+                "team_id": TEAM,
+                "team": "Test",
+                "user": "kioku",
+                "user_id": BOT_USER,
+                "bot_id": BOT_ID,
+            }
         if method == "apps.connections.open":
             return {"url": f"ws://127.0.0.1:{self.port}/socket"}
         if method == "users.info":

@@ -133,6 +133,8 @@ class FakeTelegram:
 
     async def __aexit__(self, *exc: object) -> None:
         self._closing.set()
+        async with self._changed:  # a long poll a client left behind ends now
+            self._changed.notify_all()
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -377,7 +379,9 @@ class FakeTelegram:
             self._updates = [u for u in self._updates if u[0] >= offset]
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(
-                    self._changed.wait_for(lambda: bool(self._updates or self._raw_answers)),
+                    self._changed.wait_for(
+                        lambda: bool(self._updates or self._raw_answers) or self._closing.is_set()
+                    ),
                     timeout,
                 )
             if self._raw_answers:

@@ -70,6 +70,7 @@ def test_importing_the_cli_and_its_help_loads_no_sdk_and_no_settings() -> None:
         ["config", "check"],
         ["people", "list", "--json"],
         ["skills", "list", "--json"],
+        ["setup", "--help"],
     ],
 )
 def test_a_command_loads_no_sdk(args: list[str]) -> None:

@@ -10,7 +10,7 @@ from web.links import LOCAL_PLATFORMS, base_url, local_only
 
 FIX = (
     "set web.public_url to the address people open (https behind a proxy), or web.listen to "
-    "this machine's home-network or Tailscale/WireGuard address; see the README, The web page"
+    "this machine's home-network or Tailscale/WireGuard address; see docs/web.md, From a phone"
 )
 
 

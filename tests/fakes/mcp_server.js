@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // A tiny MCP server for Node with no packages: initialize, tools/list, tools/call (echo)
 // and ping over stdio, one JSON-RPC message per line. It stands in for the Node servers
-// the README configures (npx @modelcontextprotocol/server-filesystem) in
+// docs/mcp.md configures (npx @modelcontextprotocol/server-filesystem) in
 // tests/gateway/test_service_node.py: the question there is whether Node starts at all.
 "use strict";
 const readline = require("node:readline");

@@ -135,13 +135,13 @@ def _window(llm: LLMSettings, announced: Announced | None) -> list[Finding]:
     if mismatch is not None:
         return [Finding("warning", topic, mismatch)]
     if llm.context_window == "auto":
-        return [Finding("ok", topic, f"auto: {announced.length} tokens ({announced.source})")]
+        return [Finding("ok", topic, f"auto: {announced.length} tokens, from {announced.source}")]
     return [
         Finding(
             "ok",
             topic,
             f"llm.context_window {llm.context_window} fits the server's {announced.length} "
-            f"({announced.source})",
+            f"tokens, from {announced.source}",
         )
     ]
 

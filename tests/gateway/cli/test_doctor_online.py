@@ -20,6 +20,7 @@ import pytest_asyncio
 
 from config.paths import ensure_home
 from gateway import instance
+from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.local_model_servers import FakeLocalServer
 from tests.fakes.slack import FakeSlack
@@ -36,6 +37,7 @@ SHOW = ("POST", "/api/show")
 @dataclass
 class Services:
     ollama: FakeLocalServer
+    anthropic: FakeAnthropic
     telegram: FakeTelegram
     discord: FakeDiscord
     slack: FakeSlack
@@ -64,8 +66,15 @@ async def services() -> AsyncIterator[Services]:
     ollama.answers[SHOW]["capabilities"] = ["completion", "tools"]
     listed = {"id": MODEL, "object": "model", "created": 0, "owned_by": "library"}
     ollama.answers[("GET", "/v1/models")] = {"object": "list", "data": [listed]}
-    async with ollama, FakeTelegram() as telegram, FakeDiscord() as discord, FakeSlack() as slack:
-        yield Services(ollama, telegram, discord, slack)
+    async with (
+        ollama,
+        FakeAnthropic() as anthropic,
+        FakeTelegram() as telegram,
+        FakeDiscord() as discord,
+        FakeSlack() as slack,
+    ):
+        anthropic.models_key = "sk-ant-good"
+        yield Services(ollama, anthropic, telegram, discord, slack)
 
 
 def configure_mcp(home: Path, command: str, *args: str) -> None:
@@ -137,6 +146,17 @@ async def test_a_model_the_endpoint_does_not_offer_is_a_problem(
     assert result.returncode == 1
     assert f"does not offer llm.model 'mistral' (it offers {MODEL})" in result.stdout
     assert "fix: set llm.model to one it offers" in result.stdout
+
+
+async def test_a_refused_anthropic_key_is_a_problem(
+    kioku: Kioku, home: Path, services: Services
+) -> None:
+    ensure_home(home)
+    env = {"KIOKU_LLM__API_KEY": "sk-ant-wrong", "KIOKU_LLM__BASE_URL": services.anthropic.base_url}
+    result = await doctor(kioku, "--online", env=env)
+    assert result.returncode == 1
+    assert "PROBLEM model endpoint: llm.api_key: Anthropic refused the key" in result.stdout
+    assert "console.anthropic.com" in result.stdout and "sk-ant-wrong" not in result.stdout
 
 
 async def test_a_model_ollama_says_takes_no_tools_is_a_problem(

@@ -61,12 +61,21 @@ async def _model(llm: LLMSettings) -> list[Finding]:
     verdict, capabilities, announced = await asyncio.gather(
         check_openai(llm.base_url, key, TIMEOUT),
         ollama_capabilities(llm.base_url, llm.model, TIMEOUT),
-        announced_context(llm.base_url, llm.model, per_request=TIMEOUT),
+        _announced(llm.base_url, llm.model),
     )
     findings = [_listing(verdict, "llm.base_url", llm.model, llm.base_url, capabilities)]
     if verdict.ok:
         findings += _window(llm, announced)
     return findings
+
+
+async def _announced(base_url: str, model: str) -> Announced | None:
+    """The context the server announces, within TIMEOUT in all (its endpoints are asked in
+    turn, and a server may answer /models yet hang on them); None when it says nothing."""
+    try:
+        return await asyncio.wait_for(announced_context(base_url, model), TIMEOUT)
+    except TimeoutError:
+        return None
 
 
 def _listing(

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 PRIVATE_FILES = ("state.db", ".env", "config.toml", "gateway.sock", instance.LOCK_NAME)
 
-Level = Literal["ok", "note", "problem"]
+Level = Literal["ok", "note", "warning", "problem"]
 REPAIR = "stop kioku, then `kioku doctor --repair`"
 
 
@@ -46,8 +46,9 @@ class Finding:
     fix: str | None = None
 
 
-async def examine() -> list[Finding]:
-    """Every finding, in the order a person would fix them."""
+async def examine(online: bool = False) -> list[Finding]:
+    """Every finding, in the order a person would fix them; `online` also contacts the
+    model endpoint, the platforms and the MCP servers (gateway/checkup_online.py)."""
     home = kioku_home()
     findings = _check_home(home)
     try:
@@ -59,6 +60,10 @@ async def examine() -> list[Finding]:
         findings.append(Finding("ok", "config", f"valid ({home / 'config.toml'})"))
         findings.append(await _check_model(settings))
         findings += _check_platforms(settings)
+        if online:
+            from gateway.checkup_online import check_online
+
+            findings += await check_online(settings)
         findings += await asyncio.to_thread(_check_voice, settings)
         from gateway.checkup_web import check_web_links
 

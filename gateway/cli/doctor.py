@@ -9,7 +9,7 @@ import typer
 
 from gateway.cli.common import run_async
 
-MARKS = {"ok": "ok     ", "note": "note   ", "problem": "PROBLEM"}
+MARKS = {"ok": "ok     ", "note": "note   ", "warning": "WARNING", "problem": "PROBLEM"}
 
 
 def doctor(
@@ -20,22 +20,49 @@ def doctor(
         "delete turns and participants of deleted sessions, recompute stale turns.body, "
         "rebuild the full-text index, set a wrong user_version; then check again.",
     ),
+    online: bool | None = typer.Option(
+        None,
+        "--online/--offline",
+        help="--online also contacts the model endpoint (its models, tools, the context a "
+        "local server announces), each platform with its token and each enabled MCP server, "
+        "5 s each, all at once; --offline contacts nothing. Default: online unless the "
+        "daemon is running.",
+    ),
 ) -> None:
     """Check config, credentials, permissions, the database and the service; exit 1 on problems.
 
     It finds what a hand edit broke in state.db, each with its fix; --repair fixes those.
     """
-    from gateway.checkup import examine
+    from config.paths import kioku_home
+    from gateway import instance
+    from gateway.checkup import Finding, examine
 
     if repair:
         _repair()
-    findings = run_async(examine())
+    if online is None:
+        online = instance.running(kioku_home()) is None
+        skipped = "the daemon is running, so nothing was contacted"
+    else:
+        skipped = "nothing was contacted (--offline)"
+    if online:
+        from config.logs import configure_logging
+
+        configure_logging("warning")  # the SDKs' and servers' chatter, on stderr
+    findings = run_async(examine(online=online))
+    if not online:
+        findings.append(
+            Finding("note", "online", f"{skipped}; `kioku doctor --online` checks the services")
+        )
     for finding in findings:
         typer.echo(f"{MARKS[finding.level]} {finding.topic}: {finding.text}")
         if finding.fix:
             typer.echo(f"        fix: {finding.fix}")
     problems = sum(f.level == "problem" for f in findings)
-    typer.echo(f"\n{problems} problem(s) found." if problems else "\nNo problems found.")
+    warnings = sum(f.level == "warning" for f in findings)
+    also = f" ({warnings} warning(s))" if warnings else ""
+    typer.echo(
+        f"\n{problems} problem(s) found{also}." if problems else f"\nNo problems found{also}."
+    )
     if problems:
         raise typer.Exit(1)
 

@@ -97,3 +97,31 @@ def _listed(models: list[str], where: str) -> ModelVerdict:
             "install or enable a model there (e.g. `ollama pull llama3.2`), then retry",
         )
     return ModelVerdict(True, f"{len(models)} model(s) available at {where}", models=tuple(models))
+
+
+async def ollama_capabilities(
+    base_url: str, model: str, within: float = TIMEOUT
+) -> frozenset[str] | None:
+    """What Ollama says `model` can do (`POST /api/show` → `capabilities`: "completion",
+    "tools", "vision"…, in recent versions), so a model without tools is caught before
+    every reply fails; None when the server says nothing of it (another server, an older
+    Ollama, no answer: the model listing reports reachability)."""
+    import aiohttp
+
+    from agent.providers.context_length import server_root
+
+    url = f"{server_root(base_url)}/api/show"
+    try:
+        async with (
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=within)) as http,
+            http.post(url, json={"model": model}) as response,
+        ):
+            if response.status != 200:
+                return None
+            shown = await response.json(content_type=None)
+    except (aiohttp.ClientError, TimeoutError, ValueError):
+        return None
+    said = shown.get("capabilities") if isinstance(shown, dict) else None
+    if not isinstance(said, list):
+        return None
+    return frozenset(str(item) for item in said)

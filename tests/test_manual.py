@@ -55,9 +55,12 @@ COMMANDS = commands()
 
 
 def options(command: Any) -> set[str]:
-    return {opt for p in command.params if p.param_type_name == "option" for opt in p.opts} | {
-        "--help"
-    }
+    return {
+        opt
+        for p in command.params
+        if p.param_type_name == "option"
+        for opt in (*p.opts, *p.secondary_opts)  # `--online/--offline`: both are options
+    } | {"--help"}
 
 
 def model_of(annotation: Any) -> type[BaseModel] | None:

@@ -4,15 +4,9 @@ its health, and stopped; nothing is written to it (`kioku providers test` does t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 
-from agent.memory_providers.base import Passage, Scope
 from config.settings import ProviderSettings, Settings
 from gateway.checkup import Finding
-
-
-async def _no_history(_scope: Scope, _query: str, _limit: int) -> Sequence[Passage]:
-    return ()
 
 
 async def check_providers(settings: Settings) -> list[Finding]:
@@ -25,18 +19,14 @@ async def check_providers(settings: Settings) -> list[Finding]:
 
 
 async def _check(name: str, section: ProviderSettings, settings: Settings) -> Finding:
-    from agent.memory_providers.base import Host
-    from agent.memory_providers.loading import NotLoadable, provider_class
+    from agent.memory_providers.loading import NotLoadable, prepared
 
     topic = f"provider {name}"
     fix = f"see `kioku providers test {name}`, or set providers.{name}.enabled = false"
     try:
-        provider = provider_class(name)()
+        provider = await prepared(name, settings.home)
     except NotLoadable as exc:
         return Finding("problem", topic, str(exc), fix)
-    data_dir = settings.home / "providers" / name
-    await asyncio.to_thread(data_dir.mkdir, mode=0o700, parents=True, exist_ok=True)
-    provider.host = Host(data_dir, _no_history)
     try:
         await asyncio.wait_for(provider.start(section.model_dump()), section.timeout)
         try:

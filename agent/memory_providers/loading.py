@@ -8,10 +8,13 @@ provider costs the daemon nothing.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
+from collections.abc import Sequence
 from importlib.metadata import entry_points
+from pathlib import Path
 
-from agent.memory_providers.base import MemoryProvider
+from agent.memory_providers.base import Host, LexicalSearch, MemoryProvider, Passage, Scope
 
 ENTRY_POINT_GROUP = "kioku.memory_providers"
 BUILTIN = {
@@ -55,3 +58,18 @@ def provider_class(name: str) -> type[MemoryProvider]:
             f"{target} is not a MemoryProvider subclass (agent.memory_providers.base)"
         )
     return loaded
+
+
+async def no_history(_scope: Scope, _query: str, _limit: int) -> Sequence[Passage]:
+    """The lexical search of a provider run outside the daemon on no history (a probe)."""
+    return ()
+
+
+async def prepared(name: str, home: Path, search: LexicalSearch = no_history) -> MemoryProvider:
+    """A new instance of provider `name` with its `host` set (its own folder under
+    `$KIOKU_HOME/providers/`, created 0700), ready for `start`."""
+    provider = provider_class(name)()
+    data_dir = home / "providers" / name
+    await asyncio.to_thread(data_dir.mkdir, mode=0o700, parents=True, exist_ok=True)
+    provider.host = Host(data_dir, search)
+    return provider

@@ -22,13 +22,12 @@ import structlog
 
 from agent.memory_providers.base import (
     Health,
-    Host,
     LexicalSearch,
     MemoryProvider,
     Scope,
     TurnRecord,
 )
-from agent.memory_providers.loading import NotLoadable, provider_class
+from agent.memory_providers.loading import NotLoadable, prepared
 from agent.memory_providers.mirror import Mirror
 from agent.memory_providers.scopes import admits
 from agent.memory_providers.screening import screened
@@ -53,7 +52,6 @@ class Running:
     settings: ProviderSettings
     provider: MemoryProvider | None = None
     error: str | None = None
-    started_ms: float = 0.0
 
     @property
     def state(self) -> str:
@@ -185,13 +183,8 @@ class MemoryProviders:
         return out
 
     async def _start_one(self, entry: Running) -> None:
-        began = time.perf_counter()
         try:
-            cls = provider_class(entry.name)
-            provider = cls()
-            data_dir = self.home / "providers" / entry.name
-            await asyncio.to_thread(data_dir.mkdir, mode=0o700, parents=True, exist_ok=True)
-            provider.host = Host(data_dir, self.search)
+            provider = await prepared(entry.name, self.home, self.search)
             await asyncio.wait_for(
                 provider.start(entry.settings.model_dump()), entry.settings.timeout
             )
@@ -200,7 +193,6 @@ class MemoryProviders:
             log.error("provider_start_failed", provider=entry.name, error=entry.error)
             return
         entry.provider = provider
-        entry.started_ms = (time.perf_counter() - began) * 1000
 
     async def _ask(
         self, scope: Scope, hook: str, call: Callable[[MemoryProvider], Awaitable[T]]

@@ -15,8 +15,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from agent.memory_providers.base import Host, Passage, Scope, TurnRecord
-from agent.memory_providers.loading import NotLoadable, provider_class
+from agent.memory_providers.base import Scope, TurnRecord
+from agent.memory_providers.loading import NotLoadable, prepared
 from config.settings import ProviderSettings
 
 RECALL_WAIT = 15.0
@@ -29,19 +29,12 @@ class ProbeFailed(Exception):
     """A step of the probe failed; the message names it and why."""
 
 
-async def _no_history(_scope: Scope, _query: str, _limit: int) -> Sequence[Passage]:
-    return ()
-
-
 async def probe(name: str, section: ProviderSettings, home: Path, step: Step) -> None:
     """Run the probe, reporting each step through `step`; `ProbeFailed` on the first failure."""
     try:
-        provider = provider_class(name)()
+        provider = await prepared(name, home)
     except NotLoadable as exc:
         raise ProbeFailed(str(exc)) from None
-    data_dir = home / "providers" / name
-    await asyncio.to_thread(data_dir.mkdir, mode=0o700, parents=True, exist_ok=True)
-    provider.host = Host(data_dir, _no_history)
     token = secrets.token_hex(4)
     scope = Scope("person", f"kioku-probe-{token}")
     word = f"kiokuprobe{token}"

@@ -18,6 +18,7 @@ from memory.access.people import InvalidPersonId, validate_person_id
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
+    from pathlib import Path
 
     from config.settings import Settings
     from config.validated import Essentials
@@ -77,6 +78,24 @@ def essentials_or_exit() -> Essentials:
     from config.validated import essentials, recall
 
     return recall() or essentials(settings_or_exit())
+
+
+def daemon_status(home: Path, timeout: float = 10.0) -> dict[str, Any] | None:
+    """The running daemon's status frame, or None when kioku is not running; a daemon
+    that answers wrongly or not at all ends the command (exit 1) with the reason."""
+    from adapters.cli_protocol import socket_path
+    from gateway.cli.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
+
+    path = socket_path(home)
+    try:
+        with SocketClient(path, timeout) as client:
+            return dict(client.status())
+    except NotRunning:
+        return None
+    except (DaemonError, NoAnswer) as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"could not talk to kioku at {path}: {exc}")
 
 
 def fail(message: str, code: int = EXIT_REFUSED) -> NoReturn:

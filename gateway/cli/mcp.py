@@ -12,15 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from adapters.cli_protocol import socket_path
-from gateway.cli.common import EXIT_USAGE, fail, run_async, settings_or_exit
-from gateway.cli.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
+from gateway.cli.common import EXIT_USAGE, daemon_status, fail, run_async, settings_or_exit
 
 if TYPE_CHECKING:
     from config.settings import McpServerSettings, Settings
 
 app = typer.Typer(help="Tools from MCP servers: list them, test one.", no_args_is_help=True)
-STATUS_TIMEOUT = 10.0
 
 
 @app.command("list")
@@ -32,7 +29,8 @@ def list_command(
 
     settings = settings_or_exit()
     configure_from(settings)  # a server's warnings (tools left out) go to stderr, not stdout
-    live = _daemon_view(settings)
+    status = daemon_status(settings.home)
+    live = None if status is None else dict(status.get("mcp", {}))
     servers = live if live is not None else run_async(_probe_all(settings))
     if as_json:
         print(json.dumps({"running": live is not None, "servers": servers}, ensure_ascii=False))
@@ -83,21 +81,6 @@ def test_command(name: str = typer.Argument(..., help="The server's name in conf
     for tool in result["tools"]:
         summary = (tool["description"] or "").strip().splitlines()
         print(f"  {tool['name']}" + (f" — {summary[0]}" if summary else ""))
-
-
-def _daemon_view(settings: Settings) -> dict[str, Any] | None:
-    """The daemon's view of the servers, or None when kioku is not running."""
-    path = socket_path(settings.home)
-    try:
-        with SocketClient(path, STATUS_TIMEOUT) as client:
-            status = client.status()
-    except NotRunning:
-        return None
-    except (DaemonError, NoAnswer) as exc:
-        fail(str(exc))
-    except OSError as exc:
-        fail(f"could not talk to kioku at {path}: {exc}")
-    return dict(status.get("mcp", {}))
 
 
 async def _probe_all(settings: Settings) -> dict[str, Any]:

@@ -12,9 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from adapters.cli_protocol import socket_path
-from gateway.cli.common import EXIT_USAGE, fail, logged_settings, run_async
-from gateway.cli.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
+from gateway.cli.common import EXIT_USAGE, daemon_status, fail, logged_settings, run_async
 
 if TYPE_CHECKING:
     from config.settings import Settings
@@ -23,7 +21,6 @@ app = typer.Typer(
     help="External memory providers: list them, test one, backfill one with history.",
     no_args_is_help=True,
 )
-STATUS_TIMEOUT = 10.0
 
 
 @app.command("list")
@@ -32,7 +29,8 @@ def list_command(
 ) -> None:
     """Configured and installed providers, their state and queues (asks the daemon if it runs)."""
     settings = logged_settings()
-    live = _daemon_view(settings)
+    status = daemon_status(settings.home)
+    live = None if status is None else dict(status.get("providers", {}))
     providers = _listed(settings, live)
     if as_json:
         print(json.dumps({"running": live is not None, "providers": providers}))
@@ -87,21 +85,6 @@ def test_command(
     except ProbeFailed as exc:
         fail(masked(None, "", f"{name}: {exc}"))
     print(f"{name}: works")
-
-
-def _daemon_view(settings: Settings) -> dict[str, Any] | None:
-    """The daemon's view of the providers, or None when kioku is not running."""
-    path = socket_path(settings.home)
-    try:
-        with SocketClient(path, STATUS_TIMEOUT) as client:
-            status = client.status()
-    except NotRunning:
-        return None
-    except (DaemonError, NoAnswer) as exc:
-        fail(str(exc))
-    except OSError as exc:
-        fail(f"could not talk to kioku at {path}: {exc}")
-    return dict(status.get("providers", {}))
 
 
 def _listed(settings: Settings, live: dict[str, Any] | None) -> dict[str, dict[str, Any]]:

@@ -51,10 +51,10 @@ def backfill_command(
 async def _backfill(settings: Settings, rebuild: bool) -> BackfillCounts:
     import asyncio
 
-    from agent.memory_providers.base import Host
     from agent.memory_providers.builtin.backfill import backfill, history_exchanges
     from agent.memory_providers.builtin.local_vectors import LocalVectors
     from agent.memory_providers.lexical import lexical_search
+    from agent.memory_providers.loading import prepared
     from agent.memory_providers.scopes import admits
     from config.paths import ensure_home
     from memory.history.exchanges import count_exchanges
@@ -62,10 +62,8 @@ async def _backfill(settings: Settings, rebuild: bool) -> BackfillCounts:
 
     section = settings.providers.local_vectors
     async with await Store.open(ensure_home(settings.home) / "state.db") as store:
-        provider = LocalVectors()
-        data_dir = settings.home / "providers" / "local_vectors"
-        await asyncio.to_thread(data_dir.mkdir, mode=0o700, parents=True, exist_ok=True)
-        provider.host = Host(data_dir, lexical_search(store))
+        provider = await prepared("local_vectors", settings.home, lexical_search(store))
+        assert isinstance(provider, LocalVectors)
         await asyncio.wait_for(provider.start(section.model_dump()), section.timeout)
         try:
             with _Bar(await count_exchanges(store)) as shown:

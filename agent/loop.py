@@ -140,9 +140,8 @@ class TurnRunner:
         providers = self.services.providers
         if providers is None or outcome.error is not None:
             return
+        # No speaker: in a group it would hand the group's providers a person's id.
         meta = {"platform": live.session.platform, "ts": repr(turn.context.when.timestamp())}
-        if turn.speaker is not None:
-            meta["speaker"] = turn.speaker
         record = TurnRecord(said, outcome.text, turn_ids, meta)
         await providers.record_turn(scope_of(live.session), record)
 

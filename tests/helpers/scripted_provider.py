@@ -42,7 +42,9 @@ class Scripted(MemoryProvider):
         return [f"Scripted recall for {scope.key}: {query[:40]}"]
 
     async def record_turn(self, scope: Scope, turn: TurnRecord) -> None:
-        await self._behave("record_turn", scope.key, user=turn.user_text, ids=turn.turn_ids)
+        await self._behave(
+            "record_turn", scope.key, user=turn.user_text, ids=turn.turn_ids, meta=dict(turn.meta)
+        )
 
     async def session_closed(self, scope: Scope, summary: str) -> None:
         await self._behave("session_closed", scope.key)

@@ -16,6 +16,7 @@ so deletions made by another process (`kioku history delete`) arrive too.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -36,6 +37,8 @@ MAX_ATTEMPTS = 16
 """Tries of one copy before it is given up: with the pauses, about three hours."""
 FIRST_PAUSE = 2.0
 MAX_PAUSE = 1800.0
+STOP_WAIT = 5.0
+"""Seconds `stop` waits for a cancelled task to end."""
 DELETIONS = ("delete", "forget")
 Mirrored = dict[str, tuple[MemoryProvider, ProviderSettings]]
 
@@ -66,9 +69,14 @@ class Mirror:
         self._tasks.append(asyncio.create_task(self._erasures(), name="provider-erasures"))
 
     async def stop(self) -> None:
+        """Cancel the tasks; one that does not end within `STOP_WAIT` is logged and left
+        (what it was sending stays queued on disk and goes after the next start)."""
         for task in self._tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._tasks:
+            _, stuck = await asyncio.wait(self._tasks, timeout=STOP_WAIT)
+            for task in stuck:
+                log.error("provider_task_did_not_stop", task=task.get_name())
         self._tasks.clear()
 
     async def queue(
@@ -125,7 +133,10 @@ class Mirror:
             await self.outbox.give_up(job)
             return True
         try:
-            await asyncio.wait_for(_dispatch(provider, scope, job), section.timeout)
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for can lose a cancellation
+            # that arrives as the call ends, and this task would never stop.
+            async with asyncio.timeout(section.timeout):
+                await _dispatch(provider, scope, job)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -215,7 +226,6 @@ async def _dispatch(provider: MemoryProvider, scope: Scope, job: Job) -> None:
 
 async def _sleep(wake: asyncio.Event, seconds: float | None) -> None:
     """Sleep `seconds` (None: until woken); a newly queued copy wakes it."""
-    try:
-        await asyncio.wait_for(wake.wait(), seconds)
-    except TimeoutError:
-        return
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            await wake.wait()

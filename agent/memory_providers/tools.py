@@ -45,9 +45,8 @@ class ProviderToolCall:
         if scope is None or not admits(self.settings, scope):
             raise ToolError(f"{self.provider_name} does not hold this conversation's memory.")
         try:
-            result = await asyncio.wait_for(
-                self.provider.call(self.name, arguments, scope), self.settings.timeout
-            )
+            async with asyncio.timeout(self.settings.timeout):
+                result = await self.provider.call(self.name, arguments, scope)
         except TimeoutError as exc:
             raise ToolError(f"{self.provider_name} did not answer in time; try later.") from exc
         except ProviderError as exc:

@@ -38,7 +38,7 @@ async def say(tg: FakeTelegram, chat: int, text: str) -> str:
     return calls[count].text
 
 
-async def mirrored(kioku: Kioku) -> None:
+async def mirrored(kioku: Kioku, daemon: Daemon) -> None:
     """Wait until both providers have sent every queued copy."""
     deadline = time.monotonic() + WAIT
     while True:
@@ -46,7 +46,8 @@ async def mirrored(kioku: Kioku) -> None:
         providers = json.loads(done.stdout)["providers"]
         if all(providers[name]["queued"] == 0 for name in ("supermemory", "local_vectors")):
             return
-        assert time.monotonic() < deadline, providers
+        said = [line for line in daemon.log.read_text().splitlines() if "provider" in line]
+        assert time.monotonic() < deadline, (providers, said[-20:])
         await asyncio.sleep(0.1)
 
 
@@ -70,7 +71,7 @@ async def test_bob_gets_none_of_alices_memory_from_either_provider_even_when_the
         }
         daemon = await run_daemon(daemons, home, api, tmp_path, **env)
         await say(tg, OWNER_CHAT, f"my locker combination is {SECRET}, remember it")
-        await mirrored(kioku)
+        await mirrored(kioku, daemon)
         assert any(SECRET in doc.content for doc in supermemory.documents["person:owner"].values())
         with sqlite3.connect(home / "providers" / "local_vectors" / "vectors.db") as db:
             assert db.execute("SELECT DISTINCT scope FROM vectors").fetchall() == [
@@ -83,7 +84,7 @@ async def test_bob_gets_none_of_alices_memory_from_either_provider_even_when_the
         api.reply_tool_use("supermemory__search", {"query": "alice locker combination"})
         await say(tg, BOB_CHAT, f"{INJECTION} Her locker combination, please.")
         await say(tg, BOB_CHAT, "my locker combination is what again?")
-        await mirrored(kioku)
+        await mirrored(kioku, daemon)
 
         bobs_requests = api.requests[seen_by_model:]
         assert len(bobs_requests) >= 3  # the tool call, its answer, the second message

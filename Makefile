@@ -20,8 +20,12 @@ run: $(STAMP)  ## start the daemon in the foreground (Ctrl-C stops it)
 chat: $(STAMP)  ## chat with the running daemon in this terminal (Ctrl-D leaves)
 	$(VENV)/bin/kioku chat
 
-test: $(STAMP)  ## the whole test suite
-	$(PY) -m pytest
+# The suite runs in two processes, each test file whole in one of them (its shared fake
+# servers and daemons stay in one process): most of its time is spent waiting on daemons.
+TEST_WORKERS ?= 2
+
+test: $(STAMP)  ## the whole test suite; TEST_WORKERS=1 runs it in one process
+	$(PY) -m pytest $(if $(filter 1,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 
 $(BENCH_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e '.[dev,bench]'

@@ -32,8 +32,8 @@ def setup(
         None,
         "--claim-owner",
         metavar="PLATFORM",
-        help="Only find the owner: print `code: XXXXXX`, wait for a DM carrying it, "
-        "add the sender to owner.identities.",
+        help="Only find the owner: print one line `code: <six letters and digits>`, wait for a DM "
+        "carrying it, add its sender to owner.identities.",
     ),
     timeout: float = typer.Option(
         300.0, "--timeout", min=1, max=3600, help="Seconds to wait for the owner's DM."

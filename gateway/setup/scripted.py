@@ -85,8 +85,8 @@ def _offline_problems(values: dict[str, Any]) -> list[str]:
 
 
 def claim_owner(home: Path, platform: str, within: float) -> None:
-    """Print `code: XXXXXX`, wait for the DM carrying it, add its sender to
-    `owner.identities`; exit 1 on timeout with nothing written."""
+    """Print `code: ` and a one-time code (e.g. `code: 7P42GW`), wait for the DM carrying
+    it, add its sender to `owner.identities`; exit 1 on timeout with nothing written."""
     from config.load import ConfigError, load_settings
     from gateway.owner_claims import new_code
     from gateway.setup.claim import claim_through_daemon, daemon_serves, listen, reload_daemon

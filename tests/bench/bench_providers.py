@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -23,18 +22,11 @@ sys.path.insert(0, str(ROOT))
 from agent.providers import ChatMessage, ChatRequest, RetryPolicy, ToolSpec  # noqa: E402
 from agent.providers.anthropic import AnthropicProvider  # noqa: E402
 from agent.providers.openai_compat import OpenAICompatProvider  # noqa: E402
+from tests.bench.import_cost import samples  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic  # noqa: E402
 from tests.fakes.openai_api import FakeOpenAI  # noqa: E402
 
 # Peak RSS from VmHWM: ru_maxrss would include the (larger) parent, inherited over fork.
-IMPORT_PROBE = """
-import re, time
-t = time.perf_counter()
-{imports}
-took = time.perf_counter() - t
-status = open("/proc/self/status").read()
-print(took, re.search(r"VmHWM:\\s+(\\d+) kB", status).group(1))
-"""
 CHUNKS = [f"word{i} " for i in range(40)]
 REQUEST = ChatRequest(
     system="You are kioku. " * 200,
@@ -45,17 +37,8 @@ REQUEST = ChatRequest(
 
 def import_cost(imports: str, runs: int = 3) -> tuple[float, float]:
     """Median seconds and peak RSS (MB) of a fresh interpreter doing `imports`."""
-    samples = []
-    for _ in range(runs):
-        out = subprocess.run(
-            [sys.executable, "-c", IMPORT_PROBE.format(imports=imports)],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=ROOT,
-        ).stdout.split()
-        samples.append((float(out[0]), int(out[1]) / 1024))
-    return statistics.median(s[0] for s in samples), max(s[1] for s in samples)
+    taken = samples(imports, runs, before="")
+    return statistics.median(s.seconds for s in taken), max(s.rss_kb for s in taken) / 1024
 
 
 async def call_latency(kind: str, calls: int) -> tuple[list[float], list[float]]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,15 +25,9 @@ sys.path.insert(0, str(ROOT))
 from config.settings import SkillsSettings  # noqa: E402
 from memory.skills.library import SkillsLibrary  # noqa: E402
 from memory.skills.manage import SkillRequest  # noqa: E402
+from tests.bench.import_cost import samples  # noqa: E402
 
-PROBE = """
-import re, time
-import config.settings, memory.notes.person_notes, structlog, filelock
-t = time.perf_counter()
-{imports}
-took = time.perf_counter() - t
-print(took, re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read()).group(1))
-"""
+BASICS = "import config.settings, memory.notes.person_notes, structlog, filelock"
 BODY = "# Procedure\n\nstate: even\n" + "".join(f"{n}. do step {n} with care\n" for n in range(40))
 
 
@@ -44,17 +37,8 @@ def skill_text(name: str) -> str:
 
 def import_cost(imports: str, runs: int = 5) -> tuple[float, int]:
     """Median ms and peak RSS (KB) of a fresh interpreter doing `imports` after the basics."""
-    samples = []
-    for _ in range(runs):
-        out = subprocess.run(
-            [sys.executable, "-c", PROBE.format(imports=imports)],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=ROOT,
-        ).stdout.split()
-        samples.append((float(out[0]) * 1000, int(out[1])))
-    return statistics.median(s[0] for s in samples), max(s[1] for s in samples)
+    taken = samples(imports, runs, before=BASICS)
+    return statistics.median(s.seconds * 1000 for s in taken), max(s.rss_kb for s in taken)
 
 
 async def timed(work, calls: int) -> float:  # type: ignore[no-untyped-def]

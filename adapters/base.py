@@ -143,6 +143,17 @@ class Delta:
 InboundHandler = Callable[[Inbound], Awaitable[None]]
 
 
+@dataclass(frozen=True)
+class MenuCommand:
+    """One slash command as a platform's own command menu shows it (Telegram's
+    setMyCommands, Discord's application commands, Slack's app manifest). `argument`
+    names what may follow it (`CODE`, `[ZONE]`), empty for a command that takes nothing."""
+
+    name: str
+    summary: str
+    argument: str = ""
+
+
 class AdapterFailed(RuntimeError):
     """The adapter stopped serving by itself; the supervisor restarts it."""
 

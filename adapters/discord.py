@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +21,14 @@ import discord
 import structlog
 import yarl
 
-from adapters.base import Adapter, AdapterFailed, Address, InboundHandler, Outbound
+from adapters.base import (
+    Adapter,
+    AdapterFailed,
+    Address,
+    InboundHandler,
+    MenuCommand,
+    Outbound,
+)
 from adapters.chunking import split_message
 from adapters.discord_gateway import BoundedGateway
 from adapters.discord_inbound import to_inbound
@@ -83,6 +91,7 @@ class DiscordAdapter(Adapter):
         deliver: InboundHandler,
         settings: DiscordSettings,
         *,
+        commands: Sequence[MenuCommand] = (),
         ready_timeout: float = READY_TIMEOUT,
         guild_ready_timeout: float = 2.0,
     ) -> None:
@@ -90,6 +99,8 @@ class DiscordAdapter(Adapter):
         if settings.token is None:
             raise ValueError("the Discord adapter needs discord.token (KIOKU_DISCORD__TOKEN)")
         self.settings = settings
+        # The gateway's slash commands, registered as application commands.
+        self.commands = tuple(commands)
         self.silence_limit = settings.silence_limit
         self.ready_timeout = ready_timeout
         self.guild_ready_timeout = guild_ready_timeout

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from adapters.base import Adapter, InboundHandler
+from adapters.base import Adapter, InboundHandler, MenuCommand
 from adapters.cli_protocol import socket_path
 from adapters.cli_socket import Claim, CliSocketAdapter, Reload, StatusSource
 from config.settings import PlatformSettings, Settings
@@ -24,13 +24,13 @@ from config.settings import PlatformSettings, Settings
 class Wiring:
     """What the daemon hands each adapter it builds: where inbound messages go, the
     daemon's status (the CLI socket answers `kioku status`), the slash-command menu
-    as (name, description) for platforms that show one, and what the CLI socket calls
+    for platforms that show one or register commands, and what the CLI socket calls
     when `kioku schedule` changed jobs (the scheduler's wake-up), when `kioku setup` asks
     for a reload, and when it waits for the owner's one-time code."""
 
     deliver: InboundHandler
     status: StatusSource
-    commands: Sequence[tuple[str, str]] = ()
+    commands: Sequence[MenuCommand] = ()
     schedule_changed: Callable[[], None] | None = None
     reload: Reload | None = None
     claim_owner: Claim | None = None
@@ -84,13 +84,13 @@ def _telegram(settings: Settings, wiring: Wiring) -> Adapter:
 def _discord(settings: Settings, wiring: Wiring) -> Adapter:
     from adapters.discord import DiscordAdapter
 
-    return DiscordAdapter(wiring.deliver, settings.discord)
+    return DiscordAdapter(wiring.deliver, settings.discord, commands=wiring.commands)
 
 
 def _slack(settings: Settings, wiring: Wiring) -> Adapter:
     from adapters.slack import SlackAdapter
 
-    return SlackAdapter.from_settings(settings.slack, wiring.deliver)
+    return SlackAdapter.from_settings(settings.slack, wiring.deliver, commands=wiring.commands)
 
 
 PLATFORMS: tuple[Platform, ...] = (

@@ -15,6 +15,7 @@ session. Direct messages are answered in place (in their thread if they have one
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -28,7 +29,14 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.base import Adapter, AdapterFailed, Address, InboundHandler, Outbound
+from adapters.base import (
+    Adapter,
+    AdapterFailed,
+    Address,
+    InboundHandler,
+    MenuCommand,
+    Outbound,
+)
 from adapters.chunking import split_message
 from adapters.long_reply import FILE_NAME, caption, file_bytes, goes_as_file
 from adapters.slack_envelopes import BoundedSocketModeHandler, events_app
@@ -60,8 +68,11 @@ class SlackAdapter(Adapter):
         base_url: str | None = None,
         ping_interval: float = 10.0,
         give_up_after: float = 300.0,
+        commands: Sequence[MenuCommand] = (),
     ) -> None:
         super().__init__(deliver)
+        # The gateway's slash commands, each answered when Slack delivers it as a command.
+        self.commands = tuple(commands)
         self._bot_token = bot_token
         self._app_token = app_token
         self._signing_secret = signing_secret
@@ -81,7 +92,13 @@ class SlackAdapter(Adapter):
         self.port: int | None = None  # HTTP mode's bound port, once started
 
     @classmethod
-    def from_settings(cls, settings: SlackSettings, deliver: InboundHandler) -> SlackAdapter:
+    def from_settings(
+        cls,
+        settings: SlackSettings,
+        deliver: InboundHandler,
+        *,
+        commands: Sequence[MenuCommand] = (),
+    ) -> SlackAdapter:
         def secret(value: Any) -> str | None:
             return None if value is None else str(value.get_secret_value())
 
@@ -96,6 +113,7 @@ class SlackAdapter(Adapter):
             listen=settings.listen,
             base_url=settings.base_url,
             ping_interval=settings.silence_limit / 4,
+            commands=commands,
         )
 
     # -- lifecycle ---------------------------------------------------------------------------

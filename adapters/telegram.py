@@ -32,7 +32,7 @@ from telegram.error import BadRequest, InvalidToken, NetworkError, RetryAfter, T
 from telegram.warnings import PTBDeprecationWarning
 
 from adapters.backoff import Backoff
-from adapters.base import Adapter, Address, Delta, InboundHandler, Outbound
+from adapters.base import Adapter, Address, Delta, InboundHandler, MenuCommand, Outbound
 from adapters.chunking import utf16_length
 from adapters.long_reply import FILE_NAME, caption, file_bytes, goes_as_file
 from adapters.telegram_files import FileRequest
@@ -82,7 +82,7 @@ class TelegramAdapter(Adapter):
         deliver: InboundHandler,
         settings: TelegramSettings,
         *,
-        commands: Sequence[tuple[str, str]] = (),
+        commands: Sequence[MenuCommand] = (),
         retry_base: float = 1.0,
     ) -> None:
         super().__init__(deliver)
@@ -90,7 +90,7 @@ class TelegramAdapter(Adapter):
             raise ValueError("the Telegram adapter needs KIOKU_TELEGRAM__TOKEN")
         self.settings = settings
         # The gateway's slash commands, shown in Telegram's menu (setMyCommands).
-        self.commands = [BotCommand(name, text[:256]) for name, text in commands]
+        self.commands = [BotCommand(c.name, c.summary[:256]) for c in commands]
         self.streams = settings.streaming
         self.margin = settings.silence_limit
         self.retry_base = retry_base

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from adapters.base import Inbound
+from adapters.base import Inbound, MenuCommand
 
 COMMAND = re.compile(r"/([A-Za-z][A-Za-z0-9_]*)(?:@\S+)?(?:\s+(.*))?", re.DOTALL)
 # What Telegram accepts in its menu (setMyCommands), and what `parse` yields: lower case.
@@ -96,9 +96,9 @@ class Registry(Generic[Answerer]):
         lines = [f"{c.usage} — {c.summary}" for c in self.commands if c.listed]
         return "\n".join(["Commands:", *lines])
 
-    def menu(self) -> list[tuple[str, str]]:
-        """(name, description) of each listed command, for platforms that show a menu."""
-        return [(c.names[0], c.summary) for c in self.commands if c.listed]
+    def menu(self) -> list[MenuCommand]:
+        """Each listed command by its first name, for platforms that show a menu."""
+        return [MenuCommand(c.names[0], c.summary, c.argument) for c in self.commands if c.listed]
 
     async def run(self, answerer: Answerer, request: Request) -> str | None:
         """The reply to send now; None when the handler replies later (/new)."""

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from adapters.base import Inbound
+from adapters.base import Inbound, MenuCommand
 from adapters.cli_socket import CliSocketAdapter
 from adapters.discord import DiscordAdapter
 from adapters.platforms import (
@@ -22,7 +22,7 @@ from adapters.telegram import TelegramAdapter
 from config.load import load_settings
 from config.settings import PlatformSettings, Settings
 
-MENU = [("help", "this list")]
+MENU = [MenuCommand("help", "this list")]
 
 
 async def deliver(inbound: Inbound) -> None:
@@ -93,7 +93,7 @@ def test_telegram_gets_the_command_menu(monkeypatch: pytest.MonkeyPatch) -> None
     [telegram] = [p for p in PLATFORMS if p.name == "telegram"]
     adapter = telegram.adapter(load_settings(), WIRING)
     assert isinstance(adapter, TelegramAdapter)
-    assert [(c.command, c.description) for c in adapter.commands] == MENU
+    assert [(c.command, c.description) for c in adapter.commands] == [("help", "this list")]
 
 
 def test_states_list_every_platform_and_mark_the_ones_not_running() -> None:

@@ -106,7 +106,7 @@ async def test_bot_commands_are_registered_from_the_command_registry(
         pass
     [call] = tg.sent("setMyCommands")
     menu = [(command["command"], command["description"]) for command in call.json("commands")]
-    assert menu == SLASH_COMMANDS.menu()
+    assert menu == [(c.name, c.summary) for c in SLASH_COMMANDS.menu()]
     assert {"help", "new", "stop", "status", "whoami", "link", "memory", "search"} <= dict(
         menu
     ).keys()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.base import Inbound
+from adapters.base import Inbound, MenuCommand
 from gateway.commands.handlers import SLASH_COMMANDS
 from gateway.commands.registry import Registry, Request, SlashCommand, parse
 
@@ -54,7 +54,10 @@ def test_a_registered_command_appears_in_help_with_its_aliases_and_argument() ->
 
 
 def test_the_menu_lists_each_command_once_by_its_first_name() -> None:
-    assert REGISTRY.menu() == [("echo", "repeat TEXT"), ("secret", "a secret")]
+    assert REGISTRY.menu() == [
+        MenuCommand("echo", "repeat TEXT", "TEXT"),
+        MenuCommand("secret", "a secret"),
+    ]
 
 
 @pytest.mark.parametrize("text", ["/echo hi", "/say hi", "/SAY@kioku_bot hi"])
@@ -101,7 +104,7 @@ def test_a_name_telegram_would_refuse_is_refused(names: tuple[str, ...]) -> None
 
 
 def test_the_built_in_menu_shows_no_alias_and_no_hidden_command() -> None:
-    names = [name for name, _ in SLASH_COMMANDS.menu()]
+    names = [command.name for command in SLASH_COMMANDS.menu()]
     assert names[0] == "help" and "new" in names
     assert "reset" not in names and "start" not in names
     assert len(names) == len(set(names))

@@ -13,20 +13,28 @@ One guild (`GUILD_ID`) with a text channel (`CHANNEL_ID`), a public thread under
 `rate_limit(times)` answers the next sends with 429 (retry_after, X-RateLimit headers,
 `Via` so discord.py believes Discord sent it), `refuse(status)` fails the next send,
 `drop_connection(code)` closes the socket, `go_silent()` makes the live connection stop
-acknowledging heartbeats and dispatching, `send_raw(frame)` sends any bytes as a frame.
+acknowledging heartbeats and dispatching, `send_raw(frame)` sends any bytes as a frame and
+`inject(payload)` any gateway payload (a recorded one) exactly as given.
 Files: `attachment(name, type, data)` (and `voice_message(data, seconds)`) serve `data`
 at the attachment's `url` on this server, as Discord's CDN does; `refuse_downloads`
 answers the next downloads with an error status.
+
+The world is a recorded one (tests/fixtures/recorded/discord/, see PROVENANCE.md): the bot,
+guild, channels and role are those of the recorded READY and GUILD_CREATE, which the fake
+sends as recorded but for the session id and resume URL (its own); messages start from a
+recorded MESSAGE_CREATE. Only the people (ALICE, strangers) and message ids are made here.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import itertools
 import json
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from aiohttp import WSMsgType, web
@@ -40,14 +48,31 @@ def snowflake() -> int:
     return ((int(time.time() * 1000) - DISCORD_EPOCH_MS) << 22) | (next(_counter) % 4096)
 
 
-BOT_ID = snowflake()
-APP_ID = BOT_ID
-OWNER_ID = snowflake()
-GUILD_ID = snowflake()
-CHANNEL_ID = snowflake()
-OTHER_CHANNEL_ID = snowflake()
-THREAD_ID = snowflake()
-BOT_ROLE_ID = snowflake()
+RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "recorded" / "discord"
+
+
+def recorded(name: str) -> dict[str, Any]:
+    """A recorded gateway payload (a whole frame), freshly loaded."""
+    return json.loads((RECORDED / name).read_text())
+
+
+_READY = recorded("ready.json")["d"]
+_GUILD = recorded("guild_create.json")["d"]
+_MESSAGE = recorded("message_create_guild_unaddressed.json")["d"]
+
+BOT_ID = int(_READY["user"]["id"])
+APP_ID = int(_READY["application"]["id"])
+OWNER_ID = int(_GUILD["owner_id"])
+GUILD_ID = int(_GUILD["id"])
+CHANNEL_ID = int(_GUILD["channels"][1]["id"])
+OTHER_CHANNEL_ID = int(_GUILD["channels"][2]["id"])
+THREAD_ID = int(_GUILD["threads"][0]["id"])
+BOT_ROLE_ID = next(
+    int(role)
+    for member in _GUILD["members"]
+    if member["user"]["id"] == str(BOT_ID)
+    for role in member["roles"]
+)
 ALICE_ID = snowflake()
 ALICE_DM_ID = snowflake()
 
@@ -63,7 +88,7 @@ def user(user_id: int, name: str, *, bot: bool = False) -> dict[str, Any]:
     }
 
 
-BOT_USER = user(BOT_ID, "kioku", bot=True)
+BOT_USER: dict[str, Any] = _READY["user"]
 ALICE = user(ALICE_ID, "alice")
 
 
@@ -237,6 +262,12 @@ class FakeDiscord:
         assert self._live is not None, "no live gateway connection"
         await self._live.ws.send_frame(frame, kind)
 
+    async def inject(self, payload: str) -> None:
+        """Send a gateway payload (a whole frame's JSON) on the live connection exactly as
+        given: its sequence number, nulls and unknown keys included."""
+        assert self._live is not None, "no live gateway connection"
+        await self._live.ws.send_str(payload)
+
     async def push(self, message: dict[str, Any]) -> dict[str, Any]:
         await self._dispatch("MESSAGE_CREATE", message)
         return message
@@ -258,31 +289,22 @@ class FakeDiscord:
         reply_to: dict[str, Any] | None = None,
         message_id: int | None = None,
     ) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "id": str(message_id or snowflake()),
-            "channel_id": str(channel_id),
-            "author": author,
-            "content": content,
-            "timestamp": _now_iso(),
-            "edited_timestamp": None,
-            "tts": False,
-            "mention_everyone": False,
-            "mentions": mentions or [],
-            "mention_roles": [str(role) for role in mention_roles or []],
-            "attachments": attachments or [],
-            "embeds": [],
-            "pinned": False,
-            "type": 0,
-        }
+        data = copy.deepcopy(_MESSAGE)
+        data.update(
+            id=str(message_id or snowflake()),
+            channel_id=str(channel_id),
+            author=author,
+            content=content,
+            timestamp=_now_iso(),
+            nonce=str(snowflake()),
+            mentions=mentions or [],
+            mention_roles=[str(role) for role in mention_roles or []],
+            attachments=attachments or [],
+        )
         if guild:
-            data["guild_id"] = str(GUILD_ID)
-            data["member"] = {
-                "roles": [],
-                "joined_at": _now_iso(),
-                "deaf": False,
-                "mute": False,
-                "flags": 0,
-            }
+            data["member"]["roles"] = []
+        else:
+            del data["guild_id"], data["member"]
         if reply_to is not None:
             data["type"] = 19
             data["message_reference"] = {
@@ -444,14 +466,8 @@ class FakeDiscord:
     async def _identify(self, connection: _Connection) -> None:
         session = f"session-{snowflake()}"
         self._sessions.add(session)
-        ready = {
-            "v": 10,
-            "user": BOT_USER,
-            "guilds": [{"id": str(GUILD_ID), "unavailable": True}],
-            "session_id": session,
-            "resume_gateway_url": self.gateway_url,
-            "application": {"id": str(APP_ID), "flags": 0},
-        }
+        ready = {**copy.deepcopy(_READY), "session_id": session}
+        ready["resume_gateway_url"] = self.gateway_url
         await self._send(connection, "READY", ready)
         await self._send(connection, "GUILD_CREATE", self._guild())
         await self._count_ready()
@@ -480,79 +496,4 @@ class FakeDiscord:
         await connection.ws.send_json({"op": 0, "t": event, "s": self._seq, "d": data})
 
     def _guild(self) -> dict[str, Any]:
-        channel = {
-            "id": str(CHANNEL_ID),
-            "type": 0,
-            "guild_id": str(GUILD_ID),
-            "name": "general",
-            "position": 0,
-            "permission_overwrites": [],
-            "nsfw": False,
-            "parent_id": None,
-        }
-        other = {**channel, "id": str(OTHER_CHANNEL_ID), "name": "random", "position": 1}
-        thread = {
-            "id": str(THREAD_ID),
-            "type": 11,
-            "guild_id": str(GUILD_ID),
-            "parent_id": str(CHANNEL_ID),
-            "owner_id": str(ALICE_ID),
-            "name": "a thread",
-            "message_count": 0,
-            "member_count": 1,
-            "rate_limit_per_user": 0,
-            "thread_metadata": {
-                "archived": False,
-                "auto_archive_duration": 1440,
-                "archive_timestamp": _now_iso(),
-                "locked": False,
-            },
-        }
-        role = {
-            "id": str(BOT_ROLE_ID),
-            "name": "kioku",
-            "color": 0,
-            "hoist": False,
-            "position": 1,
-            "permissions": "0",
-            "managed": True,
-            "mentionable": True,
-        }
-        everyone = {**role, "id": str(GUILD_ID), "name": "@everyone", "position": 0}
-        return {
-            "id": str(GUILD_ID),
-            "name": "kioku test guild",
-            "owner_id": str(OWNER_ID),
-            "unavailable": False,
-            "member_count": 2,
-            "large": False,
-            "roles": [everyone, role],
-            "channels": [channel, other],
-            "threads": [thread],
-            "members": [
-                {
-                    "user": BOT_USER,
-                    "roles": [str(BOT_ROLE_ID)],
-                    "joined_at": _now_iso(),
-                    "deaf": False,
-                    "mute": False,
-                    "flags": 0,
-                }
-            ],
-            "emojis": [],
-            "stickers": [],
-            "features": [],
-            "voice_states": [],
-            "presences": [],
-            "stage_instances": [],
-            "guild_scheduled_events": [],
-            "premium_tier": 0,
-            "verification_level": 0,
-            "default_message_notifications": 0,
-            "explicit_content_filter": 0,
-            "mfa_level": 0,
-            "nsfw_level": 0,
-            "preferred_locale": "en-US",
-            "system_channel_flags": 0,
-            "joined_at": _now_iso(),
-        }
+        return copy.deepcopy(_GUILD)

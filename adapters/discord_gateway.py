@@ -5,13 +5,20 @@ inside its connection loop, so a frame it cannot decode or parse (nested past Py
 recursion limit, not JSON, a MESSAGE_CREATE whose fields have the wrong types) raises
 out of that loop and ends the connection. `BoundedGateway` checks each frame's size and
 nesting before discord.py decodes it, and drops a frame whose decoding or parsing fails
-with a log line (`discord_frame_malformed`); the connection goes on with the next.
-A TEXT frame that is not UTF-8 never gets here: aiohttp closes the socket (1007) and
-discord.py resumes the session.
+with a log line; the connection goes on with the next. The line is a warning
+(`discord_frame_malformed`) only for what kioku reads: a frame that is no JSON, or an event in
+`READ_EVENTS`. Any other event discord.py fails to parse is logged at debug
+(`discord_event_unparsed`): Discord sends shapes older or newer than discord.py's parsers
+(recorded: MESSAGE_UPDATE without `type`, TYPING_START and reactions whose member has no
+`flags`, INTERACTION_CREATE without `attachment_size_limit`), and none of them is kioku's
+business. discord.py records the frame's sequence number before it parses, so a resume after
+a dropped frame does not replay it. A TEXT frame that is not UTF-8 never gets here: aiohttp
+closes the socket (1007) and discord.py resumes the session.
 """
 
 from __future__ import annotations
 
+import json
 import zlib
 from typing import Any
 
@@ -31,6 +38,29 @@ guild's GUILD_CREATE (its channels, roles, threads: about a megabyte for thousan
 FRAME_ERRORS = (ValueError, LookupError, TypeError, AttributeError, ArithmeticError, zlib.error)
 PROBLEM_CHARS = 200
 
+READ_EVENTS = frozenset(
+    {
+        "READY",  # kioku's own user, its guilds
+        "GUILD_CREATE",  # a guild's channels, threads, roles and kioku's member (its roles)
+        "GUILD_UPDATE",
+        "GUILD_DELETE",
+        "GUILD_ROLE_CREATE",
+        "GUILD_ROLE_UPDATE",
+        "GUILD_ROLE_DELETE",
+        "CHANNEL_CREATE",
+        "CHANNEL_UPDATE",
+        "CHANNEL_DELETE",
+        "THREAD_CREATE",  # a thread's parent channel: its chat
+        "THREAD_UPDATE",
+        "THREAD_DELETE",
+        "THREAD_LIST_SYNC",
+        "MESSAGE_CREATE",  # what people say
+    }
+)
+"""Dispatches whose data kioku uses, directly or through discord.py's state (Discord's
+gateway events, developers/events/gateway-events.mdx); a failure to parse one of them loses
+something kioku needed."""
+
 
 class BoundedGateway(discord.gateway.DiscordWebSocket):
     """The client's websocket (discord.py makes one per connection from this class)."""
@@ -45,7 +75,22 @@ class BoundedGateway(discord.gateway.DiscordWebSocket):
             await super().received_message(msg)
         except FRAME_ERRORS as exc:
             problem = f"{type(exc).__name__}: {exc}"[:PROBLEM_CHARS]
-            log.warning("discord_frame_malformed", problem=problem)
+            event = _event_name(msg)
+            if event is None or event in READ_EVENTS:
+                log.warning("discord_frame_malformed", dispatch=event, problem=problem)
+            else:
+                log.debug("discord_event_unparsed", dispatch=event, problem=problem)
+
+
+def _event_name(frame: Any) -> str | None:
+    """The dispatch name of a frame discord.py could not handle (decoded again: only a failed
+    frame pays for it), or None if it has none: not JSON, not an object, not a dispatch."""
+    try:
+        payload = json.loads(frame)
+    except (ValueError, TypeError, RecursionError):
+        return None
+    name = payload.get("t") if isinstance(payload, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def check_frame(frame: str) -> None:

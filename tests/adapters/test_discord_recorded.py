@@ -45,8 +45,11 @@ Outcome = Literal["answered", "ignored"]
 EXPECTED: dict[str, Outcome] = {
     "message_create_reply_to_bot.json": "answered",  # a reply to kioku's message
     "message_create_dm_docs_example.json": "answered",  # a stranger's DM: a pairing code
+    "message_create_dm_userdoccers_example.json": "answered",
     "message_create_guild_unaddressed.json": "ignored",  # guild chatter, no mention
+    "message_create_pin_notice.json": "ignored",  # a system message
     "message_create_forward_by_bot.json": "ignored",  # another bot's message
+    "message_create_crosspost_webhook.json": "ignored",  # a followed channel's webhook
     "message_update_embeds_only.json": "ignored",
     "message_update_pinned.json": "ignored",
     "message_delete.json": "ignored",
@@ -67,6 +70,12 @@ EXPECTED: dict[str, Outcome] = {
     "unknown_dispatch_docs_example.json": "ignored",
     "interaction_slash_command.json": "ignored",
     "interaction_subcommand_group.json": "ignored",
+    "interaction_slash_command_docs.json": "ignored",
+    "interaction_user_command_docs.json": "ignored",
+    "interaction_message_command_docs.json": "ignored",
+    "interaction_slash_command_userdoccers.json": "ignored",
+    "interaction_user_command_userdoccers.json": "ignored",
+    "interaction_message_command_userdoccers.json": "ignored",
 }
 # Sent by the fake itself at every connection: what the whole module runs on.
 AT_CONNECT = ("ready.json", "guild_create.json")
@@ -129,6 +138,11 @@ def recorded_text(name: str) -> str:
 async def test_every_recorded_payload_has_an_expectation() -> None:
     files = {path.name for path in RECORDED.glob("*.json")}
     assert files == set(EXPECTED) | set(AT_CONNECT)
+
+
+async def test_every_recorded_payload_names_its_source() -> None:
+    provenance = (RECORDED / "PROVENANCE.md").read_text()
+    assert [path.name for path in RECORDED.glob("*.json") if path.name not in provenance] == []
 
 
 async def test_recorded_ready_and_guild_create_bring_kioku_up(served: Served) -> None:

@@ -44,6 +44,10 @@ READY_TIMEOUT = 60.0
 CLOSE_TIMEOUT = 10.0
 # The typing indicator stops by itself after this long if no reply ever comes (/stop).
 TYPING_LIMIT = 300.0
+# What discord.py raises building its user and application from an answer missing a field it
+# indexes: Discord's published example application (developers/resources/application.mdx)
+# has a team member without `role`, which discord.py's TeamMember reads.
+LOGIN_PARSE_ERRORS = (KeyError, TypeError, ValueError)
 
 
 def allowed_mentions(settings: DiscordSettings) -> discord.AllowedMentions:
@@ -172,6 +176,13 @@ class DiscordAdapter(Adapter):
         assert self.settings.token is not None
         try:
             await client.login(self.settings.token.get_secret_value())
+        except LOGIN_PARSE_ERRORS as exc:
+            await client.close()
+            raise AdapterFailed(
+                "discord.py could not read Discord's answer about this bot at login "
+                f"(GET /users/@me, /oauth2/applications/@me: {type(exc).__name__}: {exc}); "
+                "kioku cannot use the bot until discord.py reads that shape"
+            ) from None
         except BaseException:
             await client.close()
             raise

@@ -11,7 +11,7 @@ from typing import Any
 import discord
 import pytest
 
-from adapters.base import Address, Inbound, Outbound
+from adapters.base import AdapterFailed, Address, Inbound, Outbound
 from adapters.discord import DiscordAdapter
 from config.settings import DiscordSettings
 from tests.fakes.discord import (
@@ -25,6 +25,7 @@ from tests.fakes.discord import (
     OTHER_CHANNEL_ID,
     THREAD_ID,
     FakeDiscord,
+    recorded_answer,
     user,
 )
 
@@ -175,3 +176,16 @@ async def test_wrong_token_fails_start_and_restores_endpoints(fake: FakeDiscord)
         await adapter.start()
     assert discord.http.Route.BASE is base
     assert discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY is gateway
+
+
+async def test_an_application_answer_discord_py_cannot_read_fails_start_saying_so(
+    fake: FakeDiscord,
+):
+    fake.application = recorded_answer("application_docs_example.json")
+    adapter = DiscordAdapter(
+        Inbox().deliver,
+        DiscordSettings(token="test-token", api_base=fake.api_base, gateway_url=fake.gateway_url),
+    )
+    with pytest.raises(AdapterFailed, match=r"/oauth2/applications/@me: KeyError: 'role'"):
+        await adapter.start()
+    assert fake.api_base != discord.http.Route.BASE

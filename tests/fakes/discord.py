@@ -56,6 +56,11 @@ def recorded(name: str) -> dict[str, Any]:
     return json.loads((RECORDED / name).read_text())
 
 
+def recorded_answer(name: str) -> dict[str, Any]:
+    """A recorded REST answer (tests/fixtures/recorded/discord/rest/), freshly loaded."""
+    return json.loads((RECORDED / "rest" / name).read_text())
+
+
 _READY = recorded("ready.json")["d"]
 _GUILD = recorded("guild_create.json")["d"]
 _MESSAGE = recorded("message_create_guild_unaddressed.json")["d"]
@@ -164,6 +169,8 @@ class FakeDiscord:
     opened_dms: list[int] = field(default_factory=list)
     # The application's flags: 1 << 19 is the Message Content intent turned on (limited).
     app_flags: int = 1 << 19
+    application: dict[str, Any] | None = None
+    """The answer to GET /oauth2/applications/@me instead of the fake's own (a recorded one)."""
 
     def __post_init__(self) -> None:
         self._runner: web.AppRunner | None = None
@@ -365,6 +372,8 @@ class FakeDiscord:
         return _json({**BOT_USER, "verified": True, "mfa_enabled": False, "flags": 0})
 
     async def _application(self, request: web.Request) -> web.Response:
+        if self.application is not None:
+            return _json(self.application)
         return _json(
             {
                 "id": str(APP_ID),
@@ -396,16 +405,18 @@ class FakeDiscord:
                 "X-RateLimit-Bucket": "fake-bucket",
                 "X-RateLimit-Scope": "user",
             }
-            limited = {"message": "You are being rate limited.", "retry_after": self._retry_after}
-            return _json({**limited, "global": False}, 429, headers)
+            limited = recorded_answer("rate_limited_docs_example.json")
+            return _json({**limited, "retry_after": self._retry_after}, 429, headers)
         post = Post(channel, body, files)
         self.posts.append(post)
         self._post_queue.put_nowait(post)
-        sent = self.message(
-            body.get("content") or "",
-            channel_id=int(channel),
-            author=BOT_USER,
-            guild=channel != str(ALICE_DM_ID),
+        sent = recorded_answer("create_message.json")
+        sent.update(
+            id=str(snowflake()),
+            channel_id=channel,
+            content=body.get("content") or "",
+            timestamp=_now_iso(),
+            mentions=[],
         )
         return _json(sent)
 

@@ -189,3 +189,37 @@ async def test_an_application_answer_discord_py_cannot_read_fails_start_saying_s
     with pytest.raises(AdapterFailed, match=r"/oauth2/applications/@me: KeyError: 'role'"):
         await adapter.start()
     assert fake.api_base != discord.http.Route.BASE
+
+
+async def test_a_forwarded_message_is_read_as_its_quoted_text_and_files(fake: FakeDiscord):
+    forward = fake.dm("")
+    forward["flags"] = 1 << 14  # HAS_SNAPSHOT
+    forward["message_reference"] = {
+        "type": 1,  # FORWARD
+        "channel_id": str(OTHER_CHANNEL_ID),
+        "guild_id": str(GUILD_ID),
+        "message_id": str(ALICE_ID + 11),
+    }
+    # A snapshot carries a subset of a message's fields (no author; here no mention_roles).
+    forward["message_snapshots"] = [
+        {
+            "message": {
+                "type": 0,
+                "content": "The meeting moved to Friday.\nBring the slides.",
+                "mentions": [],
+                "attachments": [fake.attachment("slides.pdf", "application/pdf")],
+                "embeds": [],
+                "timestamp": "2024-07-23T21:45:30.875000+00:00",
+                "edited_timestamp": None,
+                "flags": 0,
+                "components": [],
+            }
+        }
+    ]
+    async with adapter_for(fake) as (_, inbox):
+        await fake.push(forward)
+        inbound = await inbox.next()
+    assert inbound.text == (
+        "Forwarded message:\n> The meeting moved to Friday.\n> Bring the slides."
+    )
+    assert [(a.kind, a.name) for a in inbound.attachments] == [("document", "slides.pdf")]

@@ -189,7 +189,7 @@ def names_hold_no_markup(data: dict[str, Any]) -> bool:
     """Whether no mentioned name could spell a mention itself once put in the text."""
     people = data["mentions"]
     names = [p.get("member", {}).get("nick") or "" for p in people]
-    names += [p["global_name"] or "" for p in people] + [p["username"] for p in people]
+    names += [p.get("global_name") or "" for p in people] + [p["username"] for p in people]
     return not any("<" in name or ">" in name for name in names)
 
 

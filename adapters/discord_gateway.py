@@ -30,8 +30,10 @@ from config.limits import MAX_JSON_DEPTH, InputRefused, json_depth
 log = structlog.get_logger("kioku.discord")
 
 MAX_FRAME_CHARS = 8 * 1024 * 1024
-"""One gateway frame at most (characters, decompressed). The largest real one is a big
-guild's GUILD_CREATE (its channels, roles, threads: about a megabyte for thousands)."""
+"""One gateway frame at most (characters, decompressed). The largest real ones are a big
+guild's GUILD_CREATE (up to 500 channels, 250 roles, its active threads: about a megabyte)
+and a GUILD_MEMBERS_CHUNK (1,000 members: 438 KB in Discord4J's recorded
+GuildMembersChunk.json); eight times that leaves room for what Discord adds."""
 
 # What discord.py raises for a frame it cannot decode (JSONDecodeError, UnicodeDecodeError,
 # zlib.error) or an event whose fields do not have the shape its parser expects.

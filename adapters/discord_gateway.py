@@ -74,22 +74,29 @@ class BoundedGateway(discord.gateway.DiscordWebSocket):
                 if msg is None:
                     return  # a partial message: the rest comes in the next frames
             check_frame(msg)
+        except FRAME_ERRORS as exc:
+            log.warning("discord_frame_malformed", dispatch=None, problem=_problem(exc))
+            return
+        try:
             await super().received_message(msg)
         except FRAME_ERRORS as exc:
-            problem = f"{type(exc).__name__}: {exc}"[:PROBLEM_CHARS]
             event = _event_name(msg)
             if event is None or event in READ_EVENTS:
-                log.warning("discord_frame_malformed", dispatch=event, problem=problem)
+                log.warning("discord_frame_malformed", dispatch=event, problem=_problem(exc))
             else:
-                log.debug("discord_event_unparsed", dispatch=event, problem=problem)
+                log.debug("discord_event_unparsed", dispatch=event, problem=_problem(exc))
 
 
-def _event_name(frame: Any) -> str | None:
-    """The dispatch name of a frame discord.py could not handle (decoded again: only a failed
-    frame pays for it), or None if it has none: not JSON, not an object, not a dispatch."""
+def _problem(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:PROBLEM_CHARS]
+
+
+def _event_name(frame: str) -> str | None:
+    """The dispatch name of a frame within limits that discord.py could not handle (decoded
+    again: only a failed frame pays for it), or None: not JSON, not an object, no dispatch."""
     try:
         payload = json.loads(frame)
-    except (ValueError, TypeError, RecursionError):
+    except ValueError:
         return None
     name = payload.get("t") if isinstance(payload, dict) else None
     return name if isinstance(name, str) else None

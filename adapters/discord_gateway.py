@@ -49,6 +49,7 @@ READ_EVENTS = frozenset(
         "GUILD_ROLE_CREATE",
         "GUILD_ROLE_UPDATE",
         "GUILD_ROLE_DELETE",
+        "GUILD_MEMBER_UPDATE",  # kioku's own member: the roles whose mention addresses it
         "CHANNEL_CREATE",
         "CHANNEL_UPDATE",
         "CHANNEL_DELETE",

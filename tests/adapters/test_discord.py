@@ -10,6 +10,7 @@ from typing import Any
 
 import discord
 import pytest
+from structlog.testing import capture_logs
 
 from adapters.base import AdapterFailed, Address, Inbound, Outbound
 from adapters.discord import DiscordAdapter
@@ -23,6 +24,7 @@ from tests.fakes.discord import (
     CHANNEL_ID,
     GUILD_ID,
     OTHER_CHANNEL_ID,
+    RECORDED,
     THREAD_ID,
     FakeDiscord,
     recorded_answer,
@@ -223,3 +225,17 @@ async def test_a_forwarded_message_is_read_as_its_quoted_text_and_files(fake: Fa
         "Forwarded message:\n> The meeting moved to Friday.\n> Bring the slides."
     )
     assert [(a.kind, a.name) for a in inbound.attachments] == [("document", "slides.pdf")]
+
+
+async def test_an_event_kioku_does_not_read_and_discord_py_cannot_parse_is_a_debug_line(
+    fake: FakeDiscord,
+):
+    # Recorded in 2020: the partial MESSAGE_UPDATE of a link preview, with no `type`.
+    update = (RECORDED / "message_update_embeds_only.json").read_text()
+    async with adapter_for(fake) as (_, inbox):
+        with capture_logs() as logs:
+            await fake.inject(update)
+            await fake.push(fake.dm("and then this"))
+            assert (await inbox.next()).text == "and then this"
+    kioku = [(e["log_level"], e["event"], e.get("dispatch")) for e in logs]
+    assert kioku == [("debug", "discord_event_unparsed", "MESSAGE_UPDATE")]

@@ -29,6 +29,11 @@ from config.settings import DiscordSettings
 log = structlog.get_logger("kioku.discord")
 
 PLATFORM = "discord"
+EMPTY = "an empty message"
+EMPTY_IN_SERVER = (
+    "an empty message (Discord sends a bot the text of server messages that do not mention "
+    "it only with the Message Content intent)"
+)
 # Message types a person writes; joins, pins, thread announcements and the like are not.
 _SPOKEN = (discord.MessageType.default, discord.MessageType.reply)
 
@@ -63,6 +68,7 @@ def to_inbound(
         if settings.channels and not {chat, thread} & set(settings.channels):
             return None
     roles = _own_roles(guild)
+    files = _attachments(message)
     replied = _replied(message)
     addressed = guild is None or (
         any(user.id == me.id for user in message.mentions)
@@ -81,7 +87,7 @@ def to_inbound(
         message_id=str(message.id),
         reply_to_text=replied.content if replied is not None else None,
         unreadable=unreadable(message),
-        attachments=tuple(_attachment(file) for file in _attachments(message)),
+        attachments=tuple(_attachment(file) for file in files),
         received_at=message.created_at,
     )
 
@@ -141,9 +147,18 @@ def readable_text(message: discord.Message, bot_id: int, bot_roles: set[int]) ->
 
 
 def unreadable(message: discord.Message) -> tuple[str, ...]:
-    """What is on the message (or the one it forwards) with no file kioku reads: stickers."""
-    forwarded = any(snapshot.stickers for snapshot in message.message_snapshots)
-    return ("a sticker",) if message.stickers or forwarded else ()
+    """What is on the message (or the one it forwards) with no file kioku reads: stickers;
+    or the message itself when it came with no text and no files. Discord leaves a server
+    message's text and files out for a bot without the Message Content intent
+    (developers/events/gateway.mdx, Message Content Intent): a reply to kioku that does not
+    ping it arrives like that."""
+    snapshots = message.message_snapshots
+    if message.stickers or any(snapshot.stickers for snapshot in snapshots):
+        return ("a sticker",)
+    said = [message.content, *(snapshot.content for snapshot in snapshots)]
+    if any(text.strip() for text in said) or _attachments(message):
+        return ()
+    return (EMPTY,) if message.guild is None else (EMPTY_IN_SERVER,)
 
 
 def _attachments(message: discord.Message) -> list[discord.Attachment]:

@@ -239,3 +239,22 @@ async def test_an_event_kioku_does_not_read_and_discord_py_cannot_parse_is_a_deb
             assert (await inbox.next()).text == "and then this"
     kioku = [(e["log_level"], e["event"], e.get("dispatch")) for e in logs]
     assert kioku == [("debug", "discord_event_unparsed", "MESSAGE_UPDATE")]
+
+
+async def test_a_reply_to_kioku_that_arrives_empty_is_named_with_the_likely_reason(
+    fake: FakeDiscord,
+):
+    """Without the Message Content intent Discord sends a reply that does not ping the bot
+    with no text and no files."""
+    async with adapter_for(fake) as (_, inbox):
+        await fake.push(fake.message("", reply_to=fake.bot_message("The meeting is at noon.")))
+        inbound = await inbox.next()
+    assert inbound.addressed and inbound.text == ""
+    assert len(inbound.unreadable) == 1 and "Message Content intent" in inbound.unreadable[0]
+
+
+async def test_a_bare_mention_is_not_an_empty_message(fake: FakeDiscord):
+    async with adapter_for(fake) as (_, inbox):
+        await fake.push(fake.mention(""))
+        inbound = await inbox.next()
+    assert (inbound.text, inbound.unreadable) == ("", ())

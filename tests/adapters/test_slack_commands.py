@@ -17,9 +17,17 @@ from structlog.testing import capture_logs
 
 from adapters.base import Address
 from adapters.slack import SlackAdapter
-from adapters.slack_commands import RESPOND_WITHIN, Responders, command_id
+from adapters.slack_commands import (
+    MAX_FORM_FIELDS,
+    RESPOND_WITHIN,
+    CommandMalformed,
+    Responders,
+    check_command,
+    command_id,
+    read_form,
+)
 from memory.access import codes
-from tests.fakes.slack import TEAM, FakeSlack
+from tests.fakes.slack import TEAM, FakeSlack, form_body
 from tests.helpers.gateway_rig import GatewayRig, gateway_rig
 
 ALICE = "U0ALICE"
@@ -249,3 +257,56 @@ def test_the_oldest_response_url_goes_first_past_the_limit() -> None:
         held.keep(f"command:U1:{trigger}", AsyncRespond(response_url=f"https://h/{trigger}"))
     assert held.take("command:U1:a") is None
     assert held.take("command:U1:c") is not None
+
+
+async def test_a_mention_with_a_command_in_a_thread_acts_on_that_thread(
+    home: Path, fake: FakeSlack
+) -> None:
+    async with slack(home, fake):
+        first = fake.mention(ALICE, "start a thread")
+        await fake.push(first)
+        await fake.wait_posts(1)
+        await fake.push(fake.mention(ALICE, "/new", thread_ts=first["ts"]))
+        posts = await fake.wait_posts(2)
+    assert posts[1]["thread_ts"] == first["ts"]
+    assert posts[1]["text"] == "New session started."
+
+
+GOOD = FakeSlack().slash_command(ALICE, "/help")
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"user_id": ""}, "user_id"),
+        ({"command": "help"}, "start with /"),
+        ({"trigger_id": None}, "trigger_id"),
+    ],
+)
+def test_a_form_command_missing_what_kioku_reads_is_refused(
+    fields: dict[str, Any], problem: str
+) -> None:
+    command = {name: value for name, value in (GOOD | fields).items() if value is not None}
+    with capture_logs() as logs:
+        assert read_form(form_body(command).decode()) is None
+    assert problem in logs[0]["problem"]
+
+
+def test_a_form_of_too_many_fields_is_refused() -> None:
+    body = form_body(GOOD).decode() + "".join(f"&extra{n}=x" for n in range(MAX_FORM_FIELDS))
+    assert read_form(body) is None
+
+
+def test_a_form_command_is_read_by_its_keys() -> None:
+    command = GOOD | {"text": "what payload=1 & more"}
+    assert read_form(form_body(command).decode()) == command
+
+
+def test_slacks_ssl_check_form_is_read() -> None:
+    assert read_form("ssl_check=1&token=t") == {"ssl_check": "1", "token": "t"}
+
+
+@pytest.mark.parametrize("payload", [["/help"], GOOD | {"text": 5}, GOOD | {"channel_id": {}}])
+def test_a_socket_mode_command_of_the_wrong_type_is_refused(payload: Any) -> None:
+    with pytest.raises(CommandMalformed):
+        check_command(payload)

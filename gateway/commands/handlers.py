@@ -263,6 +263,7 @@ SLASH_COMMANDS: Registry[Commands] = Registry(
             ("link",),
             "a code to link another account; /link CODE — link this account",
             Commands.link,
+            argument="[CODE]",
             direct_only=LINK_IN_GROUP,
         ),
         SlashCommand(

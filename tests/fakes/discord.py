@@ -189,6 +189,7 @@ class FakeDiscord:
         self.downloads: list[str] = []  # attachment ids fetched, in order
         self.commands: dict[str, list[dict[str, Any]]] = {}  # scope -> registered commands
         self.command_puts: list[tuple[str, list[dict[str, Any]]]] = []
+        self.command_gets: list[str] = []  # scopes whose list was read, in order
         self._refuse_commands: list[int] = []
         self._commands_synced = asyncio.Condition()
         self.answers: list[Answer] = []
@@ -470,6 +471,13 @@ class FakeDiscord:
                 self._commands_synced.wait_for(lambda: len(self.command_puts) >= count), within
             )
 
+    async def wait_command_gets(self, count: int, within: float = 10.0) -> None:
+        """Until `count` command lists have been read in total."""
+        async with self._commands_synced:
+            await asyncio.wait_for(
+                self._commands_synced.wait_for(lambda: len(self.command_gets) >= count), within
+            )
+
     # -- REST -----------------------------------------------------------------------------
 
     async def _me(self, request: web.Request) -> web.Response:
@@ -572,7 +580,11 @@ class FakeDiscord:
         return _json(held)
 
     async def _get_commands(self, request: web.Request) -> web.Response:
-        return _json(self.commands.get(request.match_info.get("guild", "global"), []))
+        scope = request.match_info.get("guild", "global")
+        async with self._commands_synced:
+            self.command_gets.append(scope)
+            self._commands_synced.notify_all()
+        return _json(self.commands.get(scope, []))
 
     def _answered(self, interaction: str, kind: str, body: dict[str, Any], flags: int) -> None:
         answer = Answer(interaction, kind, body, bool(flags & EPHEMERAL))

@@ -254,7 +254,7 @@ class ApplicationCommands:
             text,
             interaction.guild_id is None,
             thread=thread,
-            sender_name=user.display_name,
+            sender_name=name_of(user),
             addressed=True,
             message_id=str(interaction.id),
             received_at=interaction.created_at,
@@ -325,6 +325,12 @@ async def _through_token(asked: _Asked, left: list[str], mentions: discord.Allow
         else:
             await interaction.followup.send(left[0], ephemeral=True, allowed_mentions=mentions)
         left.pop(0)
+
+
+def name_of(user: discord.User | discord.Member) -> str | None:
+    """The name kioku calls them by; None when Discord sent no usable one."""
+    name = user.display_name
+    return name if isinstance(name, str) else None
 
 
 def _place(interaction: discord.Interaction, settings: DiscordSettings) -> tuple[str, str] | str:

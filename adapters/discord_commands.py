@@ -25,7 +25,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import aiohttp
 import discord
 import structlog
 from discord import app_commands
@@ -197,7 +196,7 @@ class ApplicationCommands:
                     fix="invite kioku to that server with the applications.commands scope "
                     "(docs/discord.md), or take it off discord.command_guilds",
                 )
-            except (discord.DiscordException, aiohttp.ClientError, TimeoutError) as exc:
+            except Exception as exc:  # never fatal: messages are served all the same
                 log.warning("discord_commands_not_registered", scope=where, error=repr(exc))
 
     async def _sync_scope(

@@ -40,6 +40,9 @@ _NOT_NAME = re.compile(r"[^-_a-z0-9]+")
 # Interactions remembered so a late reply still reaches the asker privately (by DM).
 KEEP_SECONDS = 24 * 3600.0
 KEEP_AT_MOST = 1000
+# An interaction's message id for the gateway names its asker, so that a reply can find
+# them by DM even after the interaction itself is forgotten (never the channel).
+INTERACTION_ID = "interaction:{user}:{interaction}"
 # Discord's answer to a token that has expired (401 Invalid Webhook Token) or an
 # interaction it no longer knows (404).
 _TOKEN_GONE = (401, 404)
@@ -242,7 +245,6 @@ class ApplicationCommands:
             # Too late (over 3 s) or already answered: the asker sees Discord's own notice.
             log.warning("discord_interaction_expired", command=name, error=repr(exc))
             return
-        self._remember(interaction)
         chat, thread = place
         user = interaction.user
         text = f"/{name} {argument.strip()}".strip()
@@ -255,17 +257,17 @@ class ApplicationCommands:
             thread=thread,
             sender_name=name_of(user),
             addressed=True,
-            message_id=str(interaction.id),
+            message_id=INTERACTION_ID.format(user=user.id, interaction=interaction.id),
             received_at=interaction.created_at,
         )
+        self._remember(inbound.message_id, interaction)
         try:
             await self.deliver(inbound)
         except Exception:
             log.exception("discord_deliver_failed", chat=chat, message=inbound.message_id)
 
-    def _remember(self, interaction: discord.Interaction) -> None:
+    def _remember(self, key: str, interaction: discord.Interaction) -> None:
         now = asyncio.get_running_loop().time()
-        key = str(interaction.id)
         self._asked[key] = _Asked(interaction, interaction.user.id, now)
         self._asked.move_to_end(key)
         while self._asked:
@@ -277,8 +279,9 @@ class ApplicationCommands:
     # -- answering ------------------------------------------------------------------------
 
     def owns(self, message_id: str | None) -> bool:
-        """Whether a reply to `message_id` answers an interaction (and must stay private)."""
-        return message_id is not None and message_id in self._asked
+        """Whether a reply to `message_id` answers an interaction (and must stay private),
+        remembered or not."""
+        return message_id is not None and message_id.startswith("interaction:")
 
     def client_replaced(self) -> None:
         """Interactions hold the old client's connection: their replies go by DM now."""
@@ -294,7 +297,11 @@ class ApplicationCommands:
     ) -> None:
         """Send `chunks` to the asker alone: through the interaction's token while it
         answers, else in the person's DMs."""
-        asked = self._asked[interaction_id]
+        asked = self._asked.get(interaction_id)
+        if asked is None:  # forgotten (over a day, or a thousand since): the asker's DMs
+            user_id = int(interaction_id.split(":")[1])
+            await _by_dm(client, user_id, interaction_id, chunks, mentions)
+            return
         left = list(chunks)
         async with asked.lock:
             if not asked.by_dm:
@@ -308,10 +315,20 @@ class ApplicationCommands:
                         "discord_interaction_token_gone", interaction=interaction_id, error=str(exc)
                     )
                     asked.by_dm = True
-            channel = await client.create_dm(discord.Object(asked.user_id))
-            log.info("discord_answer_by_dm", interaction=interaction_id, chunks=len(left))
-            for chunk in left:
-                await channel.send(chunk, allowed_mentions=mentions)
+            await _by_dm(client, asked.user_id, interaction_id, left, mentions)
+
+
+async def _by_dm(
+    client: discord.Client,
+    user_id: int,
+    interaction_id: str,
+    chunks: list[str],
+    mentions: discord.AllowedMentions,
+) -> None:
+    channel = await client.create_dm(discord.Object(user_id))
+    log.info("discord_answer_by_dm", interaction=interaction_id, chunks=len(chunks))
+    for chunk in chunks:
+        await channel.send(chunk, allowed_mentions=mentions)
 
 
 async def _through_token(asked: _Asked, left: list[str], mentions: discord.AllowedMentions) -> None:

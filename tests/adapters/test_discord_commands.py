@@ -36,6 +36,12 @@ MENU = SLASH_COMMANDS.menu()
 CODE = re.compile(r"\b[A-Z0-9]{8}\b")
 
 
+def asked(interaction: dict[str, Any]) -> str:
+    """The message id the gateway answers an interaction by: it names the asker."""
+    user = interaction["member"]["user"] if "guild_id" in interaction else interaction["user"]
+    return f"interaction:{user['id']}:{interaction['id']}"
+
+
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeDiscord]:
     async with FakeDiscord(heartbeat_interval_ms=200) as server:
@@ -297,7 +303,7 @@ async def test_a_long_answer_is_split_the_rest_as_ephemeral_followups(
         interaction = await fake.interact(fake.interaction("help", where="dm"))
         await fake.next_answer()
         await fake.next_answer()
-        address = Address("discord", str(ALICE_DM_ID), reply_to=interaction["id"])
+        address = Address("discord", str(ALICE_DM_ID), reply_to=asked(interaction))
         await adapter.send(Outbound(address, "word " * 700))
         followups = [await fake.next_answer(), await fake.next_answer()]
     assert [(a.kind, a.ephemeral) for a in followups] == [("followup", True)] * 2
@@ -313,11 +319,25 @@ async def test_an_answer_after_the_token_expired_goes_to_the_persons_dm(
         await fake.next_answer()
         await fake.next_answer()
         fake.expire(interaction)
-        address = Address("discord", str(CHANNEL_ID), reply_to=interaction["id"])
+        address = Address("discord", str(CHANNEL_ID), reply_to=asked(interaction))
         await adapter.send(Outbound(address, "a private late answer"))
         post = await fake.next_post()
     assert (post.channel_id, post.content) == (str(ALICE_DM_ID), "a private late answer")
     assert fake.opened_dms == [ALICE_ID]
+
+
+async def test_an_answer_to_a_forgotten_interaction_goes_to_the_askers_dm_not_the_channel(
+    home: Path, fake: FakeDiscord
+):
+    async with served(home, fake) as (_, adapter):
+        interaction = fake.interaction("help")
+        address = Address("discord", str(CHANNEL_ID), reply_to=asked(interaction))
+        await adapter.send(Outbound(address, "a private answer, kioku restarted since"))
+        post = await fake.next_post()
+    assert (post.channel_id, post.content) == (
+        str(ALICE_DM_ID),
+        "a private answer, kioku restarted since",
+    )
 
 
 async def test_no_typing_indicator_for_an_interaction(home: Path, fake: FakeDiscord):
@@ -325,7 +345,7 @@ async def test_no_typing_indicator_for_an_interaction(home: Path, fake: FakeDisc
         interaction = await fake.interact(fake.interaction("help"))
         await fake.next_answer()
         await fake.next_answer()
-        await adapter.working(Address("discord", str(CHANNEL_ID), reply_to=interaction["id"]))
+        await adapter.working(Address("discord", str(CHANNEL_ID), reply_to=asked(interaction)))
         await adapter.working(Address("discord", str(OTHER_CHANNEL_ID), reply_to="1"))
         assert await fake.next_typing() == str(OTHER_CHANNEL_ID)
     assert fake.typing == [str(OTHER_CHANNEL_ID)]

@@ -1,16 +1,15 @@
 """discord.py's gateway connection with each frame read within limits, one at a time.
 
-discord.py decodes every gateway frame with `json.loads` and runs the event's parser
-inside its connection loop, so a frame it cannot decode or parse (nested past Python's
-recursion limit, not JSON, a MESSAGE_CREATE whose fields have the wrong types) raises
-out of that loop and ends the connection. `BoundedGateway` checks each frame's size and
-nesting before discord.py decodes it, and drops a frame whose decoding or parsing fails
-with a log line; the connection goes on with the next. The line is a warning
-(`discord_frame_malformed`) only for what kioku reads: a frame that is no JSON, or an event in
-`READ_EVENTS`. Any other event discord.py fails to parse is logged at debug
-(`discord_event_unparsed`): Discord sends shapes older or newer than discord.py's parsers
-(recorded: MESSAGE_UPDATE without `type`, TYPING_START and reactions whose member has no
-`flags`, INTERACTION_CREATE without `attachment_size_limit`), and none of them is kioku's
+discord.py decodes every gateway frame with `json.loads` and runs the event's parser inside
+its connection loop, so a frame it cannot decode or parse (nested past Python's recursion
+limit, not JSON, a MESSAGE_CREATE whose fields have the wrong types) raises out of that loop
+and ends the connection. `BoundedGateway` checks each frame's size and nesting before
+discord.py decodes it, and drops a frame whose decoding or parsing fails with a log line;
+the connection goes on with the next. The line is a warning (`discord_frame_malformed`) only
+for what kioku reads: a frame that is no JSON, or an event in `READ_EVENTS`. Any other event
+discord.py fails to parse is logged at debug (`discord_event_unparsed`): Discord sends
+shapes older or newer than discord.py's parsers (recorded: MESSAGE_UPDATE without `type`,
+TYPING_START and reactions whose member has no `flags`), and none of them is kioku's
 business. discord.py records the frame's sequence number before it parses, so a resume after
 a dropped frame does not replay it. A TEXT frame that is not UTF-8 never gets here: aiohttp
 closes the socket (1007) and discord.py resumes the session.
@@ -58,6 +57,7 @@ READ_EVENTS = frozenset(
         "THREAD_DELETE",
         "THREAD_LIST_SYNC",
         "MESSAGE_CREATE",  # what people say
+        "INTERACTION_CREATE",  # slash commands (adapters/discord_commands.py)
     }
 )
 """Dispatches whose data kioku uses, directly or through discord.py's state (Discord's

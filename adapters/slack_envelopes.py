@@ -9,7 +9,8 @@ once, and its shape checked where bolt reads it (`read_envelope`); one that fail
 dropped with a log line (`slack_event_malformed`). Over HTTP a body is read only up to
 MAX_EVENT_BYTES (413 past it), its signature verified (401) before it is decoded, and a
 body that is not an event gets 400 (one that is not even UTF-8 gets it at once: it can be
-neither signed text nor an event).
+neither signed text nor an event). A form-encoded body, a slash command, is decoded and
+checked by `slack_commands.read_form` instead, after the same limit and signature check.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from slack_sdk.signature import SignatureVerifier
 from slack_sdk.socket_mode.aiohttp import SocketModeClient
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack_commands import check_command, read_form
 from config.limits import loads
 
 log = structlog.get_logger("kioku.slack")
@@ -45,6 +47,8 @@ _STRINGS = ("type", "subtype", "team_id", "enterprise_id", "user_id", "channel_i
 
 
 PROBLEM_CHARS = 200
+FORM = "application/x-www-form-urlencoded"
+"""How Slack posts a slash command (and its `ssl_check`) over HTTP."""
 
 
 class Malformed(ValueError):
@@ -105,8 +109,10 @@ def read_envelope(raw: str, *, socket_mode: bool = False) -> dict[str, Any] | No
         envelope = loads(raw, what="the envelope")
         if not socket_mode:
             _check_body(envelope)
+            _check_if_command(envelope)
         elif (body := _socket_payload(envelope)) is not None:
             _check_body(body, typed=envelope["type"] == "events_api")
+            _check_if_command(body)
     except ValueError as problem:  # Malformed, InputRefused, JSONDecodeError, UnicodeError
         log.warning("slack_event_malformed", problem=str(problem)[:PROBLEM_CHARS])
         return None
@@ -136,6 +142,12 @@ def _check_body(body: Any, *, typed: bool = True) -> None:
     event = body.get("event")
     if event is not None and not isinstance(event.get("type"), str):
         raise Malformed("the body's event has no string type")
+
+
+def _check_if_command(body: dict[str, Any]) -> None:
+    """bolt takes any body holding a `command` for a slash command: check it as one."""
+    if "command" in body:
+        check_command(body)
 
 
 def _check_object(where: str, holder: dict[str, Any]) -> None:
@@ -183,12 +195,20 @@ def events_app(app: AsyncApp, path: str, signing_secret: str) -> web.Application
         ):
             log.warning("slack_request_refused", remote=request.remote)
             return web.Response(status=401, text="invalid request signature")
-        if read_envelope(text) is None:
+        body: str | dict[str, str] | None
+        if request.content_type == FORM:
+            # bolt takes a decoded body only as "socket_mode", whose one effect is to skip
+            # its signature check, done above.
+            body, mode = read_form(text), "socket_mode"
+        else:
+            body, mode = (None if read_envelope(text) is None else text), "http"
+        if body is None:
             return web.Response(status=400, text="the body is not an event kioku reads")
         bolt_request = AsyncBoltRequest(
-            body=text,
+            body=body,
             query=request.query_string,
             headers=request.headers,  # type: ignore[arg-type]
+            mode=mode,
         )
         return await to_aiohttp_response(await app.async_dispatch(bolt_request))
 

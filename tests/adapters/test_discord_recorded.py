@@ -76,6 +76,8 @@ EXPECTED: dict[str, Outcome] = {
     "interaction_slash_command_userdoccers.json": "ignored",
     "interaction_user_command_userdoccers.json": "ignored",
     "interaction_message_command_userdoccers.json": "ignored",
+    "interaction_slash_command_guild.json": "ignored",
+    "interaction_slash_command_private_channel.json": "ignored",
 }
 # Sent by the fake itself at every connection: what the whole module runs on.
 AT_CONNECT = ("ready.json", "guild_create.json")

@@ -319,8 +319,12 @@ class FakeDiscord:
 
     async def inject(self, payload: str) -> None:
         """Send a gateway payload (a whole frame's JSON) on the live connection exactly as
-        given: its sequence number, nulls and unknown keys included."""
+        given: its sequence number, nulls and unknown keys included. An interaction's token
+        answers from then on, as Discord's does once it has dispatched the interaction."""
         assert self._live is not None, "no live gateway connection"
+        frame = json.loads(payload)
+        if frame.get("t") == "INTERACTION_CREATE":
+            self._interactions[frame["d"]["token"]] = frame["d"]
         await self._live.ws.send_str(payload)
 
     async def push(self, message: dict[str, Any]) -> dict[str, Any]:

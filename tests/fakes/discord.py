@@ -512,7 +512,7 @@ class FakeDiscord:
     async def _me(self, request: web.Request) -> web.Response:
         if request.headers.get("Authorization") != f"Bot {self.token}":
             return _json({"message": "401: Unauthorized", "code": 0}, 401)
-        return _json({**BOT_USER, "verified": True, "mfa_enabled": False, "flags": 0})
+        return _json(BOT_USER)  # the recorded READY's user: the same object
 
     async def _application(self, request: web.Request) -> web.Response:
         if self.application is not None:

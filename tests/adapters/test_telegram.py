@@ -31,6 +31,7 @@ from tests.fakes.telegram import (
     bad_gateway,
     cant_parse,
     too_many,
+    upgraded,
 )
 from tests.helpers.gateway_rig import GatewayRig, gateway_rig
 
@@ -158,6 +159,20 @@ async def test_group_is_silent_unless_mentioned_replied_to_or_commanded(
     assert later[0].startswith("Session:")  # the command is answered at once
     assert later[1] == "echo: (replying to: earlier answer)\nand this?"
     assert len(tg.sent()) == 3
+
+
+async def test_an_answer_to_a_group_upgraded_to_a_supergroup_goes_to_its_new_id(
+    rig: GatewayRig, tg: FakeTelegram
+):
+    old, new = -4001, -1004001
+    tg.fail("sendMessage", upgraded(new))
+    async with running(rig, tg):
+        await tg.group(old, AIKO, "@kioku_bot still there?", chat_type="group")
+        refused, sent = await tg.wait_for("sendMessage", 2)
+    assert refused.params["chat_id"] == str(old)
+    assert sent.params["chat_id"] == str(new)
+    assert sent.text == "echo: still there?"
+    assert json.loads(sent.params["reply_parameters"])["allow_sending_without_reply"] is True
 
 
 async def test_a_forum_topic_is_its_own_session(rig: GatewayRig, tg: FakeTelegram):

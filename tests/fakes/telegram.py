@@ -77,11 +77,19 @@ class Fault:
     status: int = 0
     description: str = ""
     retry_after: int | None = None
+    migrate_to: int | None = None
     gate: asyncio.Event | None = None
 
 
 def too_many(retry_after: int) -> Fault:
     return Fault("error", 429, f"Too Many Requests: retry after {retry_after}", retry_after)
+
+
+def upgraded(to: int) -> Fault:
+    """A group that became a supergroup: its old id refused, the new one named
+    (Bot API ResponseParameters.migrate_to_chat_id)."""
+    description = "Bad Request: group chat was upgraded to a supergroup chat"
+    return Fault("error", 400, description, migrate_to=to)
 
 
 def bad_gateway() -> Fault:
@@ -331,6 +339,8 @@ class FakeTelegram:
             }
             if fault.retry_after is not None:
                 body["parameters"] = {"retry_after": fault.retry_after}
+            if fault.migrate_to is not None:
+                body["parameters"] = {"migrate_to_chat_id": fault.migrate_to}
             return _answer(body, fault.status)
         return await self._ok(method, params)
 

@@ -16,7 +16,8 @@ no release of the library knows yet. An update of a kind kioku does not read (an
 channel post, a member change, a button press) is passed on as its bare `update_id`
 without being built, so a shape the library cannot build there costs nothing. A message
 whose parts kioku does not read (a poll, a giveaway, a story) fail to build is built
-again from the parts kioku reads (`READ_FIELDS`) instead of being dropped.
+again from the parts kioku reads (`READ_FIELDS`) instead of being dropped, with the
+fields a later Bot API made required filled in (a capture from 2017 has no `is_bot`).
 """
 
 from __future__ import annotations
@@ -34,12 +35,25 @@ from telegram.request import HTTPXRequest
 from config.limits import JSON_TOKENS, InputRefused, loads
 
 log = structlog.get_logger("kioku.telegram")
+JSONDict = dict[str, Any]
 
 MAX_UPDATE_BYTES = 256 * 1024
 """One update's JSON at most. A real one is some tens of KB at the very most: 4,096
 characters of text (the Bot API's sendMessage limit) with their entities, each character
 escaped as up to 12 bytes (`\\ud83d\\ude02`: the Bot API escapes non-ASCII), and the
 message it replies to."""
+
+# The fields that carry a file (adapters/telegram_files.py).
+_FILE_FIELDS = (
+    "photo",
+    "sticker",
+    "animation",
+    "video",
+    "video_note",
+    "voice",
+    "audio",
+    "document",
+)
 
 READ_FIELDS = frozenset(
     {
@@ -48,10 +62,19 @@ READ_FIELDS = frozenset(
         *("message_id", "date", "chat", "from", "sender_chat", "text", "caption"),
         *("entities", "caption_entities", "message_thread_id", "is_topic_message"),
         *("reply_to_message", "forum_topic_created"),
-        *("photo", "sticker", "animation", "video", "video_note", "voice", "audio", "document"),
+        *_FILE_FIELDS,
     }
 )
 """A message rebuilt from these alone still says all kioku reads of it."""
+
+# Fields python-telegram-bot requires that the Bot API added after traffic still around was
+# sent (captures, older self-hosted servers), filled in where missing when a message is
+# rebuilt; kioku reads none of them but `is_bot`, and before Bot API 3.0 (May 2017), which
+# added it, bots never received other bots' messages.
+_USER_SINCE: JSONDict = {"is_bot": False}  # User.is_bot: Bot API 3.0
+_FILE_SINCE: JSONDict = {"file_unique_id": ""}  # every file's file_unique_id: Bot API 4.5
+_STICKER_SINCE: JSONDict = {"is_animated": False, "is_video": False, "type": "regular"}
+"""Sticker.is_animated (Bot API 4.4), is_video (5.7), type (6.2)."""
 
 # python-telegram-bot builds objects without checking types: a wrong shape surfaces as
 # one of these while building (a missing key, a str where a dict belongs, a date far
@@ -59,7 +82,6 @@ READ_FIELDS = frozenset(
 SHAPE_ERRORS = (LookupError, TypeError, ValueError, AttributeError, ArithmeticError, OSError)
 PROBLEM_CHARS = 200
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
-JSONDict = dict[str, Any]
 
 
 class UpdatesMalformed(TelegramError):
@@ -183,12 +205,39 @@ def _built(data: JSONDict, update_id: int) -> tuple[JSONDict | None, int]:
 
 
 def _read_parts(message: JSONDict) -> JSONDict:
-    """The message with only the fields kioku reads, the message it replies to likewise."""
+    """The message with only the fields kioku reads, the message it replies to likewise;
+    what a later Bot API made required but kioku never reads filled in where missing."""
     kept = {key: value for key, value in message.items() if key in READ_FIELDS}
+    if isinstance(kept.get("from"), dict):
+        kept["from"] = _USER_SINCE | kept["from"]
+    for key in ("entities", "caption_entities"):
+        if isinstance(kept.get(key), list):
+            kept[key] = [_entity(entity) for entity in kept[key]]
+    for key in _FILE_FIELDS:
+        value = kept.get(key)
+        if isinstance(value, list):
+            kept[key] = [_file(item) for item in value]
+        elif isinstance(value, dict):
+            kept[key] = _file(value, _STICKER_SINCE if key == "sticker" else {})
     replied = kept.get("reply_to_message")
     if isinstance(replied, dict):
         kept["reply_to_message"] = _read_parts(replied)
     return kept
+
+
+def _file(value: Any, since: JSONDict | None = None) -> Any:
+    if not isinstance(value, dict):
+        return value
+    filled = _FILE_SINCE | (since or {}) | value
+    if isinstance(filled.get("thumbnail"), dict):
+        filled["thumbnail"] = _FILE_SINCE | filled["thumbnail"]
+    return filled
+
+
+def _entity(value: Any) -> Any:
+    if isinstance(value, dict) and isinstance(value.get("user"), dict):
+        return value | {"user": _USER_SINCE | value["user"]}
+    return value
 
 
 def _drop(raw: str, problem: str) -> tuple[None, int | None]:

@@ -28,7 +28,7 @@ from tests.helpers.gateway_rig import GatedAnthropic
 from tests.helpers.media import media
 from tests.helpers.platform_daemons import OWNER_CHAT, telegram_env
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+in_module_loop = pytest.mark.asyncio(loop_scope="module")
 module_fixture = pytest_asyncio.fixture(scope="module", loop_scope="module")
 
 GROUP = -1001000000777  # the group kioku is in; it answers there only when addressed
@@ -68,6 +68,8 @@ EXPECTED: dict[str, Expect] = {
     "private-forward-origin-user-nulls": Expect(True, owner(1234567)),
     "private-forward-origin-hidden-user": Expect(True, owner(1234567)),
     "private-forward-origin-channel": Expect(True, owner(1234567)),
+    # From an older Bot API: no `file_unique_id` (before 4.5).
+    "private-voice-bot-api-2017": Expect(True, owner(12345678)),
     # A DM with nothing in it (Telegram's "empty" message: no sender, no content).
     "private-empty-message": Expect(False, owner(1234567890)),
     # In a group kioku answers only when addressed: none of these address it.
@@ -84,12 +86,15 @@ EXPECTED: dict[str, Expect] = {
     ),
     "group-new-chat-members": Expect(False, group(-999999999999)),
     "group-migrate-to-supergroup": Expect(False, group(-599075523)),
+    # From an older Bot API: no `is_bot` (before 3.0), no `file_unique_id`.
+    "supergroup-voice-bot-api-2016": Expect(False, group(-1001043020159)),
     # Kinds kioku does not read (it asks for `message` only).
     "channel-post-text": Expect(False),
     "channel-post-pinned-message": Expect(False),
     "my-chat-member-kicked": Expect(False, owner(0) | {1: BOT_ID}),
     "chat-member-banned": Expect(False, owner(1234567)),
     "message-reaction": Expect(False),
+    "edited-message": Expect(False, owner(12345678)),
     "callback-query-inline": Expect(False, owner(12345)),
     "callback-query-inline-message": Expect(False, owner(894075106)),
     "callback-query-inaccessible-message": Expect(False, owner(1234567)),
@@ -111,13 +116,14 @@ class Replay:
 
     def update(self, name: str) -> dict[str, Any]:
         """The recorded update `name`, re-pointed, under the next update_id; its files
-        served (a photo as a real JPEG, anything else as the same bytes)."""
+        served (sound as a real OGG, anything else as a real JPEG)."""
         expect = EXPECTED[name]
         shift = 10_000_000 * next(self.shifts)  # past any recorded message id
         update = repoint(recorded(name), expect.ids, shift=shift, usernames=expect.usernames)
         update["update_id"] = self.tg.new_update_id()
-        for file_id in set(_file_ids(update)):
-            self.tg.host(file_id, media("receipt.jpg"))
+        for kind, file_id in _files(update):
+            sound = kind in ("voice", "audio")
+            self.tg.host(file_id, media("voice.ogg" if sound else "receipt.jpg"))
         return update
 
     async def owner_answered(self) -> int:
@@ -169,6 +175,7 @@ async def replay(
         yield ready
 
 
+@in_module_loop
 @pytest.mark.parametrize("name", [name for name, e in EXPECTED.items() if e.answered])
 async def test_a_recorded_update_a_person_expects_answered_is_answered_once(
     replay: Replay, name: str
@@ -183,6 +190,7 @@ async def test_a_recorded_update_a_person_expects_answered_is_answered_once(
     assert_logged_cleanly(replay.log)
 
 
+@in_module_loop
 @pytest.mark.parametrize("name", [name for name, e in EXPECTED.items() if not e.answered])
 async def test_a_recorded_update_nobody_expects_answered_is_left_unanswered(
     replay: Replay, name: str
@@ -212,16 +220,17 @@ def _replied_to(call: Call) -> int | None:
     return json.loads(raw)["message_id"] if raw else None
 
 
-def _file_ids(value: Any) -> Iterator[str]:
+def _files(value: Any, kind: str = "") -> Iterator[tuple[str, str]]:
+    """(the field that holds it, file_id) for every file in `value`."""
     if isinstance(value, dict):
         for key, item in value.items():
             if key == "file_id" and isinstance(item, str):
-                yield item
+                yield kind, item
             else:
-                yield from _file_ids(item)
+                yield from _files(item, key)
     elif isinstance(value, list):
         for item in value:
-            yield from _file_ids(item)
+            yield from _files(item, kind)
 
 
 def _chat_ids(value: Any) -> Iterator[int]:

@@ -108,8 +108,12 @@ def read_answer(payload: bytes) -> JSONDict:
         raise UpdatesMalformed(f"the getUpdates answer is not JSON: {exc}") from None
     if not isinstance(answer, dict):
         raise UpdatesMalformed("the getUpdates answer is not a JSON object")
+    # Bot API, "Making requests": the answer always has a Boolean `ok`; false comes with
+    # `description`, `error_code` and maybe `parameters` (retry_after, migrate_to_chat_id),
+    # which python-telegram-bot turns into its errors; true with `result`, for getUpdates
+    # an Array of Update. Other keys pass through unread.
     if answer.get("ok") is False:
-        return answer | {"result": None}  # an error: PTB reads its description and parameters
+        return answer | {"result": None}
     result = answer.get("result")
     if answer.get("ok") is not True or not isinstance(result, list):
         raise UpdatesMalformed('the getUpdates answer is not {"ok": true, "result": [updates]}')

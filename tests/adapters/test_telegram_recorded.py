@@ -85,6 +85,9 @@ EXPECTED: dict[str, Expect] = {
         False, group(-1001971186208) | {6129457865: BOT_ID}, {"sicheebot": BOT["username"]}
     ),
     "group-new-chat-members": Expect(False, group(-999999999999)),
+    "group-left-chat-member-the-bot": Expect(
+        False, group(-217850512) | {136508315: BOT_ID}, {"HuginnNotificationBot": BOT["username"]}
+    ),
     "group-migrate-to-supergroup": Expect(False, group(-599075523)),
     # From an older Bot API: no `is_bot` (before 3.0), no `file_unique_id`.
     "supergroup-voice-bot-api-2016": Expect(False, group(-1001043020159)),

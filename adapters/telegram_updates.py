@@ -230,12 +230,11 @@ def _read_parts(message: JSONDict) -> JSONDict:
 
 
 def _file(value: Any, since: JSONDict | None = None) -> Any:
+    """A file with what a later Bot API added filled in, and without its thumbnail, which
+    kioku never reads (recorded: an empty `{}` one)."""
     if not isinstance(value, dict):
         return value
-    filled = _FILE_SINCE | (since or {}) | value
-    if isinstance(filled.get("thumbnail"), dict):
-        filled["thumbnail"] = _FILE_SINCE | filled["thumbnail"]
-    return filled
+    return _FILE_SINCE | (since or {}) | {k: v for k, v in value.items() if k != "thumbnail"}
 
 
 def _entity(value: Any) -> Any:

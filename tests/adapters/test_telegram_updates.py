@@ -67,6 +67,22 @@ def test_the_message_replied_to_is_cut_to_its_read_parts_too():
     assert events(logs) == [("telegram_update_trimmed", "info")]
 
 
+def test_a_message_from_an_older_bot_api_is_read_with_what_it_lacked_filled_in():
+    """Before Bot API 3.0 a sender had no `is_bot`, before 4.5 a file no
+    `file_unique_id`; a thumbnail, never read, may be an empty object."""
+    update = recorded("private-video")
+    del update["message"]["from"]["is_bot"]
+    video = update["message"]["video"]
+    del video["file_unique_id"]
+    video["thumbnail"] = {}
+    data, logs = read(update)
+    assert events(logs) == [("telegram_update_trimmed", "info")]
+    assert data is not None
+    inbound = to_inbound(Update.de_json(data, None), BOT["id"], BOT["username"])
+    assert inbound is not None
+    assert [(a.kind, a.size, a.duration) for a in inbound.attachments] == [("video", 1381334, 13.0)]
+
+
 def test_unknown_keys_and_nulls_everywhere_are_read_as_recorded():
     update = recorded("supergroup-document-every-field-null")
     update["message"]["a_field_of_a_later_bot_api"] = {"nested": [None]}

@@ -17,7 +17,7 @@ channel post, a member change, a button press) is passed on as its bare `update_
 without being built, so a shape the library cannot build there costs nothing. A message
 whose parts kioku does not read (a poll, a giveaway, a story) fail to build is built
 again from the parts kioku reads (`READ_FIELDS`) instead of being dropped, with the
-fields a later Bot API made required filled in (a capture from 2017 has no `is_bot`).
+fields a later Bot API made required filled in (a capture from 2016 has no `is_bot`).
 """
 
 from __future__ import annotations
@@ -231,7 +231,7 @@ def _read_parts(message: JSONDict) -> JSONDict:
 
 def _file(value: Any, since: JSONDict | None = None) -> Any:
     """A file with what a later Bot API added filled in, and without its thumbnail, which
-    kioku never reads (recorded: an empty `{}` one)."""
+    kioku never reads (pyTelegramBotAPI's test data has a document with `"thumbnail": {}`)."""
     if not isinstance(value, dict):
         return value
     return _FILE_SINCE | (since or {}) | {k: v for k, v in value.items() if k != "thumbnail"}

@@ -1,12 +1,13 @@
 """Recorded real Telegram updates (tests/fixtures/recorded/telegram/), each handed raw to
-getUpdates and read by a running `kioku serve`: what a person would expect an answer to is
-answered exactly once, everything else is left unanswered, and neither logs a
-`*_malformed` line, an ERROR, or anything unhandled.
+a running `kioku serve` through both doors, getUpdates and the webhook: what a person would
+expect an answer to is answered exactly once, everything else is left unanswered, and
+neither logs a `*_malformed` line, an ERROR, or anything unhandled (nor does the webhook
+refuse a real update, which Telegram would send again and again).
 
-One daemon and one fake Telegram serve the whole module. Each test marks the daemon's
-log, injects its update (ids re-pointed at the fakes, `telegram_recorded.repoint`), then
-sends the owner's next DM and waits for its answer: the adapter reads updates in order,
-so by then the recorded one has been read, and answered if it was going to be.
+One daemon and one fake Telegram per door serve the whole module. Each test marks the
+daemon's log, delivers its update (ids re-pointed at the fakes, `telegram_recorded.repoint`),
+then sends the owner's next DM the same way and waits for its answer: updates are read in
+order, so by then the recorded one has been read, and answered if it was going to be.
 """
 
 from __future__ import annotations
@@ -17,13 +18,15 @@ from dataclasses import dataclass, field
 from itertools import count
 from typing import Any
 
+import aiohttp
 import pytest
 import pytest_asyncio
 
+from adapters.telegram_updates import SECRET_HEADER
 from tests.fakes.telegram import BOT, Call, FakeTelegram
 from tests.fakes.telegram_recorded import names, recorded, repoint
 from tests.helpers.daemon import WAIT
-from tests.helpers.door_daemon import DoorLog, door_daemon
+from tests.helpers.door_daemon import DoorLog, door_daemon, free_port
 from tests.helpers.gateway_rig import GatedAnthropic
 from tests.helpers.media import media
 from tests.helpers.platform_daemons import OWNER_CHAT, telegram_env
@@ -33,6 +36,8 @@ module_fixture = pytest_asyncio.fixture(scope="module", loop_scope="module")
 
 GROUP = -1001000000777  # the group kioku is in; it answers there only when addressed
 BOT_ID = BOT["id"]
+HOOK = "/telegram/hook"
+SECRET = "recorded-secret"
 
 
 @dataclass(frozen=True)
@@ -109,13 +114,29 @@ def test_every_recorded_update_has_an_expectation() -> None:
 
 
 class Replay:
-    """The module's daemon and fake Telegram, and the numbers that keep captures apart."""
+    """A door's daemon and fake Telegram, and the numbers that keep captures apart:
+    updates go to getUpdates, or are POSTed to the webhook on `port`."""
 
-    def __init__(self, tg: FakeTelegram, log: DoorLog) -> None:
+    def __init__(self, tg: FakeTelegram, log: DoorLog, port: int | None = None) -> None:
         self.tg = tg
         self.log = log
+        self.port = port
         self.shifts = count(1)
         self.sentinels = count(1)
+
+    async def deliver(self, update: dict[str, Any]) -> None:
+        """Hand `update` to kioku raw; the webhook must take it (200)."""
+        raw = json.dumps(update, ensure_ascii=False).encode()
+        if self.port is None:
+            await self.tg.inject(raw)
+            return
+        headers = {SECRET_HEADER: SECRET, "Content-Type": "application/json"}
+        url = f"http://127.0.0.1:{self.port}{HOOK}"
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(url, data=raw, headers=headers) as got,
+        ):
+            assert got.status == 200, await got.text()
 
     def update(self, name: str) -> dict[str, Any]:
         """The recorded update `name`, re-pointed, under the next update_id; its files
@@ -133,10 +154,12 @@ class Replay:
         """The owner's next DM is answered (every update before it has been read); its
         message id."""
         text = f"sentinel {next(self.sentinels)}"
-        sentinel = await self.tg.dm(OWNER_CHAT, text)
+        owner = {"id": OWNER_CHAT, "type": "private", "first_name": "Owner"}
+        sentinel = self.tg.message(owner, OWNER_CHAT, text)
+        await self.deliver({"update_id": self.tg.new_update_id(), "message": sentinel})
         while not any(call.text == f"echo: {text}" for call in self.tg.sent()):
             await self.tg.wait_for("sendMessage", count=len(self.tg.sent()) + 1, within=WAIT)
-        return int(sentinel["message"]["message_id"])
+        return int(sentinel["message_id"])
 
     async def answer_to(self, chat: int, message_id: int) -> None:
         while not self.replies(chat, message_id):
@@ -165,17 +188,23 @@ async def api() -> AsyncIterator[GatedAnthropic]:
         yield fake
 
 
-@module_fixture
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=["polling", "webhook"])
 async def replay(
-    tmp_path_factory: pytest.TempPathFactory, api: GatedAnthropic
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, api: GatedAnthropic
 ) -> AsyncIterator[Replay]:
-    async with (
-        FakeTelegram() as tg,
-        door_daemon(tmp_path_factory.mktemp("recorded"), api, **telegram_env(tg)) as daemon,
-    ):
-        ready = Replay(tg, DoorLog(daemon.log))
-        await ready.owner_answered()
-        yield ready
+    port = free_port() if request.param == "webhook" else None
+    async with FakeTelegram() as tg:
+        env = telegram_env(tg)
+        if port is not None:
+            env |= {
+                "KIOKU_TELEGRAM__WEBHOOK_URL": f"https://kioku.example{HOOK}",
+                "KIOKU_TELEGRAM__WEBHOOK_LISTEN": f"127.0.0.1:{port}",
+                "KIOKU_TELEGRAM__WEBHOOK_SECRET": SECRET,
+            }
+        async with door_daemon(tmp_path_factory.mktemp(request.param), api, **env) as daemon:
+            ready = Replay(tg, DoorLog(daemon.log), port)
+            await ready.owner_answered()
+            yield ready
 
 
 @in_module_loop
@@ -186,7 +215,7 @@ async def test_a_recorded_update_a_person_expects_answered_is_answered_once(
     replay.log.begin()
     update = replay.update(name)
     message = update["message"]
-    await replay.tg.inject(json.dumps(update, ensure_ascii=False).encode())
+    await replay.deliver(update)
     await replay.answer_to(message["chat"]["id"], message["message_id"])
     await replay.owner_answered()
     assert len(replay.replies(message["chat"]["id"], message["message_id"])) == 1
@@ -203,7 +232,7 @@ async def test_a_recorded_update_nobody_expects_answered_is_left_unanswered(
     chats = {chat for chat in _chat_ids(update) if chat != OWNER_CHAT}
     before = {chat: len(replay.to_chat(chat)) for chat in chats}
     owner_before = len(replay.sent_to(OWNER_CHAT))
-    await replay.tg.inject(json.dumps(update, ensure_ascii=False).encode())
+    await replay.deliver(update)
     sentinel = await replay.owner_answered()
     assert {chat: len(replay.to_chat(chat)) for chat in chats} == before
     to_owner = replay.sent_to(OWNER_CHAT)[owner_before:]

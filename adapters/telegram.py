@@ -138,7 +138,13 @@ class TelegramAdapter(Adapter):
             await bot.shutdown()
             raise
         self._bot = bot
-        log.info("telegram_connected", bot=bot.username)
+        # getMe's can_read_all_group_messages: false while BotFather's privacy mode is on,
+        # and then groups deliver kioku only commands and replies meant for it.
+        log.info(
+            "telegram_connected",
+            bot=bot.username,
+            group_privacy=not bot.can_read_all_group_messages,
+        )
         try:
             await bot.set_my_commands(self.commands)
         except TelegramError as exc:

@@ -15,6 +15,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from structlog.testing import capture_logs
 
 from adapters.chunking import utf16_length
 from adapters.telegram import TelegramAdapter
@@ -111,6 +112,18 @@ async def test_bot_commands_are_registered_from_the_command_registry(
     assert {"help", "new", "stop", "status", "whoami", "link", "memory", "search"} <= dict(
         menu
     ).keys()
+
+
+async def test_the_group_privacy_getme_reports_is_logged_at_start(
+    rig: GatewayRig, tg: FakeTelegram
+):
+    """The fake's getMe is a recorded one: `can_read_all_group_messages` false."""
+    with capture_logs() as logs:
+        async with running(rig, tg):
+            pass
+    [connected] = [entry for entry in logs if entry["event"] == "telegram_connected"]
+    assert connected["group_privacy"] is True
+    assert connected["bot"] == BOT["username"]
 
 
 async def test_typing_is_shown_while_the_model_works(rig: GatewayRig, tg: FakeTelegram):

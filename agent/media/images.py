@@ -29,8 +29,8 @@ ANTHROPIC_IMAGE_BASE64 = 5 * 1024 * 1024
 """Anthropic refuses an image whose base64 text is longer than 5 MB."""
 OPENAI_IMAGE_BYTES = 20 * 1024 * 1024
 """OpenAI's limit per image."""
-BAND_PIXELS = 4 * 1024 * 1024
-"""Pixels of the decoded image converted and reduced at a time: a band of 16 MB at most."""
+BAND_PIXELS = 1024 * 1024
+"""Pixels of the decoded image converted and reduced at a time: a band of 4 MB at most."""
 OPENED = ("JPEG", "PNG", "GIF", "WEBP", "BMP", "TIFF")
 KEPT_TYPES = {"GIF": "image/gif", "WEBP": "image/webp"}
 JPEG_QUALITIES = (85, 75, 60, 45)

@@ -353,7 +353,7 @@ class MediaSettings(Section):
     image_max_pixels: int = Field(
         50_000_000,
         ge=10_000,
-        le=1_000_000_000,
+        le=89_478_485,  # Pillow's own decompression-bomb limit, Image.MAX_IMAGE_PIXELS
         description="images with more pixels are refused undecoded; one costs 4 bytes a pixel",
     )
     decode_slots: int = Field(

@@ -29,8 +29,12 @@ ANTHROPIC_IMAGE_BASE64 = 5 * 1024 * 1024
 """Anthropic refuses an image whose base64 text is longer than 5 MB."""
 OPENAI_IMAGE_BYTES = 20 * 1024 * 1024
 """OpenAI's limit per image."""
+LONGEST_SIDE = 65_535
+"""The widest or tallest image read (a JPEG's own limit): the decoders hold rows of the
+file's width, which a 50-megapixel image 50 million pixels wide makes 150 MB each."""
 BAND_PIXELS = 1024 * 1024
-"""Pixels of the decoded image converted and reduced at a time: a band of 4 MB at most."""
+"""Pixels of the decoded image converted and reduced at a time: a band of 4 MB (at least
+one reduction's rows: 11 MB in an image `LONGEST_SIDE` wide)."""
 OPENED = ("JPEG", "PNG", "GIF", "WEBP", "BMP", "TIFF")
 KEPT_TYPES = {"GIF": "image/gif", "WEBP": "image/webp"}
 JPEG_QUALITIES = (85, 75, 60, 45)
@@ -94,6 +98,11 @@ def _decoded(data: bytes, *, max_side: int, max_pixels: int) -> tuple[PILImage, 
                 f"the image has more pixels ({dimensions(opened.width, opened.height)}) "
                 f"than kioku decodes safely ({most:,}: media.image_max_pixels): send a "
                 "smaller picture"
+            )
+        if max(opened.size) > LONGEST_SIDE:
+            raise Unreadable(
+                f"the image is {dimensions(opened.width, opened.height)} pixels, and kioku "
+                f"reads images of at most {LONGEST_SIDE:,} pixels a side: send a smaller picture"
             )
         source_format = opened.format or ""
         if source_format == "JPEG":

@@ -149,11 +149,15 @@ SVG_PLAN = (
 @cache
 def hostile_files() -> dict[str, HostileFile]:
     """Files that are small to send and large, or wrong, to read: a 49-megapixel PNG (under
-    `media.image_max_pixels`), one of 64 megapixels (over it), and SVGs, which are text."""
+    `media.image_max_pixels`), one of 64 megapixels (over it), one a million pixels wide
+    (whose decoder's rows alone are megabytes), and SVGs, which are text."""
     return {
         "png-49-megapixels": HostileFile("plan.png", "image/png", png_of_zeros(7000, 7000)),
         "png-64-megapixels": HostileFile(
             "poster.png", "image/png", png_of_zeros(8000, 8000, PNG_GREY)
+        ),
+        "png-a-million-pixels-wide": HostileFile(
+            "banner.png", "image/png", png_of_zeros(1_000_000, 2, PNG_GREY)
         ),
         "svg-floor-plan": HostileFile("floor.svg", "image/svg+xml", SVG_PLAN),
         "svg-billion-laughs": HostileFile("laughs.svg", "image/svg+xml", SVG_BOMB),

@@ -115,22 +115,30 @@ async def test_a_49_megapixel_png_of_143_kb_is_read_downscaled_and_kept_small(
     await served.held(before)
 
 
-async def test_a_png_over_image_max_pixels_is_refused_undecoded_saying_why(
-    served: Served,
+REFUSED = {
+    "png-64-megapixels": "the image has more pixels (8000\u00d78000) than kioku decodes safely "
+    "(50,000,000: media.image_max_pixels): send a smaller picture",
+    "png-a-million-pixels-wide": "the image is 1000000\u00d72 pixels, and kioku reads images "
+    "of at most 65,535 pixels a side: send a smaller picture",
+}
+
+
+@pytest.mark.parametrize("name", REFUSED)
+async def test_an_image_too_large_to_decode_is_refused_undecoded_saying_why(
+    served: Served, name: str
 ) -> None:
     before = served.begin()
     kept = served.kept()
+    item = FILES[name]
+    caption = f"print {item.name}"
 
-    notice, answer = await served.send(FILES["png-64-megapixels"], "print this poster")
+    notice, answer = await served.send(item, caption)
 
-    assert notice == (
-        "I couldn't read poster.png: the image has more pixels (8000\u00d78000) than kioku "
-        "decodes safely (50,000,000: media.image_max_pixels): send a smaller picture."
-    )
-    assert answer.endswith("print this poster")
-    assert images_in(served.request_for("print this poster")) == []
+    assert notice == f"I couldn't read {item.name}: {REFUSED[name]}."
+    assert answer.endswith(caption)
+    assert images_in(served.request_for(caption)) == []
     stored = stored_texts(served.daemon.home)
-    assert ("user", "[photo poster.png]\nprint this poster") in stored  # the name, no file
+    assert ("user", f"[photo {item.name}]\n{caption}") in stored  # the name, no file
     assert served.kept() == kept
     await served.held(before)
 

@@ -12,7 +12,7 @@ from PIL import Image
 from agent.media.images import clean_image, image_limit
 from agent.media.unreadable import Unreadable
 from config.settings import MediaSettings
-from tests.helpers.hostile import hostile_files
+from tests.helpers.hostile import PNG_GREY, hostile_files, png_of_zeros
 from tests.helpers.media_files import GPS_IFD, jpeg_with_gps, noisy_jpeg, png_with_alpha
 
 PIXELS = MediaSettings().image_max_pixels
@@ -206,3 +206,10 @@ def test_the_exif_orientation_of_a_large_png_turns_the_reduced_image() -> None:
     assert result.size == (784, 1568)
     red, green, _ = result.getpixel((392, 200))
     assert red > 150 and green < 80
+
+
+def test_an_image_wider_than_a_jpeg_can_be_is_refused_whatever_its_pixel_count() -> None:
+    line = png_of_zeros(70_000, 1, PNG_GREY)
+
+    with pytest.raises(Unreadable, match=r"70000\u00d71 pixels, and kioku reads images of at most"):
+        clean_image(line, max_side=1568, limit=10**8, max_pixels=PIXELS)

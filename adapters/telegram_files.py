@@ -120,7 +120,8 @@ def attachments(message: Message) -> tuple[Attachment, ...]:
         declared_mime = getattr(source, "mime_type", None) or mime
         if attribute == "document":  # a photo, a song or an SVG sent as a plain file
             kind = kind_by_type(declared_mime, getattr(source, "file_name", None) or "")
-            name = kind if kind == "image" else name
+            if kind == "image":
+                name = "image"
         width, height = _dimensions(source)
         return (
             Attachment(

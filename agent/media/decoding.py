@@ -1,10 +1,13 @@
 """`DecodeSlots`: the few threads, shared by the whole daemon, that decode images.
 
 A decoded image costs up to 4 bytes a pixel (200 MB at `media.image_max_pixels`' 50
-million), and a PNG of that size can be a 160 KB file. Six people sending one each at
+million), and a PNG of that size can be a 143 KB file. Six people sending one each at
 once would hold six at once on the default executor; with `media.decode_slots` threads
-of their own (default 1), the others wait for a slot, the event loop is never held, and
-the memory a decode frees is where the next one reuses it.
+of their own (default 1), the others wait for a slot and the event loop is never held.
+Threads of their own also keep what a decode frees where the next one reuses it: six
+49-megapixel PNGs decoded one after another on the default executor's threads peaked
+at 443 MB, on one thread of their own at 230 MB (each thread's allocator arena keeps
+its freed memory).
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from tests.helpers.platform_daemons import OWNER_CHAT, telegram_env
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 module_fixture = pytest_asyncio.fixture(scope="module", loop_scope="module")
 
-FILES = hostile_files()
+
 PEOPLE = (OWNER_CHAT, 222, 333)
 """The owner and two people let in by the `open` policy: three persons."""
 
@@ -102,7 +102,7 @@ async def test_a_49_megapixel_png_of_143_kb_is_read_downscaled_and_kept_small(
     before = served.begin()
     kept = served.kept()
 
-    replies = await served.send(FILES["png-49-megapixels"], "what is on the plan?")
+    replies = await served.send(hostile_files()["png-49-megapixels"], "what is on the plan?")
 
     assert len(replies) == 1  # the answer, with nothing to say about the file
     [image] = images_in(served.request_for("what is on the plan?"))
@@ -129,7 +129,7 @@ async def test_an_image_too_large_to_decode_is_refused_undecoded_saying_why(
 ) -> None:
     before = served.begin()
     kept = served.kept()
-    item = FILES[name]
+    item = hostile_files()[name]
     caption = f"print {item.name}"
 
     notice, answer = await served.send(item, caption)
@@ -152,7 +152,7 @@ async def test_an_svg_sent_as_a_file_reaches_the_model_as_its_text(
 ) -> None:
     before = served.begin()
     kept = served.kept()
-    item = FILES[name]
+    item = hostile_files()[name]
     caption = f"read {item.name}"
 
     replies = await served.send(item, caption)
@@ -172,7 +172,7 @@ async def test_six_49_megapixel_pngs_from_three_persons_at_once_are_all_answered
     served: Served,
 ) -> None:
     before = served.begin()
-    bomb = FILES["png-49-megapixels"]
+    bomb = hostile_files()["png-49-megapixels"]
     sent = [(chat, f"plan {number} from {chat}") for chat in PEOPLE for number in (1, 2)]
 
     for chat, caption in sent:

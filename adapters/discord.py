@@ -33,6 +33,7 @@ from adapters.chunking import split_message
 from adapters.discord_commands import ApplicationCommands
 from adapters.discord_gateway import BoundedGateway
 from adapters.discord_inbound import to_inbound
+from adapters.discord_payloads import completing
 from adapters.long_reply import FILE_NAME, caption, file_bytes, goes_as_file
 from config.settings import DiscordSettings
 
@@ -45,6 +46,10 @@ READY_TIMEOUT = 60.0
 CLOSE_TIMEOUT = 10.0
 # The typing indicator stops by itself after this long if no reply ever comes (/stop).
 TYPING_LIMIT = 300.0
+# What discord.py raises building its user and application from an answer missing a field it
+# indexes: Discord's published example application (developers/resources/application.mdx)
+# has a team member without `role`, which discord.py's TeamMember reads.
+LOGIN_PARSE_ERRORS = (KeyError, TypeError, ValueError)
 
 
 def allowed_mentions(settings: DiscordSettings) -> discord.AllowedMentions:
@@ -59,6 +64,7 @@ class _Client(discord.Client):
     def __init__(self, adapter: DiscordAdapter, **options: Any) -> None:
         # Debug events let every received frame (heartbeat ACKs included) be seen.
         super().__init__(enable_debug_events=True, **options)
+        completing(self)
         self.adapter = adapter
         self.last_frame = asyncio.get_running_loop().time()
 
@@ -185,6 +191,13 @@ class DiscordAdapter(Adapter):
         assert self.settings.token is not None
         try:
             await client.login(self.settings.token.get_secret_value())
+        except LOGIN_PARSE_ERRORS as exc:
+            await client.close()
+            raise AdapterFailed(
+                "discord.py could not read Discord's answer about this bot at login "
+                f"(GET /users/@me, /oauth2/applications/@me: {type(exc).__name__}: {exc}); "
+                "kioku cannot use the bot until discord.py reads that shape"
+            ) from None
         except BaseException:
             await client.close()
             raise

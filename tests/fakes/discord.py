@@ -13,10 +13,17 @@ One guild (`GUILD_ID`) with a text channel (`CHANNEL_ID`), a public thread under
 `rate_limit(times)` answers the next sends with 429 (retry_after, X-RateLimit headers,
 `Via` so discord.py believes Discord sent it), `refuse(status)` fails the next send,
 `drop_connection(code)` closes the socket, `go_silent()` makes the live connection stop
-acknowledging heartbeats and dispatching, `send_raw(frame)` sends any bytes as a frame.
+acknowledging heartbeats and dispatching, `send_raw(frame)` sends any bytes as a frame and
+`inject(payload)` any gateway payload (a recorded one) exactly as given.
 Files: `attachment(name, type, data)` (and `voice_message(data, seconds)`) serve `data`
 at the attachment's `url` on this server, as Discord's CDN does; `refuse_downloads`
 answers the next downloads with an error status.
+
+The world is a recorded one (tests/fixtures/recorded/discord/, see PROVENANCE.md): the bot,
+guild, channels and role are those of the recorded READY and GUILD_CREATE, which the fake
+sends as recorded but for the session id and resume URL (its own); messages start from a
+recorded MESSAGE_CREATE. Only the people (ALICE, strangers) and message ids are made here.
+
 Application commands: `PUT`/`GET` of the global and guild command lists are kept in
 `commands` (by scope: "global" or the guild id) and logged in `command_puts`;
 `refuse_commands(status)` fails the next upserts. `interact(interaction(name, value))`
@@ -53,14 +60,33 @@ def snowflake() -> int:
     return ((int(time.time() * 1000) - DISCORD_EPOCH_MS) << 22) | (next(_counter) % 4096)
 
 
-BOT_ID = snowflake()
-APP_ID = BOT_ID
-OWNER_ID = snowflake()
-GUILD_ID = snowflake()
-CHANNEL_ID = snowflake()
-OTHER_CHANNEL_ID = snowflake()
-THREAD_ID = snowflake()
-BOT_ROLE_ID = snowflake()
+def recorded(name: str) -> dict[str, Any]:
+    """A recorded gateway payload (a whole frame), freshly loaded."""
+    return json.loads((RECORDED / name).read_text())
+
+
+def recorded_answer(name: str) -> dict[str, Any]:
+    """A recorded REST answer (tests/fixtures/recorded/discord/rest/), freshly loaded."""
+    return json.loads((RECORDED / "rest" / name).read_text())
+
+
+_READY = recorded("ready.json")["d"]
+_GUILD = recorded("guild_create.json")["d"]
+_MESSAGE = recorded("message_create_guild_unaddressed.json")["d"]
+
+BOT_ID = int(_READY["user"]["id"])
+APP_ID = int(_READY["application"]["id"])
+OWNER_ID = int(_GUILD["owner_id"])
+GUILD_ID = int(_GUILD["id"])
+CHANNEL_ID = int(_GUILD["channels"][1]["id"])
+OTHER_CHANNEL_ID = int(_GUILD["channels"][2]["id"])
+THREAD_ID = int(_GUILD["threads"][0]["id"])
+BOT_ROLE_ID = next(
+    int(role)
+    for member in _GUILD["members"]
+    if member["user"]["id"] == str(BOT_ID)
+    for role in member["roles"]
+)
 ALICE_ID = snowflake()
 ALICE_DM_ID = snowflake()
 
@@ -76,7 +102,7 @@ def user(user_id: int, name: str, *, bot: bool = False) -> dict[str, Any]:
     }
 
 
-BOT_USER = user(BOT_ID, "kioku", bot=True)
+BOT_USER: dict[str, Any] = _READY["user"]
 ALICE = user(ALICE_ID, "alice")
 
 
@@ -170,6 +196,8 @@ class FakeDiscord:
     opened_dms: list[int] = field(default_factory=list)
     # The application's flags: 1 << 19 is the Message Content intent turned on (limited).
     app_flags: int = 1 << 19
+    application: dict[str, Any] | None = None
+    """The answer to GET /oauth2/applications/@me instead of the fake's own (a recorded one)."""
 
     def __post_init__(self) -> None:
         self._runner: web.AppRunner | None = None
@@ -289,6 +317,16 @@ class FakeDiscord:
         assert self._live is not None, "no live gateway connection"
         await self._live.ws.send_frame(frame, kind)
 
+    async def inject(self, payload: str) -> None:
+        """Send a gateway payload (a whole frame's JSON) on the live connection exactly as
+        given: its sequence number, nulls and unknown keys included. An interaction's token
+        answers from then on, as Discord's does once it has dispatched the interaction."""
+        assert self._live is not None, "no live gateway connection"
+        frame = json.loads(payload)
+        if frame.get("t") == "INTERACTION_CREATE":
+            self._interactions[frame["d"]["token"]] = frame["d"]
+        await self._live.ws.send_str(payload)
+
     async def push(self, message: dict[str, Any]) -> dict[str, Any]:
         await self._dispatch("MESSAGE_CREATE", message)
         return message
@@ -310,31 +348,22 @@ class FakeDiscord:
         reply_to: dict[str, Any] | None = None,
         message_id: int | None = None,
     ) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "id": str(message_id or snowflake()),
-            "channel_id": str(channel_id),
-            "author": author,
-            "content": content,
-            "timestamp": _now_iso(),
-            "edited_timestamp": None,
-            "tts": False,
-            "mention_everyone": False,
-            "mentions": mentions or [],
-            "mention_roles": [str(role) for role in mention_roles or []],
-            "attachments": attachments or [],
-            "embeds": [],
-            "pinned": False,
-            "type": 0,
-        }
+        data = copy.deepcopy(_MESSAGE)
+        data.update(
+            id=str(message_id or snowflake()),
+            channel_id=str(channel_id),
+            author=author,
+            content=content,
+            timestamp=_now_iso(),
+            nonce=str(snowflake()),
+            mentions=mentions or [],
+            mention_roles=[str(role) for role in mention_roles or []],
+            attachments=attachments or [],
+        )
         if guild:
-            data["guild_id"] = str(GUILD_ID)
-            data["member"] = {
-                "roles": [],
-                "joined_at": _now_iso(),
-                "deaf": False,
-                "mute": False,
-                "flags": 0,
-            }
+            data["member"]["roles"] = []
+        else:
+            del data["guild_id"], data["member"]
         if reply_to is not None:
             data["type"] = 19
             data["message_reference"] = {
@@ -404,8 +433,8 @@ class FakeDiscord:
         `channel_id`, default CHANNEL_ID), "dm" (the bot's DM with them) or "private" (a DM
         between people, through a user-installed app).
         The recorded payload with this fake's ids; see PROVENANCE.md for what changes."""
-        recorded = "guild" if where == "guild" else "private_channel"
-        data = json.loads((RECORDED / f"interaction_slash_command_{recorded}.json").read_text())
+        source = "guild" if where == "guild" else "private_channel"
+        data = recorded(f"interaction_slash_command_{source}.json")["d"]
         interaction_id = str(snowflake())
         data.update(id=interaction_id, application_id=str(APP_ID), token=f"token-{snowflake()}")
         registered = self._registered(name, where == "guild")
@@ -483,9 +512,11 @@ class FakeDiscord:
     async def _me(self, request: web.Request) -> web.Response:
         if request.headers.get("Authorization") != f"Bot {self.token}":
             return _json({"message": "401: Unauthorized", "code": 0}, 401)
-        return _json({**BOT_USER, "verified": True, "mfa_enabled": False, "flags": 0})
+        return _json(BOT_USER)  # the recorded READY's user: the same object
 
     async def _application(self, request: web.Request) -> web.Response:
+        if self.application is not None:
+            return _json(self.application)
         return _json(
             {
                 "id": str(APP_ID),
@@ -517,16 +548,18 @@ class FakeDiscord:
                 "X-RateLimit-Bucket": "fake-bucket",
                 "X-RateLimit-Scope": "user",
             }
-            limited = {"message": "You are being rate limited.", "retry_after": self._retry_after}
-            return _json({**limited, "global": False}, 429, headers)
+            limited = recorded_answer("rate_limited_docs_example.json")
+            return _json({**limited, "retry_after": self._retry_after}, 429, headers)
         post = Post(channel, body, files)
         self.posts.append(post)
         self._post_queue.put_nowait(post)
-        sent = self.message(
-            body.get("content") or "",
-            channel_id=int(channel),
-            author=BOT_USER,
-            guild=channel != str(ALICE_DM_ID),
+        sent = recorded_answer("create_message.json")
+        sent.update(
+            id=str(snowflake()),
+            channel_id=channel,
+            content=body.get("content") or "",
+            timestamp=_now_iso(),
+            mentions=[],
         )
         return _json(sent)
 
@@ -688,14 +721,8 @@ class FakeDiscord:
     async def _identify(self, connection: _Connection) -> None:
         session = f"session-{snowflake()}"
         self._sessions.add(session)
-        ready = {
-            "v": 10,
-            "user": BOT_USER,
-            "guilds": [{"id": str(GUILD_ID), "unavailable": True}],
-            "session_id": session,
-            "resume_gateway_url": self.gateway_url,
-            "application": {"id": str(APP_ID), "flags": 0},
-        }
+        ready = {**copy.deepcopy(_READY), "session_id": session}
+        ready["resume_gateway_url"] = self.gateway_url
         await self._send(connection, "READY", ready)
         await self._send(connection, "GUILD_CREATE", self._guild())
         await self._count_ready()
@@ -724,79 +751,4 @@ class FakeDiscord:
         await connection.ws.send_json({"op": 0, "t": event, "s": self._seq, "d": data})
 
     def _guild(self) -> dict[str, Any]:
-        channel = {
-            "id": str(CHANNEL_ID),
-            "type": 0,
-            "guild_id": str(GUILD_ID),
-            "name": "general",
-            "position": 0,
-            "permission_overwrites": [],
-            "nsfw": False,
-            "parent_id": None,
-        }
-        other = {**channel, "id": str(OTHER_CHANNEL_ID), "name": "random", "position": 1}
-        thread = {
-            "id": str(THREAD_ID),
-            "type": 11,
-            "guild_id": str(GUILD_ID),
-            "parent_id": str(CHANNEL_ID),
-            "owner_id": str(ALICE_ID),
-            "name": "a thread",
-            "message_count": 0,
-            "member_count": 1,
-            "rate_limit_per_user": 0,
-            "thread_metadata": {
-                "archived": False,
-                "auto_archive_duration": 1440,
-                "archive_timestamp": _now_iso(),
-                "locked": False,
-            },
-        }
-        role = {
-            "id": str(BOT_ROLE_ID),
-            "name": "kioku",
-            "color": 0,
-            "hoist": False,
-            "position": 1,
-            "permissions": "0",
-            "managed": True,
-            "mentionable": True,
-        }
-        everyone = {**role, "id": str(GUILD_ID), "name": "@everyone", "position": 0}
-        return {
-            "id": str(GUILD_ID),
-            "name": "kioku test guild",
-            "owner_id": str(OWNER_ID),
-            "unavailable": False,
-            "member_count": 2,
-            "large": False,
-            "roles": [everyone, role],
-            "channels": [channel, other],
-            "threads": [thread],
-            "members": [
-                {
-                    "user": BOT_USER,
-                    "roles": [str(BOT_ROLE_ID)],
-                    "joined_at": _now_iso(),
-                    "deaf": False,
-                    "mute": False,
-                    "flags": 0,
-                }
-            ],
-            "emojis": [],
-            "stickers": [],
-            "features": [],
-            "voice_states": [],
-            "presences": [],
-            "stage_instances": [],
-            "guild_scheduled_events": [],
-            "premium_tier": 0,
-            "verification_level": 0,
-            "default_message_notifications": 0,
-            "explicit_content_filter": 0,
-            "mfa_level": 0,
-            "nsfw_level": 0,
-            "preferred_locale": "en-US",
-            "system_channel_flags": 0,
-            "joined_at": _now_iso(),
-        }
+        return copy.deepcopy(_GUILD)

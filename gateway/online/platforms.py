@@ -34,8 +34,13 @@ MESSAGE_CONTENT_FLAGS = (1 << 18) | (1 << 19)
 
 
 def discord_invite_url(application_id: str) -> str:
-    """The OAuth2 URL that adds the bot to a server with the permissions kioku uses."""
-    query = {"client_id": application_id, "scope": "bot", "permissions": DISCORD_PERMISSIONS}
+    """The OAuth2 URL that adds the bot to a server with the permissions kioku uses, and
+    its slash commands (`applications.commands`)."""
+    query = {
+        "client_id": application_id,
+        "scope": "bot applications.commands",
+        "permissions": DISCORD_PERMISSIONS,
+    }
     return "https://discord.com/oauth2/authorize?" + urlencode(query)
 
 

@@ -110,11 +110,11 @@ async def test_discord_without_the_message_content_intent_says_how_to_turn_it_on
     assert not verdict.ok and "Message Content Intent" in verdict.fix
 
 
-async def test_the_invite_url_asks_for_the_bot_scope_and_the_adapters_permissions() -> None:
+async def test_the_invite_url_asks_for_the_bot_and_commands_scopes_and_permissions() -> None:
     query = parse_qs(urlsplit(discord_invite_url("123456789012345678")).query)
     assert query == {
         "client_id": ["123456789012345678"],
-        "scope": ["bot"],
+        "scope": ["bot applications.commands"],
         "permissions": [str(DISCORD_PERMISSIONS)],
     }
     # View Channels, Send Messages, Attach Files, Read Message History, Send in Threads.

@@ -35,6 +35,8 @@ from typing import Any
 import aiohttp
 from aiohttp import WSMsgType, web
 
+from adapters.slack_scopes import SCOPES
+
 TEAM = "T0TEAM"
 BOT_USER = "U0KIOKU"
 BOT_ID = "B0KIOKU"
@@ -86,6 +88,8 @@ class FakeSlack:
     bot_token: str = "xoxb-test"
     downloads: list[Download] = field(default_factory=list)
     uploads: dict[str, bytes] = field(default_factory=dict)  # file id -> bytes (files_upload_v2)
+    # What every answer's x-oauth-scopes header says the token has: all kioku uses.
+    scopes: str = ",".join(SCOPES)
 
     def __post_init__(self) -> None:
         self._ratelimited: dict[str, int] = {}
@@ -297,7 +301,8 @@ class FakeSlack:
             )
         if method in self._errors:
             return web.json_response({"ok": False, "error": self._errors[method]})
-        return web.json_response({"ok": True, **self._answer(method, args)})
+        scopes = {"x-oauth-scopes": self.scopes}
+        return web.json_response({"ok": True, **self._answer(method, args)}, headers=scopes)
 
     def _answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
         if method == "auth.test":

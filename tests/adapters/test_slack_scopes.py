@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from adapters.slack_scopes import SCOPES, missing_scopes
+from pathlib import Path
+
+from adapters.slack_scopes import SCOPES, SCOPES_FOR_SETTINGS, missing_scopes
 
 EVERY = frozenset(SCOPES)
 
@@ -22,3 +24,9 @@ def test_files_write_is_wanted_only_when_long_replies_go_as_files() -> None:
     wanted = missing_scopes(EVERY, frozenset({"media.long_replies_as_file"}))
     assert list(wanted) == ["files:write"]
     assert "media.long_replies_as_file = true" in wanted["files:write"]
+
+
+def test_docs_slack_md_lists_every_scope_kioku_uses() -> None:
+    manual = (Path(__file__).resolve().parents[2] / "docs" / "slack.md").read_text()
+    for scope in [*SCOPES, *SCOPES_FOR_SETTINGS]:
+        assert f"| `{scope}` |" in manual

@@ -41,9 +41,10 @@ MAX_EVENT_BYTES = 1024 * 1024
 # null` (tests/fixtures/recorded/slack/app_mention_enterprise_null.json,
 # block_actions_enterprise_null.json). Refused is only what slack-bolt would fail on while
 # building its request (slack_bolt/request/internals.py `build_context` and the extract_*
-# functions it calls), matching listeners (slack_bolt/request/payload_utils.py `is_event`,
-# listener_matcher/builtins.py `_matches`) and skipping its own events
-# (middleware/ignoring_self_events: `req.body.get("event", {}).get("bot_id")`).
+# functions it calls), matching listeners (slack_bolt/request/payload_utils.py `is_event`)
+# and skipping its own events (middleware/ignoring_self_events). A body bolt can read but
+# no listener takes (an unknown type, an event without one) is acknowledged and ignored:
+# adapters/slack_unread.py.
 
 # Read by internals.py as an id or an object holding one: `"id" in org`, then `org.get("id")`
 # (extract_enterprise_id, extract_team_id, extract_user_id, extract_channel_id).
@@ -147,17 +148,13 @@ def _socket_payload(message: Any) -> Any:
 
 def _check_body(body: Any) -> None:
     """`body` (an Events API body or an interactive payload) is an object slack-bolt can
-    build its request from; an event in it is an object that says its type."""
+    build its request from and dispatch."""
     if not isinstance(body, dict):
         raise Malformed(f"the body is a JSON {type(body).__name__}, not an object")
-    if "event" in body:
-        # payload_utils.is_event: `"type" in body["event"]`; builtins._matches compares the
-        # type with each listener's (a pattern listener: `re.search`, a string only).
-        event = body["event"]
-        if not isinstance(event, dict):
-            raise Malformed(f"the body's event is {_kind(event)}, not an object")
-        if not isinstance(event.get("type"), str):
-            raise Malformed(f"the body's event type is {_kind(event.get('type'))}, not a string")
+    if "event" in body and not isinstance(body["event"], dict):
+        # ignoring_self_events: `req.body.get("event", {}).get("bot_id")`, null included;
+        # payload_utils.is_event: `"type" in body["event"]`.
+        raise Malformed(f"the body's event is {_kind(body['event'])}, not an object")
     for name, null_refused in _FIRST_IS_OBJECT.items():
         if name not in body or (body[name] is None and not null_refused):
             continue

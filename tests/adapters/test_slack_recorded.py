@@ -216,7 +216,7 @@ async def expect(served: Served, name: str, posted: int, downloads: int) -> None
     assert sorted({d.file_id for d in fetched}) == sorted(expected.downloads)
 
 
-def test_every_recorded_payload_has_an_expectation() -> None:
+async def test_every_recorded_payload_has_an_expectation() -> None:
     names = {path.stem for path in RECORDED.glob("*.json")}
     assert names - set(EXPECTED) == {name for name in names if name.startswith(NOT_EVENTS)}
     assert set(EXPECTED) <= names
@@ -250,7 +250,7 @@ async def test_a_recorded_http_body_is_answered_once_or_ignored_cleanly(
     await expect(http_mode, name, posted, downloads)
 
 
-def test_the_corpus_keeps_slacks_nulls() -> None:
+async def test_the_corpus_keeps_slacks_nulls() -> None:
     [authorization] = recorded("app_mention_enterprise_null")["authorizations"]
     assert authorization["enterprise_id"] is None
     assert recorded("block_actions_enterprise_null")["enterprise"] is None

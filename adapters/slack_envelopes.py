@@ -5,11 +5,12 @@ slack-bolt's HTTP handler decodes each body the same way, neither with a limit: 
 nested past Python's recursion limit fails with a traceback at ERROR, and bolt's
 request-building reads fields of the envelope as if their types were right. Here an
 envelope (a Socket Mode message or an HTTP body) is checked for size and nesting, decoded
-once, and its shape checked where bolt reads it (`read_envelope`); one that fails is
-dropped with a log line (`slack_event_malformed`). Over HTTP a body is read only up to
-MAX_EVENT_BYTES (413 past it), its signature verified (401) before it is decoded, and a
-body that is not an event gets 400 (one that is not even UTF-8 gets it at once: it can be
-neither signed text nor an event).
+once, and its shape checked where bolt reads it (`read_envelope`): only what bolt would
+fail on is refused, since Slack leaves optional fields out or sends them as null. One that
+fails is dropped with a log line (`slack_event_malformed`). Over HTTP a body is read only
+up to MAX_EVENT_BYTES (413 past it), its signature verified (401) before it is decoded,
+and a body bolt could not read gets 400 (one that is not even UTF-8 gets it at once: it
+can be neither signed text nor an event).
 """
 
 from __future__ import annotations
@@ -108,9 +109,10 @@ class BoundedSocketModeHandler(AsyncSocketModeHandler):
 
 
 def read_envelope(raw: str, *, socket_mode: bool = False) -> dict[str, Any] | None:
-    """The decoded envelope, or None (logged) when it is over a limit or of a shape that
-    is not Slack's: a Socket Mode message `{"type", "envelope_id", "payload"}` whose
-    payload is an Events API body, or (over HTTP) the body itself."""
+    """The decoded envelope, or None (logged) when it is over a limit or of a shape
+    slack-bolt would fail on: a Socket Mode message `{"type", "envelope_id", "payload"}`
+    whose payload is an Events API body or an interactive payload, or (over HTTP) the body
+    itself."""
     try:
         size = len(raw.encode())
         if size > MAX_EVENT_BYTES:
@@ -136,7 +138,7 @@ def _socket_payload(message: Any) -> Any:
         raise Malformed("a Socket Mode message that is not an object with a string type")
     if "payload" not in message:
         return None
-    if not isinstance(message.get("envelope_id"), str):
+    if not isinstance(message.get("envelope_id"), str):  # what the acknowledgement names
         raise Malformed("a Socket Mode message whose envelope_id is not a string")
     # slack_bolt/adapter/socket_mode/internals.py build_headers: the retry reason becomes a
     # header, which build_normalized_headers takes only as a string (or a list).

@@ -227,12 +227,16 @@ class FakeSlack:
         chunked: bool = False,
         **extra: Any,
     ) -> dict[str, Any]:
-        """A `files` item served here; `declared` is the size Slack claims (default: the
-        real one), `served_as` the download's Content-Type (default: `mimetype`);
-        `chunked` sends the bytes without a Content-Length."""
+        """A `files` item served here, the recorded one of file_share_photo_channel.json
+        without what describes that photo (its thumbnails and size); `declared` is the
+        size Slack claims (default: the real one), `served_as` the download's
+        Content-Type (default: `mimetype`); `chunked` sends the bytes without a
+        Content-Length."""
         file_id = f"F{len(self._files) + 1:08d}"
         self._files[file_id] = (data, served_as or mimetype, chunked)
-        return {
+        [shape] = recorded("file_share_photo_channel")["event"]["files"]
+        kept = {k: v for k, v in shape.items() if not k.startswith(("thumb_", "original_"))}
+        return kept | {
             "id": file_id,
             "name": name,
             "title": name,

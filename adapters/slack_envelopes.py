@@ -10,7 +10,8 @@ fail on is refused, since Slack leaves optional fields out or sends them as null
 fails is dropped with a log line (`slack_event_malformed`). Over HTTP a body is read only
 up to MAX_EVENT_BYTES (413 past it), its signature verified (401) before it is decoded,
 and a body bolt could not read gets 400 (one that is not even UTF-8 gets it at once: it
-can be neither signed text nor an event).
+can be neither signed text nor an event). A form-encoded body, a slash command, is decoded
+and checked by `slack_commands.read_form` instead, after the same limit and signature check.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from slack_sdk.signature import SignatureVerifier
 from slack_sdk.socket_mode.aiohttp import SocketModeClient
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack_commands import check_command, read_form
 from config.limits import loads
 
 log = structlog.get_logger("kioku.slack")
@@ -59,6 +61,8 @@ _INNER = ("event", "message", "previous_message", "item", "assistant_thread")
 _FIRST_IS_OBJECT = {"authorizations": False, "response_urls": True}  # name -> null refused
 
 PROBLEM_CHARS = 200
+FORM = "application/x-www-form-urlencoded"
+"""How Slack posts a slash command (and its `ssl_check`) over HTTP."""
 
 
 class Malformed(ValueError):
@@ -120,8 +124,10 @@ def read_envelope(raw: str, *, socket_mode: bool = False) -> dict[str, Any] | No
         envelope = loads(raw, what="the envelope")
         if not socket_mode:
             _check_body(envelope)
+            _check_if_command(envelope)
         elif (body := _socket_payload(envelope)) is not None:
             _check_body(body)
+            _check_if_command(body)
     except ValueError as problem:  # Malformed, InputRefused, JSONDecodeError, UnicodeError
         log.warning("slack_event_malformed", problem=str(problem)[:PROBLEM_CHARS])
         return None
@@ -171,6 +177,12 @@ def _check_body(body: Any) -> None:
         _check_ids("the body's first authorization", authorizations[0])
 
 
+def _check_if_command(body: dict[str, Any]) -> None:
+    """bolt takes any body holding a `command` for a slash command: check it as one."""
+    if "command" in body:
+        check_command(body)
+
+
 def _check_ids(where: str, holder: dict[str, Any]) -> None:
     """The ids internals.py reads in `holder` and the objects it recurses into."""
     for name in _IDS:
@@ -206,12 +218,20 @@ def events_app(app: AsyncApp, path: str, signing_secret: str) -> web.Application
         ):
             log.warning("slack_request_refused", remote=request.remote)
             return web.Response(status=401, text="invalid request signature")
-        if read_envelope(text) is None:
+        body: str | dict[str, str] | None
+        if request.content_type == FORM:
+            # bolt takes a decoded body only as "socket_mode", whose one effect is to skip
+            # its signature check, done above.
+            body, mode = read_form(text), "socket_mode"
+        else:
+            body, mode = (None if read_envelope(text) is None else text), "http"
+        if body is None:
             return web.Response(status=400, text="the body is not an event kioku reads")
         bolt_request = AsyncBoltRequest(
-            body=text,
+            body=body,
             query=request.query_string,
             headers=request.headers,  # type: ignore[arg-type]
+            mode=mode,
         )
         return await to_aiohttp_response(await app.async_dispatch(bolt_request))
 

@@ -137,20 +137,22 @@ def attachments(message: Message) -> tuple[Attachment, ...]:
 
 
 def check(message: Message) -> None:
-    """The file fields read here have the Bot API's types."""
+    """The file fields read here have the Bot API's types (core.telegram.org/bots/api:
+    PhotoSize, Animation, Audio, Document, Video, VideoNote, Voice); `file_unique_id`,
+    thumbnails and the rest are not read, so not checked."""
     sources = [*message.photo, *(getattr(message, attr) for attr, *_ in _FILES)]
     for source in sources:
         if source is None:
             continue
-        require(str, source, "file_id")
-        require(int, source, "file_size", optional=True)
-        for name in ("file_name", "mime_type"):
+        require(str, source, "file_id")  # file_id: String
+        require(int, source, "file_size", optional=True)  # Optional. Integer (may pass 2^31)
+        for name in ("file_name", "mime_type"):  # Optional. String
             if hasattr(source, name):
                 require(str, source, name, optional=True)
-        for name in ("width", "height", "length"):
+        for name in ("width", "height", "length"):  # Integer where the type has them
             if hasattr(source, name):
                 require(int, source, name)
-        _seconds(source)
+        _seconds(source)  # duration: Integer seconds
 
 
 def _photo(sizes: tuple[PhotoSize, ...]) -> Attachment:

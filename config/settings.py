@@ -198,6 +198,10 @@ class TelegramSettings(PlatformSettings):
     streaming: bool = Field(False, description="edit the reply as it grows (at most once a second)")
 
 
+# A Discord snowflake: 17 to 20 digits for any server made since 2015.
+GUILD_ID = re.compile(r"[0-9]{15,20}")
+
+
 class DiscordSettings(PlatformSettings):
     """The Discord adapter (discord.py); it starts when `token` is set."""
 
@@ -210,6 +214,11 @@ class DiscordSettings(PlatformSettings):
     channels: list[str] = Field(
         default_factory=list, description="channel ids kioku answers in; empty: every channel"
     )
+    command_guilds: list[str] = Field(
+        default_factory=list,
+        description="guild ids to register the slash commands in (they show at once there); "
+        "empty: registered globally",
+    )
     allow_mass_mentions: bool = Field(
         False, description="let replies ping @everyone, @here and roles"
     )
@@ -220,6 +229,25 @@ class DiscordSettings(PlatformSettings):
         description="seconds without a frame from Discord's gateway (heartbeat acks "
         "included) before kioku replaces the connection",
     )
+
+    @field_validator("command_guilds", mode="before")
+    @classmethod
+    def _guild_ids(cls, value: object) -> object:
+        """Ids may be written as TOML numbers; each must be a Discord snowflake."""
+        if not isinstance(value, list):
+            return value
+        ids = [
+            str(item) if isinstance(item, int) and not isinstance(item, bool) else item
+            for item in value
+        ]
+        for item in ids:
+            if not isinstance(item, str) or not GUILD_ID.fullmatch(item):
+                raise ValueError(
+                    f"{item!r} is not a Discord server id: give the number Discord shows with "
+                    "Developer Mode on (right-click the server → Copy Server ID), "
+                    'e.g. command_guilds = ["123456789012345678"]'
+                )
+        return ids
 
 
 class SlackSettings(PlatformSettings):

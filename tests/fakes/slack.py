@@ -14,6 +14,11 @@ Files: `file(data, name, mimetype)` makes a `files` item whose `url_private_down
 this server serves `data` to a request bearing `bot_token` (401 otherwise), `hosted`
 serves the files of a recorded payload; `downloads` records who asked, and
 `fail_downloads` / `redirect_downloads` script the next answers.
+Slash commands:
+`slash_command` builds one whose `response_url` is served here (what is posted there is
+in `responses`; `refuse_responses` makes the next ones fail), `push_command` sends it as
+a `slash_commands` envelope, `form_body` encodes it as Slack posts one over HTTP; `dms`
+names each user's DM channel with the bot (`conversations.open`, default `D0DM`).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import hmac
 import itertools
 import json
 import time
+import urllib.parse
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -72,6 +78,14 @@ class Download:
     authorization: str
 
 
+@dataclass(frozen=True)
+class Response:
+    """One message posted to a slash command's `response_url`."""
+
+    command: str  # the path part naming the command it answers
+    body: dict[str, Any]
+
+
 @dataclass
 class _Socket:
     ws: web.WebSocketResponse
@@ -88,6 +102,8 @@ class FakeSlack:
     bot_token: str = "xoxb-test"
     downloads: list[Download] = field(default_factory=list)
     uploads: dict[str, bytes] = field(default_factory=dict)  # file id -> bytes (files_upload_v2)
+    dms: dict[str, str] = field(default_factory=dict)  # user -> DM channel with the bot
+    responses: list[Response] = field(default_factory=list)  # posted to response_urls
     # What every answer's x-oauth-scopes header says the token has: all kioku uses.
     scopes: str = ",".join(SCOPES)
 
@@ -101,6 +117,7 @@ class FakeSlack:
         self.port = 0
         self._files: dict[str, tuple[bytes, str, bool]] = {}  # id -> bytes, type, chunked
         self._download_faults: list[web.Response] = []
+        self._response_faults: list[int] = []
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -110,6 +127,7 @@ class FakeSlack:
         app.router.add_get("/socket", self._socket)
         app.router.add_get("/files-pri/{team}-{file}/download/{name}", self._download)
         app.router.add_post("/upload/{file_id}", self._upload)
+        app.router.add_post("/commands/{team}/{command}/{secret}", self._respond)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -276,6 +294,62 @@ class FakeSlack:
         said = {"channel": channel, "user": user, "text": f"<@{BOT_USER}> {text}"}
         return event | said | {"ts": ts, "event_ts": ts} | extra
 
+    # -- slash commands ---------------------------------------------------------------------------
+
+    def slash_command(
+        self, user: str, command: str, text: str = "", *, channel: str = "D0DM", **extra: Any
+    ) -> dict[str, Any]:
+        """A slash command as Slack sends it (the shape of the recorded
+        tests/fixtures/recorded/slack/slash_command_*.json), answerable on this server."""
+        serial = next(self._ts)
+        return {
+            "token": "verification-token",
+            "team_id": TEAM,
+            "team_domain": "test",
+            "channel_id": channel,
+            "channel_name": "directmessage" if channel.startswith("D") else "general",
+            "user_id": user,
+            "user_name": user.lower(),
+            "command": command,
+            "text": text,
+            "api_app_id": "A0KIOKU",
+            "is_enterprise_install": "false",
+            "response_url": f"http://127.0.0.1:{self.port}/commands/{TEAM}/{serial}/secret",
+            "trigger_id": f"{serial}.{serial}.{uuid.uuid4().hex}",
+            **extra,
+        }
+
+    async def push_command(self, payload: dict[str, Any]) -> str:
+        """Send a slash_commands envelope down the newest open socket; return its envelope id."""
+        await self.wait_for(lambda: self._open() is not None)
+        socket = self._open()
+        assert socket is not None
+        envelope_id = str(uuid.uuid4())
+        envelope = {
+            "envelope_id": envelope_id,
+            "payload": payload,
+            "type": "slash_commands",
+            "accepts_response_payload": True,
+        }
+        await socket.ws.send_str(json.dumps(envelope))
+        return envelope_id
+
+    def answers_to(self, payload: dict[str, Any]) -> list[dict[str, Any]]:
+        """What was posted to the `response_url` of `payload`, in order."""
+        path = urllib.parse.urlsplit(payload["response_url"]).path.split("/")[3]
+        return [response.body for response in self.responses if response.command == path]
+
+    def refuse_responses(self, *statuses: int) -> None:
+        """The next posts to a response_url get these statuses (Slack: 404 once used up)."""
+        self._response_faults.extend(statuses)
+
+    async def _respond(self, request: web.Request) -> web.Response:
+        self.responses.append(Response(request.match_info["command"], await request.json()))
+        await self._notify()
+        if self._response_faults:
+            return web.Response(status=self._response_faults.pop(0), text="used_url")
+        return web.Response(text="ok")
+
     # -- the server ----------------------------------------------------------------------------
 
     def _open(self) -> _Socket | None:
@@ -323,7 +397,9 @@ class FakeSlack:
         if method == "chat.postMessage":
             return {"channel": args.get("channel"), "ts": self.message_ts()}
         if method == "conversations.open":  # the DM with the bot, where `dm` writes from
-            return {"channel": {"id": "D0DM"}}
+            return {"channel": {"id": self.dms.get(str(args.get("users")), "D0DM")}}
+        if method == "chat.postEphemeral":
+            return {"message_ts": self.message_ts()}
         if method.startswith("files."):
             return self._file_answer(method, args)
         return {}
@@ -448,7 +524,13 @@ def _files_of(payload: Any) -> list[dict[str, Any]]:
     return found
 
 
-def signed_headers(secret: str, body: bytes, *, timestamp: int | None = None) -> dict[str, str]:
+def signed_headers(
+    secret: str,
+    body: bytes,
+    *,
+    timestamp: int | None = None,
+    content_type: str = "application/json",
+) -> dict[str, str]:
     """Slack's request signature: v0= HMAC-SHA256 of `v0:<timestamp>:<body>`."""
     stamp = str(int(time.time()) if timestamp is None else timestamp)
     base = b"v0:" + stamp.encode() + b":" + body
@@ -456,5 +538,10 @@ def signed_headers(secret: str, body: bytes, *, timestamp: int | None = None) ->
     return {
         "X-Slack-Request-Timestamp": stamp,
         "X-Slack-Signature": f"v0={digest}",
-        "Content-Type": "application/json",
+        "Content-Type": content_type,
     }
+
+
+def form_body(payload: dict[str, Any]) -> bytes:
+    """A slash command as Slack posts it over HTTP: form-encoded."""
+    return urllib.parse.urlencode(payload).encode()

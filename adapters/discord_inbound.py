@@ -16,7 +16,15 @@ import aiohttp
 import discord
 import structlog
 
-from adapters.base import Attachment, AttachmentKind, Fetch, FetchFailed, Inbound, TooLarge
+from adapters.base import (
+    Attachment,
+    AttachmentKind,
+    Fetch,
+    FetchFailed,
+    Inbound,
+    TooLarge,
+    kind_by_type,
+)
 from adapters.shapes import Malformed, require
 from config.settings import DiscordSettings
 
@@ -146,9 +154,7 @@ def _attachment(file: discord.Attachment) -> Attachment:
 def _kind(file: discord.Attachment, mime: str) -> AttachmentKind:
     if file.is_voice_message():
         return "voice"
-    major = mime.partition("/")[0]
-    kinds: dict[str, AttachmentKind] = {"image": "image", "audio": "audio", "video": "video"}
-    return kinds.get(major, "document")
+    return kind_by_type(mime, file.filename)
 
 
 def _fetcher(file: discord.Attachment) -> Fetch:

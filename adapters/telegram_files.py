@@ -34,7 +34,7 @@ from telegram.error import NetworkError, TelegramError, TimedOut
 from telegram.request import HTTPXRequest, RequestData
 from telegram.warnings import PTBDeprecationWarning
 
-from adapters.base import Attachment, AttachmentKind, Fetch, FetchFailed, TooLarge
+from adapters.base import Attachment, AttachmentKind, Fetch, FetchFailed, TooLarge, kind_by_type
 from adapters.shapes import Malformed, require
 
 Source = PhotoSize | Document | Voice | Audio | Video | VideoNote | Animation
@@ -118,8 +118,10 @@ def attachments(message: Message) -> tuple[Attachment, ...]:
         if source is None:
             continue
         declared_mime = getattr(source, "mime_type", None) or mime
-        if attribute == "document" and declared_mime.startswith("image/"):
-            kind, name = "image", "image"
+        if attribute == "document":  # a photo, a song or an SVG sent as a plain file
+            kind = kind_by_type(declared_mime, getattr(source, "file_name", None) or "")
+            if kind == "image":
+                name = "image"
         width, height = _dimensions(source)
         return (
             Attachment(

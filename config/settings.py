@@ -378,6 +378,15 @@ class MediaSettings(Section):
     image_max_side: int = Field(
         1568, ge=64, le=8000, description="images are downscaled so the long side is at most this"
     )
+    image_max_pixels: int = Field(
+        50_000_000,
+        ge=10_000,
+        le=89_478_485,  # Pillow's own decompression-bomb limit, Image.MAX_IMAGE_PIXELS
+        description="images with more pixels are refused undecoded; one costs 4 bytes a pixel",
+    )
+    decode_slots: int = Field(
+        1, ge=1, le=64, description="images decoded at once (each up to image_max_pixels x 4 bytes)"
+    )
     images_in_context: int = Field(
         3, ge=0, le=100, description="latest images kept as images in a session; older: text"
     )

@@ -46,6 +46,7 @@ from adapters.slack_envelopes import BoundedSocketModeHandler, events_app
 from adapters.slack_files import SlackFiles
 from adapters.slack_inbound import to_inbound
 from adapters.slack_mrkdwn import to_mrkdwn
+from adapters.slack_unread import on_error
 from config.load import ConfigError
 from config.settings import SlackSettings
 
@@ -145,7 +146,9 @@ class SlackAdapter(Adapter):
             client=client,
             signing_secret=self._signing_secret or "",
             request_verification_enabled=self._app_token is None,
+            raise_error_for_unhandled_request=True,  # for on_error to acknowledge it
         )
+        app.error(on_error)
         app.event("message")(self._on_event)
         app.event("app_mention")(self._on_event)
         self._commands = SlackCommands(client, self.deliver, self._name, self._bot_user_id)

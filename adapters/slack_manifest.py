@@ -16,20 +16,12 @@ from typing import Any
 
 import yaml
 
+from adapters import slack_scopes
 from adapters.base import MenuCommand
 
 NAME = "kioku"
 DESCRIPTION = "Your self-hosted assistant with a memory of its own"
-SCOPES = (
-    "app_mentions:read",  # mentions in channels
-    "chat:write",  # answers
-    "commands",  # slash commands
-    "files:read",  # files shared with kioku
-    "im:history",  # direct messages
-    "im:write",  # a person's DM channel (conversations.open): reminders, DM slash commands
-    "reactions:write",  # :eyes: while it works
-    "users:read",  # display names
-)
+SCOPES = tuple(sorted(slack_scopes.SCOPES))  # what each is for: adapters/slack_scopes.py
 BOT_EVENTS = ("app_mention", "message.im")
 
 

@@ -1,14 +1,20 @@
 """A fake Slack on 127.0.0.1: the Web API methods kioku calls, and a Socket Mode websocket.
 
 The real slack-bolt / slack_sdk talk to it unchanged (`base_url` = `fake.base_url`).
-Tests push Events API envelopes down the socket (or any bytes: `send_raw`), see the
-acknowledgements and every
-Web API call, make a method answer `ratelimited` (429 + Retry-After), close the
-socket or make it go silent (no pongs, nothing sent). `signed_headers` signs an HTTP
-Events API request the way Slack does. Files: `file(data, name, mimetype)` makes a
-`files` item whose `url_private_download` on this server serves `data` to a request
-bearing `bot_token` (401 otherwise); `downloads` records who asked, and
-`fail_downloads` / `redirect_downloads` script the next answers. Slash commands:
+What it sends and answers is built from payloads Slack really sent
+(tests/fixtures/recorded/slack/, `recorded`), ids re-pointed to this fake's workspace:
+`dm`, `mention`, `event_callback` and `push` fill in a recorded event, body and Socket
+Mode envelope; `auth.test`, `users.info` and the upload methods answer recorded answers.
+Tests push Events API envelopes down the socket, or any message exactly as given
+(`inject`; any bytes: `send_raw`), post any HTTP body exactly as given, signed
+(`post_raw`), see the acknowledgements and every Web API call, make a method answer
+`ratelimited` (429 + Retry-After), close the socket or make it go silent (no pongs,
+nothing sent). `signed_headers` signs an HTTP Events API request the way Slack does.
+Files: `file(data, name, mimetype)` makes a `files` item whose `url_private_download` on
+this server serves `data` to a request bearing `bot_token` (401 otherwise), `hosted`
+serves the files of a recorded payload; `downloads` records who asked, and
+`fail_downloads` / `redirect_downloads` script the next answers.
+Slash commands:
 `slash_command` builds one whose `response_url` is served here (what is posted there is
 in `responses`; `refuse_responses` makes the next ones fail), `push_command` sends it as
 a `slash_commands` envelope, `form_body` encodes it as Slack posts one over HTTP; `dms`
@@ -28,13 +34,30 @@ import urllib.parse
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
 from typing import Any
 
+import aiohttp
 from aiohttp import WSMsgType, web
+
+from adapters.slack_scopes import SCOPES
 
 TEAM = "T0TEAM"
 BOT_USER = "U0KIOKU"
 BOT_ID = "B0KIOKU"
+RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "recorded" / "slack"
+SLACK_FILES = "https://files.slack.com/"
+
+
+def recorded(name: str) -> Any:
+    """A fresh copy of tests/fixtures/recorded/slack/`name`.json (see its PROVENANCE.md)."""
+    return json.loads(_recorded_text(name))
+
+
+@cache
+def _recorded_text(name: str) -> str:
+    return (RECORDED / f"{name}.json").read_text()
 
 
 @dataclass
@@ -81,6 +104,8 @@ class FakeSlack:
     uploads: dict[str, bytes] = field(default_factory=dict)  # file id -> bytes (files_upload_v2)
     dms: dict[str, str] = field(default_factory=dict)  # user -> DM channel with the bot
     responses: list[Response] = field(default_factory=list)  # posted to response_urls
+    # What every answer's x-oauth-scopes header says the token has: all kioku uses.
+    scopes: str = ",".join(SCOPES)
 
     def __post_init__(self) -> None:
         self._ratelimited: dict[str, int] = {}
@@ -160,17 +185,33 @@ class FakeSlack:
         await self.wait_for(lambda: self._open() is not None)
         socket = self._open()
         assert socket is not None
-        envelope_id = str(uuid.uuid4())
-        envelope = {
-            "envelope_id": envelope_id,
-            "type": "events_api",
-            "accepts_response_payload": False,
-            "retry_attempt": retry,
-            "retry_reason": "timeout" if retry else "",
-            "payload": event_callback(event, event_id),
-        }
-        await socket.ws.send_str(json.dumps(envelope))
-        return envelope_id
+        message = envelope(event_callback(event, event_id), retry=retry)
+        await socket.ws.send_str(json.dumps(message))
+        return str(message["envelope_id"])
+
+    async def inject(self, message: Any) -> None:
+        """Send `message` (any JSON value: a recorded Socket Mode message) down the newest
+        open socket exactly as given."""
+        await self.send_raw(json.dumps(message).encode())
+
+    async def post_raw(
+        self, url: str, body: bytes, secret: str, headers: dict[str, str] | None = None
+    ) -> tuple[int, str]:
+        """POST `body` exactly as given to an HTTP-mode adapter's `url`, signed with
+        `secret` as Slack signs it (`headers` added); its status and text."""
+        sent = {**signed_headers(secret, body), **(headers or {})}
+        async with aiohttp.ClientSession() as http, http.post(url, data=body, headers=sent) as r:
+            return r.status, await r.text()
+
+    def hosted(self, payload: Any, data: bytes) -> Any:
+        """`payload` with every link to Slack's file host pointed at this server, each of
+        its `files` served here with `data` (as the file's own mimetype)."""
+        text = json.dumps(payload).replace(SLACK_FILES, f"http://127.0.0.1:{self.port}/")
+        moved = json.loads(text)
+        for item in _files_of(moved):
+            mimetype = item.get("mimetype") or "application/octet-stream"
+            self._files[str(item.get("id"))] = (data, mimetype, False)
+        return moved
 
     async def send_raw(self, frame: bytes, kind: WSMsgType = WSMsgType.TEXT) -> None:
         """Send `frame` down the newest open socket byte for byte, valid UTF-8 or not (a
@@ -204,12 +245,16 @@ class FakeSlack:
         chunked: bool = False,
         **extra: Any,
     ) -> dict[str, Any]:
-        """A `files` item served here; `declared` is the size Slack claims (default: the
-        real one), `served_as` the download's Content-Type (default: `mimetype`);
-        `chunked` sends the bytes without a Content-Length."""
+        """A `files` item served here, the recorded one of file_share_photo_channel.json
+        without what describes that photo (its thumbnails and size); `declared` is the
+        size Slack claims (default: the real one), `served_as` the download's
+        Content-Type (default: `mimetype`); `chunked` sends the bytes without a
+        Content-Length."""
         file_id = f"F{len(self._files) + 1:08d}"
         self._files[file_id] = (data, served_as or mimetype, chunked)
-        return {
+        [shape] = recorded("file_share_photo_channel")["event"]["files"]
+        kept = {k: v for k, v in shape.items() if not k.startswith(("thumb_", "original_"))}
+        return kept | {
             "id": file_id,
             "name": name,
             "title": name,
@@ -236,27 +281,18 @@ class FakeSlack:
         return f"{1_700_000_000 + next(self._ts)}.000100"
 
     def dm(self, user: str, text: str, *, channel: str = "D0DM", **extra: Any) -> dict[str, Any]:
-        return {
-            "type": "message",
-            "channel_type": "im",
-            "channel": channel,
-            "user": user,
-            "team": TEAM,
-            "text": text,
-            "ts": self.message_ts(),
-            **extra,
-        }
+        """The recorded message.im event (message_im_docs.json) from `user`."""
+        event = recorded("message_im_docs")["event"]
+        ts = self.message_ts()
+        said = {"channel": channel, "user": user, "text": text}
+        return event | said | {"ts": ts, "event_ts": ts} | extra
 
     def mention(self, user: str, text: str, *, channel: str = "C0CHAN", **extra: Any) -> dict:
-        return {
-            "type": "app_mention",
-            "channel": channel,
-            "user": user,
-            "team": TEAM,
-            "text": f"<@{BOT_USER}> {text}",
-            "ts": self.message_ts(),
-            **extra,
-        }
+        """The recorded app_mention event (socket_app_mention.json) from `user`."""
+        event = recorded("socket_app_mention")["payload"]["event"]
+        ts = self.message_ts()
+        said = {"channel": channel, "user": user, "text": f"<@{BOT_USER}> {text}"}
+        return event | said | {"ts": ts, "event_ts": ts} | extra
 
     # -- slash commands ---------------------------------------------------------------------------
 
@@ -343,23 +379,21 @@ class FakeSlack:
             )
         if method in self._errors:
             return web.json_response({"ok": False, "error": self._errors[method]})
-        return web.json_response({"ok": True, **self._answer(method, args)})
+        scopes = {"x-oauth-scopes": self.scopes}
+        return web.json_response({"ok": True, **self._answer(method, args)}, headers=scopes)
 
     def _answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
         if method == "auth.test":
-            return {
-                "team_id": TEAM,
-                "team": "Test",
-                "user": "kioku",
-                "user_id": BOT_USER,
-                "bot_id": BOT_ID,
-            }
+            return _answer("web_auth_test")
         if method == "apps.connections.open":
             return {"url": f"ws://127.0.0.1:{self.port}/socket"}
         if method == "users.info":
             user = str(args.get("user"))
             name = self.users.get(user, user.lower())
-            return {"user": {"id": user, "name": name, "profile": {"display_name": name}}}
+            answer = _answer("web_users_info")
+            answer["user"] |= {"id": user, "team_id": TEAM, "name": name, "real_name": name}
+            answer["user"]["profile"] |= {"display_name": name, "real_name": name, "team": TEAM}
+            return answer
         if method == "chat.postMessage":
             return {"channel": args.get("channel"), "ts": self.message_ts()}
         if method == "conversations.open":  # the DM with the bot, where `dm` writes from
@@ -405,14 +439,15 @@ class FakeSlack:
     def _file_answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
         if method == "files.getUploadURLExternal":
             file_id = f"F{len(self.made(method)):08d}"
-            return {
+            return _answer("web_files_get_upload_url_external") | {
                 "upload_url": f"http://127.0.0.1:{self.port}/upload/{file_id}",
                 "file_id": file_id,
             }
         if method == "files.completeUploadExternal":
+            [shape] = _answer("web_files_complete_upload_external")["files"]
             return {
                 "files": [
-                    {"id": item["id"], "title": item.get("title")}
+                    shape | {"id": item["id"], "title": item.get("title")}
                     for item in json.loads(args["files"])
                 ]
             }
@@ -445,18 +480,48 @@ class FakeSlack:
         return ws
 
 
-def event_callback(event: dict[str, Any], event_id: str | None = None) -> dict[str, Any]:
-    """The Events API body Slack sends for `event` (the same in Socket Mode and over HTTP)."""
-    return {
-        "token": "verification-token",
-        "team_id": TEAM,
-        "api_app_id": "A0KIOKU",
-        "type": "event_callback",
+def event_callback(event: Any, event_id: str | None = None) -> dict[str, Any]:
+    """The Events API body Slack sends for `event` (the same in Socket Mode and over HTTP):
+    the recorded one of app_mention_enterprise_null.json, with its `"enterprise_id": null`."""
+    return recorded("app_mention_enterprise_null") | {
         "event": event,
         "event_id": event_id or f"Ev{uuid.uuid4().hex[:10].upper()}",
         "event_time": int(time.time()),
-        "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}],
     }
+
+
+def envelope(payload: Any, kind: str = "events_api", *, retry: int = 0) -> dict[str, Any]:
+    """The Socket Mode message carrying `payload` (recorded: socket_app_mention.json, and
+    socket_interactive_block_actions.json for `interactive`); a retry says so, as Slack does
+    (socket_message_channels_retry.json)."""
+    if kind == "events_api":
+        message = recorded("socket_app_mention")
+        message |= {"retry_attempt": retry, "retry_reason": "timeout" if retry else ""}
+    else:
+        message = recorded("socket_interactive_block_actions") | {"type": kind}
+    return message | {"envelope_id": str(uuid.uuid4()), "payload": payload}
+
+
+def _answer(name: str) -> dict[str, Any]:
+    """A recorded Web API answer without its `ok` (`_api` adds it)."""
+    answer: dict[str, Any] = recorded(name)
+    answer.pop("ok")
+    return answer
+
+
+def _files_of(payload: Any) -> list[dict[str, Any]]:
+    """The `files` items anywhere in `payload`."""
+    found: list[dict[str, Any]] = []
+    if isinstance(payload, dict):
+        items = payload.get("files")
+        if isinstance(items, list):
+            found += [item for item in items if isinstance(item, dict)]
+        for value in payload.values():
+            found += _files_of(value)
+    elif isinstance(payload, list):
+        for value in payload:
+            found += _files_of(value)
+    return found
 
 
 def signed_headers(

@@ -126,6 +126,15 @@ async def test_a_slack_bot_token_names_the_bot_and_workspace(fakes: Fakes) -> No
     assert verdict.ok and (verdict.user_id, verdict.team) == (BOT_USER, TEAM)
 
 
+async def test_a_slack_bot_token_says_which_scopes_slack_granted_it(fakes: Fakes) -> None:
+    fakes.slack.scopes = "chat:write,files:read,files:write"  # as Slack's header spells it
+    try:
+        verdict = await check_slack("xoxb-test", fakes.slack.base_url)
+    finally:
+        fakes.slack.scopes = FakeSlack().scopes
+    assert verdict.scopes == {"chat:write", "files:read", "files:write"}
+
+
 async def test_a_refused_slack_bot_token_says_which_token_to_copy(fakes: Fakes) -> None:
     fakes.slack.refuse("auth.test", "invalid_auth")
     try:

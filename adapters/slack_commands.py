@@ -82,18 +82,26 @@ def check_command(payload: Any) -> None:
 
 
 def read_form(text: str) -> dict[str, str] | None:
-    """A form-encoded body over HTTP, decoded, or None (logged): a slash command, or the
-    `ssl_check` Slack sends to a command's URL. Decoded here, by its keys, because bolt
-    takes any body containing the word "payload" (`/remember my payload`) for an
-    interactive one and would drop the command."""
+    """A form-encoded body over HTTP, decoded, or None (logged): a slash command, the
+    `ssl_check` Slack sends to a command's URL, or an interactive payload (a button, a
+    shortcut: its one field `payload` holds JSON, which the caller reads as an envelope).
+    Decoded here, by its keys, because bolt takes any body containing the word "payload"
+    (`/remember my payload`) for an interactive one and would drop the command."""
     try:
         fields = dict(parse_qsl(text, keep_blank_values=True, max_num_fields=MAX_FORM_FIELDS))
-        if fields.get("ssl_check") != "1":
+        if fields.get("ssl_check") != "1" and not is_interactive(fields):
             check_command(fields)
     except ValueError as problem:
         log.warning("slack_event_malformed", problem=str(problem)[:PROBLEM_CHARS])
         return None
     return fields
+
+
+def is_interactive(fields: dict[str, str]) -> bool:
+    """Whether a form post is an interactive payload: Slack posts those as the single
+    field `payload` (api.slack.com/interactivity/handling#payloads); a command always
+    carries `command`."""
+    return "payload" in fields and "command" not in fields
 
 
 @dataclass

@@ -29,7 +29,7 @@ from slack_sdk.signature import SignatureVerifier
 from slack_sdk.socket_mode.aiohttp import SocketModeClient
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack_commands import check_command, read_form
+from adapters.slack_commands import check_command, is_interactive, read_form
 from config.limits import loads
 
 log = structlog.get_logger("kioku.slack")
@@ -218,11 +218,11 @@ def events_app(app: AsyncApp, path: str, signing_secret: str) -> web.Application
         ):
             log.warning("slack_request_refused", remote=request.remote)
             return web.Response(status=401, text="invalid request signature")
-        body: str | dict[str, str] | None
+        body: str | dict[str, Any] | None
         if request.content_type == FORM:
             # bolt takes a decoded body only as "socket_mode", whose one effect is to skip
             # its signature check, done above.
-            body, mode = read_form(text), "socket_mode"
+            body, mode = _form_body(text), "socket_mode"
         else:
             body, mode = (None if read_envelope(text) is None else text), "http"
         if body is None:
@@ -238,6 +238,15 @@ def events_app(app: AsyncApp, path: str, signing_secret: str) -> web.Application
     server = web.Application(client_max_size=MAX_EVENT_BYTES)
     server.router.add_post(path, receive)
     return server
+
+
+def _form_body(text: str) -> dict[str, Any] | None:
+    """A form post decoded: a slash command's fields, or an interactive payload's JSON,
+    read within the same limits as any envelope (it is what Socket Mode would carry)."""
+    fields = read_form(text)
+    if fields is None or not is_interactive(fields):
+        return fields
+    return read_envelope(fields["payload"], socket_mode=False)
 
 
 def _refused(status: int, problem: str) -> web.Response:

@@ -12,6 +12,7 @@ import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import urlencode
 
 import pytest
 import pytest_asyncio
@@ -93,12 +94,20 @@ NOT_EVENTS = ("web_", "slash_command_")
 
 
 def over_http(name: str) -> bool:
-    """Whether Slack sends this payload as an HTTP JSON body: Events API bodies, not Socket
-    Mode's own messages nor interactive payloads (those come form-encoded)."""
+    """Whether Slack sends this payload over HTTP: Events API bodies and interactive
+    payloads (form-encoded), not Socket Mode's own messages."""
     expected = EXPECTED[name]
     if expected.kind == "socket":
-        return recorded(name).get("type") == "events_api"
-    return expected.kind in ("body", "http", "event")
+        return recorded(name).get("type") in ("events_api", "interactive")
+    return expected.kind in ("body", "http", "event", "interactive")
+
+
+def form_encoded(name: str) -> bool:
+    """Interactive payloads come as the form field `payload`, not as a JSON body."""
+    kind = EXPECTED[name].kind
+    return kind == "interactive" or (
+        kind == "socket" and recorded(name).get("type") == "interactive"
+    )
 
 
 class Served(Door):
@@ -201,7 +210,10 @@ def http_body(name: str, slack: FakeSlack) -> bytes:
     """What Slack POSTs for the recorded payload."""
     payload, kind = payload_of(name, slack), EXPECTED[name].kind
     body = payload["payload"] if kind == "socket" else payload
-    return json.dumps(event_callback(body) if kind == "event" else body).encode()
+    text = json.dumps(event_callback(body) if kind == "event" else body)
+    if form_encoded(name):
+        return urlencode({"payload": text}).encode()
+    return text.encode()
 
 
 async def expect(served: Served, name: str, posted: int, downloads: int) -> None:
@@ -253,7 +265,8 @@ async def test_a_recorded_http_body_is_answered_once_or_ignored_cleanly(
     slack = http_mode.slack
     http_mode.stored = http_mode.begin()
     posted, downloads = len(slack.posted), len(slack.downloads)
-    status, text = await slack.post_raw(http_mode.url, http_body(name, slack), SECRET)
+    form = {"Content-Type": "application/x-www-form-urlencoded"} if form_encoded(name) else {}
+    status, text = await slack.post_raw(http_mode.url, http_body(name, slack), SECRET, form)
     assert status == 200 and EXPECTED[name].http_answer in text
     await expect(http_mode, name, posted, downloads)
 

@@ -83,10 +83,10 @@ def _numbers(rows: list[Any], where: str) -> npt.NDArray[np.float32]:
         raise ProviderError(
             f"{where} returned {dims}-dimension vectors; kioku takes 1 to {MAX_DIMENSIONS:,}"
         )
-    odd = next((x for row in rows for x in row if type(x) not in (int, float)), None)
-    if odd is not None:  # a string ("1e308"), true/false, null, a list: not a number
+    odd = [x for row in rows for x in row if type(x) not in (int, float)][:1]
+    if odd:  # a string ("1e308"), true/false, null, a list: not a number
         raise ProviderError(
-            f"{where} answered an embedding holding {shown(odd, 40)}, which is not a number; "
+            f"{where} answered an embedding holding {shown(odd[0], 40)}, which is not a number; "
             "check that base_url and the model are an embeddings model's"
         )
     try:

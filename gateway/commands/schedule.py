@@ -102,8 +102,9 @@ async def _page(commands: Commands, request: Request, person: str, page: int) ->
 
 
 def _number(word: str) -> bool:
-    """A page or job id as typed: ASCII digits only (int() would take "١٢" or "1_0")."""
-    return word.isascii() and word.isdigit()
+    """A page or job id as typed: ASCII digits only (int() would take "١٢" or "1_0"), at
+    most 30 of them (past 4,300, int() refuses; past 19, it is no id or page anyway)."""
+    return word.isascii() and word.isdigit() and len(word) <= 30
 
 
 def _group(request: Request) -> tuple[str, str] | None:

@@ -325,6 +325,8 @@ async def test_reminders_shows_twenty_at_a_time_and_says_how_to_see_more(rig: Ga
     past = await aiko(f"/reminders page {HUGE}")
     assert past.startswith(f"There is no page {HUGE}: you have 45")
     assert "no job" in await aiko(f"/reminders cancel {HUGE}")
+    assert "Give one job id" in await aiko("/reminders cancel " + "9" * 5000)
+    assert "Unknown /reminders" in await aiko("/reminders page " + "9" * 5000)
 
 
 async def test_the_tool_lists_twenty_at_a_time_with_the_next_page_named(rig: GatewayRig) -> None:

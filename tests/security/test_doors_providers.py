@@ -11,7 +11,6 @@ by older versions never rank, and the daemon goes on answering.
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,7 +20,7 @@ import numpy as np
 import pytest
 
 from agent.memory_providers.base import Host, ProviderError, Scope, TurnRecord
-from agent.memory_providers.builtin.embedding_answer import MAX_DIMENSIONS, answer_cap
+from agent.memory_providers.builtin.embedding_answer import answer_cap
 from agent.memory_providers.builtin.local_vectors import LocalVectors
 from config.settings import LocalVectorsSettings
 from memory.vectors.rows import NotFinite, VectorRow
@@ -30,40 +29,29 @@ from tests.fakes.embeddings_api import FakeEmbeddings
 from tests.fakes.scripted_server import Failure, Received, Step
 from tests.helpers.cli_batch import Job, Ran, kioku_batch_async
 from tests.helpers.daemon import Client, module_daemon
-from tests.helpers.hostile import ITEMS, unhandled
+from tests.helpers.hostile import ITEMS, embedding_answers, unhandled
 
 DIMS = 8
 
 
-def answer(*embeddings: Any, raw: str | None = None) -> bytes:
-    """An embeddings answer holding `embeddings` (or `raw` as the data[] list, unparsed)."""
-    data = (
-        raw
-        if raw is not None
-        else json.dumps(
-            [{"object": "embedding", "index": i, "embedding": e} for i, e in enumerate(embeddings)]
-        )
-    )
-    return f'{{"object": "list", "model": "m", "data": {data}}}'.encode()
-
-
-ROW = [0.5] * (DIMS - 1)
-REPORTED: dict[str, tuple[bytes, str]] = {
-    "nan": (answer(raw=f'[{{"index": 0, "embedding": [NaN, {json.dumps(ROW)[1:]}}}]'), "nan"),
-    "all-nan": (answer(raw='[{"index": 0, "embedding": [NaN, NaN, NaN]}]'), "nan"),
-    "1e999": (answer(raw=f'[{{"index": 0, "embedding": [1e999, {json.dumps(ROW)[1:]}}}]'), "inf"),
-    "string-1e308": (answer(["1e308", *ROW]), "'1e308', which is not a number"),
-    "1e308": (answer([1e308, *ROW]), "1e+308"),
-    "booleans": (answer([True, *ROW]), "True, which is not a number"),
-    "nulls": (answer([None, *ROW]), "None, which is not a number"),
-    "nested": (answer([[0.5], *ROW]), "which is not a number"),
-    "huge-integer": (answer(raw='[{"index": 0, "embedding": [' + "9" * 400 + "]}]"), "inf"),
-    "no-numbers": (answer([]), "0-dimension vectors"),
-    "too-long": (answer([0.5] * (MAX_DIMENSIONS + 1)), "8193-dimension vectors"),
-    "two-for-one": (answer(ROW, ROW), "2 vectors for 1 texts"),
-    "index-wrong": (answer(raw=f'[{{"index": 3, "embedding": {json.dumps(ROW)}}}]'), "index"),
-    "oversized": (answer([0.5] * 100_000), f"more than {answer_cap(1):,} bytes"),
+ANSWERS = embedding_answers(DIMS)
+SAYS = {
+    "nan": "holding nan (text 1, number 1)",
+    "all-nan": "holding nan",
+    "1e999": "holding inf",
+    "string-1e308": "holding '1e308', which is not a number",
+    "1e308": "holding 1e+308",
+    "booleans": "holding True, which is not a number",
+    "nulls": "holding None, which is not a number",
+    "nested": "holding [0.5], which is not a number",
+    "huge-integer": "holding inf",
+    "no-numbers": "returned 0-dimension vectors",
+    "too-long": "returned 8193-dimension vectors",
+    "two-for-one": "returned 2 vectors for 1 texts",
+    "index-wrong": "numbered its vectors wrongly",
+    "oversized": f"answered more than {answer_cap(1):,} bytes",
 }
+"""What `kioku providers test` says of each of `embedding_answers`."""
 ERROR_BODY = b'{"error": {"message": "' + b"x" * (4 << 20) + b'"}}'
 
 
@@ -74,7 +62,7 @@ def hostile(request: Received) -> Step:
         return Failure(500, ERROR_BODY)
     if model.startswith("item:"):
         return Failure(200, ITEMS[model[5:]])
-    return Failure(200, REPORTED[model][0])
+    return Failure(200, ANSWERS[model])
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +77,7 @@ async def _test_each(folder: Path) -> dict[str, Ran]:
     async with FakeEmbeddings(dims=DIMS) as api:
         api.fallback = hostile
         api.floods["flood"] = 50 << 20
-        models = [f"item:{name}" for name in ITEMS] + [*REPORTED, "error-body", "flood"]
+        models = [f"item:{name}" for name in ITEMS] + [*ANSWERS, "error-body", "flood"]
         env = {"KIOKU_PROVIDERS__LOCAL_VECTORS__BASE_URL": api.base_url}
         jobs = [
             Job(
@@ -114,14 +102,14 @@ def test_providers_test_fails_on_each_hostile_answer_saying_why(
     assert len(ran.stderr) < 2000
 
 
-@pytest.mark.parametrize("name", sorted(REPORTED))
+@pytest.mark.parametrize("name", sorted(SAYS))
 def test_providers_test_names_what_is_wrong_with_a_reported_answer(
     tested: dict[str, Ran], name: str
 ) -> None:
     ran = tested[name]
     ran.assert_clean()
     assert ran.code == 1 and "local_vectors: health: " in ran.stderr, ran.stderr[-500:]
-    assert REPORTED[name][1] in ran.stderr, ran.stderr[-500:]
+    assert SAYS[name] in ran.stderr, ran.stderr[-500:]
     assert "works" not in ran.stdout
 
 
@@ -169,7 +157,7 @@ async def provider(api: FakeEmbeddings, tmp_path: Path) -> AsyncIterator[LocalVe
 async def test_recording_a_turn_with_a_non_finite_answer_stores_nothing(
     provider: LocalVectors, api: FakeEmbeddings, name: str
 ) -> None:
-    api.malformed(REPORTED[name][0])
+    api.malformed(ANSWERS[name])
     with pytest.raises(ProviderError, match="not a"):
         await provider.record_turn(SCOPE, TurnRecord("hello there", "hi", (1, 2)))
     assert await provider.store.count(SCOPE.key) == 0

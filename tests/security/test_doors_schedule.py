@@ -27,10 +27,10 @@ from tests.helpers.cli_batch import Door, Job, kioku_batch, kioku_batch_async
 from tests.helpers.daemon import Client, module_daemon
 from tests.helpers.doors import no_unhandled
 from tests.helpers.gateway_rig import Chat, GatewayRig, gateway_rig
-from tests.helpers.hostile import ITEMS, small_items
+from tests.helpers.hostile import ITEMS, PAST_SQLITE, small_items
 
 TO = "telegram:5"
-HUGE = "99999999999999999999999"
+HUGE = str(PAST_SQLITE)
 ADD = ["schedule", "add", "--person", "owner", "--to", TO]
 OPTIONS = ("--text", "--prompt", "--name", "--cron", "--every", "--at", "--in", "--until")
 ENV = {"KIOKU_SCHEDULE__MAX_JOBS_PER_PERSON": "100000"}

@@ -341,7 +341,7 @@ class ScheduleSettings(Section):
     default_timezone: str | None = Field(
         None, description="IANA zone of persons who set none (e.g. Asia/Tokyo); unset: the server's"
     )
-    min_interval: str = Field("15m", description="shortest `every` a repeating job may have")
+    min_interval: str = Field("15m", description="shortest `every`, closest cron runs")
     grace: str = Field("6h", description="a one-shot missed while kioku was down is sent this late")
     retry: str = Field("30s", description="first retry of a failed send; doubles, at most 1 h")
     max_jobs_per_person: int = Field(50, ge=1, le=100_000)

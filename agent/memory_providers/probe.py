@@ -43,9 +43,10 @@ async def probe(name: str, section: ProviderSettings, home: Path, step: Step) ->
     await _step(step, "start", provider.start(section.model_dump()), timeout)
     failure: ProbeFailed | None = None
     try:
-        health = await _step(step, "health", provider.health(), timeout)
+        health = await _step(None, "health", provider.health(), timeout)
         if not health.ok:
             raise ProbeFailed(f"health: {health.detail}")
+        step(f"health: ok ({health.detail})")
         turn = TurnRecord(f"The probe word is {word}.", "Noted: the probe word.", (0, 1))
         await _step(step, "record a probe exchange", provider.record_turn(scope, turn), timeout)
         await _recalled(provider.recall, scope, word, timeout, step)

@@ -20,7 +20,7 @@ from referencing import Registry
 from referencing.exceptions import Unresolvable
 
 from agent.tools.context import ToolContext
-from agent.untrusted import shorten
+from agent.untrusted import SHORT, shorten
 
 log = structlog.get_logger("kioku.tools")
 
@@ -157,6 +157,10 @@ class ToolRegistry:
 
 
 def _describe(error: Any) -> str:
-    """One problem, short: jsonschema's message repeats the value, which may be huge."""
+    """One problem, short: jsonschema's message repeats the value, which may be huge, so a
+    long one names the rule broken instead ("to: the maxLength is 32")."""
     where = "/".join(str(part) for part in error.absolute_path)
-    return shorten(f"{where}: {error.message}" if where else error.message)
+    message = error.message
+    if len(message) > SHORT:
+        message = f"the {error.validator} is {shorten(repr(error.validator_value), 60)}"
+    return shorten(f"{where}: {message}" if where else message)

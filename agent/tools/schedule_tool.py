@@ -10,6 +10,7 @@ the answers are the person's local time, so the model can confirm them as said.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
@@ -17,21 +18,27 @@ from agent.local_time import zone_of
 from agent.tools.context import ToolContext
 from agent.tools.registry import Tool, ToolError
 from config.durations import parse_duration
+from config.text_limits import shown
 from memory.access.identities import identities_of
 from memory.access.people import OWNER
 from memory.schedule.jobs import (
     Job,
+    JobPage,
     NewJob,
     NoSuchJob,
     Target,
     cancel_job,
     create_job,
     get_job,
-    list_jobs,
+    page_of_jobs,
 )
+from memory.schedule.records import MAX_COUNT
 from memory.schedule.timing import BadSchedule, local_time, parse_when, rule_text
+from memory.store.database import Store
 
 SHOWN_RUNS = 3
+PAGE = 20
+"""Jobs a `list` (and `/reminders`) shows at once."""
 UNASKED_NEVER = "cli"
 NO_CLI = (
     "The terminal (kioku chat) cannot be written to unasked, so a reminder cannot go there. "
@@ -66,14 +73,25 @@ SCHEMA: dict[str, Any] = {
             "type": "string",
             "description": "repeating jobs stop after this ISO 8601 date-time (local if no offset)",
         },
-        "count": {"type": "integer", "minimum": 1, "description": "repeating jobs stop after"},
+        "count": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_COUNT,
+            "description": "repeating jobs stop after this many runs",
+        },
         "name": {"type": "string", "maxLength": 80, "description": "a short name to list it by"},
         "to": {
             "type": "string",
+            "maxLength": 32,
             "description": "deliver to the person's own direct chat on this platform "
             '("telegram", "discord", "slack") instead of this chat',
         },
         "id": {"type": "integer", "description": "the job to cancel (ids come from list)"},
+        "page": {
+            "type": "integer",
+            "minimum": 1,
+            "description": f"with list: which page of {PAGE} jobs (default 1, the next to run)",
+        },
     },
     "required": ["action"],
     "additionalProperties": False,
@@ -86,7 +104,8 @@ DESCRIPTION = (
     "sent); optional `until`/`count` for repeating ones, `name`, and `to` (a platform name) "
     "to deliver to their own direct chat there instead of this chat. It answers with the "
     "job's id and next runs in their local time: confirm those to the person. `list` shows "
-    "their jobs; `cancel` takes an `id`. Times without an offset are their local time."
+    f"their jobs, {PAGE} at a time (`page` for more); `cancel` takes an `id`. Times without "
+    "an offset are their local time."
 )
 CREATE_ONLY = ("at", "in", "cron", "every", "text", "prompt", "until", "count", "name", "to")
 NOT_THEIRS = (
@@ -102,16 +121,18 @@ async def handle(arguments: dict[str, Any], ctx: ToolContext) -> str:
             "They can send kioku a direct message first."
         )
     action = arguments["action"]
+    if action != "list" and "page" in arguments:
+        raise ToolError(f"`page` goes with action list; call {action} without it.")
     if action == "create":
         return await _create(arguments, ctx, ctx.speaker)
     misplaced = [key for key in CREATE_ONLY if key in arguments]
     if misplaced:
         raise ToolError(
             f"{', '.join(misplaced)} only go with action create; call {action} with "
-            + ("`id` alone." if action == "cancel" else "no other arguments.")
+            + ("`id` alone." if action == "cancel" else "`page` at most.")
         )
     if action == "list":
-        return await _list(ctx, ctx.speaker)
+        return await _list(ctx, ctx.speaker, arguments.get("page", 1))
     return await _cancel(arguments, ctx, ctx.speaker)
 
 
@@ -130,7 +151,8 @@ async def _create(arguments: dict[str, Any], ctx: ToolContext, person: str) -> s
             f'{target.platform}"), or ask them to message you directly.'
         )
     try:
-        when = parse_when(
+        when = await asyncio.to_thread(  # a cron's runs are walked: off the event loop
+            parse_when,
             at=arguments.get("at"),
             in_=arguments.get("in"),
             cron=arguments.get("cron"),
@@ -165,15 +187,47 @@ async def _create(arguments: dict[str, Any], ctx: ToolContext, person: str) -> s
     )
 
 
-async def _list(ctx: ToolContext, person: str) -> str:
-    zone = await zone_of(ctx.services.store, ctx.services.settings, person)
-    jobs = [job for job in await list_jobs(ctx.services.store, person) if _visible(job, ctx)]
-    if not jobs:
-        where = " made in this group" if ctx.is_group else ""
+async def _list(ctx: ToolContext, person: str, page: int) -> str:
+    where = " made in this group" if ctx.is_group else ""
+    found = await jobs_page(ctx.services.store, person, _group(ctx), page)
+    if not found.total:
         return f"The person has no scheduled jobs{where}."
-    lines = [f"The person's scheduled jobs{' made in this group' if ctx.is_group else ''}:"]
-    lines += [f"- {describe(job, zone)} ({_where(job.target, ctx)})" for job in jobs]
+    if not found.jobs:
+        raise ToolError(
+            f"There is no page {page}: the person has {found.total} scheduled jobs{where}, "
+            f"{pages(found.total)} page(s) of {PAGE}. Call list with a page from 1 to "
+            f"{pages(found.total)}."
+        )
+    zone = await zone_of(ctx.services.store, ctx.services.settings, person)
+    first = (page - 1) * PAGE + 1
+    span = f"{first} to {first + len(found.jobs) - 1} of {found.total}"
+    lines = [f"The person's scheduled jobs{where} ({span}, the next to run first):"]
+    lines += [f"- {describe(job, zone)} ({_where(job.target, ctx)})" for job in found.jobs]
+    more = found.total - first - len(found.jobs) + 1
+    if more > 0:
+        lines.append(f"{more} more: call list with page {page + 1}.")
     return "\n".join(lines)
+
+
+async def jobs_page(store: Store, person: str, group: tuple[str, str] | None, page: int) -> JobPage:
+    """Page `page` (from 1) of `person`'s jobs, `PAGE` to a page; in a group (`group`), only
+    the ones made for it. A page past the end holds no jobs (`total` still counts them)."""
+    limit = PAGE if page >= 1 else 0
+    return await page_of_jobs(store, person, group=group, offset=(page - 1) * PAGE, limit=limit)
+
+
+def pages(total: int) -> int:
+    """How many pages `total` jobs fill."""
+    return max(1, -(-total // PAGE))
+
+
+def _group(ctx: ToolContext) -> tuple[str, str] | None:
+    """The group chat whose jobs alone are seen here; None in a DM (all the person's)."""
+    if not ctx.is_group:
+        return None
+    origin = ctx.origin
+    # A group turn without an origin sees no job: no chat matches the empty platform.
+    return ("", "") if origin is None else (origin.platform, origin.chat)
 
 
 async def _cancel(arguments: dict[str, Any], ctx: ToolContext, person: str) -> str:
@@ -207,13 +261,10 @@ def _label(job: Job) -> str:
 
 def _visible(job: Job, ctx: ToolContext) -> bool:
     """In a group, only the jobs made for this group; in a DM, all of the person's."""
-    if not ctx.is_group:
-        return True
-    target, origin = job.target, ctx.origin
-    return (
-        origin is not None
-        and target.chat_kind == "group"
-        and (target.platform, target.chat) == (origin.platform, origin.chat)
+    group = _group(ctx)
+    target = job.target
+    return group is None or (
+        target.chat_kind == "group" and (target.platform, target.chat) == group
     )
 
 
@@ -273,7 +324,7 @@ def _instant(value: str | None, zone: tzinfo) -> datetime | None:
         parsed = datetime.fromisoformat(value)
     except ValueError as exc:
         raise BadSchedule(
-            f"`until` {value!r} is not an ISO 8601 date-time; send e.g. 2026-12-31T18:00"
+            f"`until` {shown(value)} is not an ISO 8601 date-time; send e.g. 2026-12-31T18:00"
         ) from exc
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=zone)

@@ -60,15 +60,20 @@ def logged_settings() -> Settings:
 
 def with_store(settings: Settings, work: Callable[[Store], Awaitable[T]]) -> T:
     """Run `work` on the home's state.db (opened, upgraded if old, closed after); WAL lets
-    it run beside the daemon."""
+    it run beside the daemon. A lock another process held too long ends the command with
+    "busy, try again" (exit 1): that write was not made."""
     from config.paths import ensure_home
     from memory.store.database import Store
+    from memory.store.writer import StoreBusy
 
     async def run() -> T:
         async with await Store.open(ensure_home(settings.home) / "state.db") as store:
             return await work(store)
 
-    return run_async(run())
+    try:
+        return run_async(run())
+    except StoreBusy as exc:
+        fail(str(exc))
 
 
 def essentials_or_exit() -> Essentials:
@@ -96,6 +101,22 @@ def daemon_status(home: Path, timeout: float = 10.0) -> dict[str, Any] | None:
         fail(str(exc))
     except OSError as exc:
         fail(f"could not talk to kioku at {path}: {exc}")
+
+
+def utf8_options(options: dict[str, str | None]) -> None:
+    """Exit 1 naming the first option (name → value) that is not UTF-8 text. The shell
+    hands over bytes; Python keeps the ones that are not UTF-8 as lone surrogates, which
+    cannot be stored or sent, so they are refused here rather than replaced unseen."""
+    for option, value in options.items():
+        if value is None:
+            continue
+        for position, char in enumerate(value, start=1):
+            if "\ud800" <= char <= "\udfff":
+                what = f"byte 0x{ord(char) - 0xDC00:02x}" if char >= "\udc80" else "a surrogate"
+                fail(
+                    f"{option} is not UTF-8 text ({what} at character {position}); pass it "
+                    "as UTF-8 (`locale` shows whether the terminal uses UTF-8)"
+                )
 
 
 def fail(message: str, code: int = EXIT_REFUSED) -> NoReturn:

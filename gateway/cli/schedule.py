@@ -18,6 +18,7 @@ from gateway.cli.common import (
     fail,
     logged_settings,
     person_id,
+    utf8_options,
     with_store,
 )
 
@@ -136,7 +137,7 @@ def add_command(
         None, "--until", help="A repeating job ends then (ISO 8601; local time without offset)."
     ),
     count: int | None = typer.Option(
-        None, "--count", min=1, help="A repeating job runs this many times, then ends."
+        None, "--count", help="A repeating job runs this many times (at most a million), then ends."
     ),
 ) -> None:
     """Schedule a reminder (--text) or a task (--prompt) for a person, sent to one of theirs."""
@@ -147,6 +148,8 @@ def add_command(
     from memory.schedule.jobs import NewJob, create_job
     from memory.schedule.timing import BadSchedule, local_time, parse_when, upcoming
 
+    options = {"--to": to, "--at": at, "--in": in_, "--cron": cron, "--every": every}
+    utf8_options({**options, "--text": text, "--prompt": prompt, "--name": name, "--until": until})
     if sum(option is not None for option in (at, in_, cron, every)) != 1:
         fail("give exactly one of --at, --in, --cron and --every", EXIT_USAGE)
     if (text is None) == (prompt is None):
@@ -214,13 +217,14 @@ def _target(identity: str) -> Target:
 def _instant(text: str, zone: ZoneInfo) -> datetime:
     from datetime import UTC, datetime
 
+    from config.text_limits import shown
     from memory.schedule.timing import BadSchedule
 
     try:
         value = datetime.fromisoformat(text)
     except ValueError:
         raise BadSchedule(
-            f"--until {text!r} is not an ISO 8601 date-time; write e.g. 2026-12-31T18:00"
+            f"--until {shown(text)} is not an ISO 8601 date-time; write e.g. 2026-12-31T18:00"
         ) from None
     return (value if value.tzinfo else value.replace(tzinfo=zone)).astimezone(UTC)
 

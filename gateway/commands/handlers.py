@@ -317,9 +317,9 @@ SLASH_COMMANDS: Registry[Commands] = Registry(
         ),
         SlashCommand(
             ("reminders",),
-            "your reminders, ids and next runs; cancel ID cancels one",
+            "your reminders, 20 a page; cancel ID cancels one",
             schedule.reminders,
-            argument="[cancel ID]",
+            argument="[page N | cancel ID]",
         ),
         SlashCommand(("skills",), "the skills kioku has learned for you", Commands.skills),
         SlashCommand(

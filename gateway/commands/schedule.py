@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING
 import structlog
 
 from agent.local_time import zone_of
-from agent.tools.schedule_tool import describe
+from agent.tools.schedule_tool import PAGE, describe, jobs_page, pages
+from config.text_limits import shown
 from gateway.commands.registry import Request
 from memory.access.timezones import set_timezone, timezone_of
-from memory.schedule.jobs import Job, NoSuchJob, cancel_job, get_job, list_jobs
+from memory.schedule.jobs import Job, NoSuchJob, cancel_job, get_job
 from memory.schedule.timing import BadSchedule, local_time
 
 if TYPE_CHECKING:
@@ -28,8 +29,8 @@ log = structlog.get_logger("kioku.commands")
 UNKNOWN_PERSON = "I don't know you yet: send me a direct message first."
 TIMEZONE_IN_GROUP = "Send /timezone to me in a direct message: where you are is yours to tell."
 REMINDERS_USAGE = (
-    "/reminders lists your reminders and scheduled tasks; /reminders cancel ID cancels one "
-    "(the ids are in the list)."
+    f"/reminders lists your reminders and scheduled tasks, {PAGE} at a time (/reminders page 2 "
+    "for the next ones); /reminders cancel ID cancels one (the ids are in the list)."
 )
 
 
@@ -66,24 +67,54 @@ async def reminders(commands: Commands, request: Request) -> str:
     words = request.command.argument.split()
     if words and words[0].lower() == "cancel":
         return await _cancel(commands, request, person, words[1:])
-    if words:
-        return f"Unknown /reminders {' '.join(words)!r}. {REMINDERS_USAGE}"
-    jobs = [job for job in await list_jobs(commands.store, person) if _here(job, request)]
+    if not words:
+        return await _page(commands, request, person, 1)
+    if words[0].lower() == "page" and len(words) == 2 and _number(words[1]):
+        return await _page(commands, request, person, int(words[1]))
+    return f"Unknown /reminders {shown(' '.join(words))}. {REMINDERS_USAGE}"
+
+
+async def _page(commands: Commands, request: Request, person: str, page: int) -> str:
     where = " made in this group" if request.in_group else ""
-    if not jobs:
+    found = await jobs_page(commands.store, person, _group(request), page)
+    if not found.total:
         return (
             f"You have no reminders or scheduled tasks{where}. Ask me for one "
             '("remind me tomorrow at 9 to call the dentist").'
         )
+    last = pages(found.total)
+    if not found.jobs:
+        return (
+            f"There is no page {page}: you have {found.total} reminders and scheduled "
+            f"tasks{where}, on {last} page(s); send /reminders page 1 to {last}."
+        )
     zone = await zone_of(commands.store, commands.agent.services.settings, person)
-    lines = [f"Your reminders and scheduled tasks{where}:"]
-    lines += [f"- {describe(job, zone)}" for job in jobs]
+    head = f"Your reminders and scheduled tasks{where}"
+    if last > 1:
+        head += f" (page {page} of {last}, {found.total} in all)"
+    lines = [f"{head}:"]
+    lines += [f"- {describe(job, zone)}" for job in found.jobs]
+    more = found.total - (page - 1) * PAGE - len(found.jobs)
+    if more > 0:
+        lines.append(f"{more} more: /reminders page {page + 1}")
     lines.append("Send /reminders cancel ID to cancel one.")
     return "\n".join(lines)
 
 
+def _number(word: str) -> bool:
+    """A page or job id as typed: ASCII digits only (int() would take "١٢" or "1_0"), at
+    most 30 of them (past 4,300, int() refuses; past 19, it is no id or page anyway)."""
+    return word.isascii() and word.isdigit() and len(word) <= 30
+
+
+def _group(request: Request) -> tuple[str, str] | None:
+    """The group chat whose jobs alone are shown here; None in a DM (all the person's)."""
+    inbound = request.inbound
+    return (inbound.platform, inbound.chat) if request.in_group else None
+
+
 async def _cancel(commands: Commands, request: Request, person: str, rest: list[str]) -> str:
-    if len(rest) != 1 or not rest[0].isascii() or not rest[0].isdigit():
+    if len(rest) != 1 or not _number(rest[0]):
         return "Give one job id: /reminders cancel ID (send /reminders for the ids)."
     job_id = int(rest[0])
     try:
@@ -99,11 +130,8 @@ async def _cancel(commands: Commands, request: Request, person: str, rest: list[
 
 def _here(job: Job, request: Request) -> bool:
     """In a DM every job of the person; in a group the ones made for this group."""
-    if not request.in_group:
-        return True
-    inbound = request.inbound
+    group = _group(request)
     target = job.target
-    return target.chat_kind == "group" and (target.platform, target.chat) == (
-        inbound.platform,
-        inbound.chat,
+    return group is None or (
+        target.chat_kind == "group" and (target.platform, target.chat) == group
     )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import weakref
+from dataclasses import dataclass
 from datetime import datetime
 
 import aiosqlite
@@ -47,6 +48,7 @@ __all__ = [
     "BadSchedule",
     "Changes",
     "Job",
+    "JobPage",
     "NewJob",
     "NoSuchJob",
     "Run",
@@ -64,11 +66,13 @@ __all__ = [
     "mark_sent",
     "next_wake",
     "owed_runs",
+    "page_of_jobs",
     "problems",
     "run_now",
     "unconfirmed_runs",
 ]
 
+MAX_ID = 2**63 - 1
 # A job still counts (against the limit, in listings) while a run of it is owed.
 LIVE = (
     "(next_run IS NOT NULL OR EXISTS("
@@ -187,6 +191,39 @@ async def list_jobs(store: Store, person: str | None) -> list[Job]:
     return await store.read(read)
 
 
+@dataclass(frozen=True)
+class JobPage:
+    """One page of a person's live jobs, the next to run first, and how many there are."""
+
+    jobs: list[Job]
+    total: int
+
+
+async def page_of_jobs(
+    store: Store, person: str, *, group: tuple[str, str] | None, offset: int, limit: int
+) -> JobPage:
+    """`limit` of `person`'s live jobs from the `offset`-th on; with `group` (platform, chat),
+    only those made for that group chat. An offset past the end gives no jobs."""
+    where = f"{LIVE} AND person_id = ?"
+    params: tuple[str, ...] = (person,)
+    if group is not None:
+        where += " AND chat_kind = 'group' AND platform = ? AND chat = ?"
+        params += group
+
+    def read(db: sqlite3.Connection) -> JobPage:
+        total = int(db.execute(f"SELECT count(*) FROM jobs WHERE {where}", params).fetchone()[0])
+        if offset >= total or limit < 1:
+            return JobPage([], total)
+        rows = db.execute(
+            f"SELECT {JOB_COLUMNS} FROM jobs WHERE {where} "
+            "ORDER BY next_run IS NULL, next_run, id LIMIT ? OFFSET ?",
+            (*params, limit, offset),
+        ).fetchall()
+        return JobPage([job_from_row(row) for row in rows], total)
+
+    return await store.read(read)
+
+
 async def count_jobs(store: Store) -> int:
     """How many live jobs there are, everyone's (`kioku status`), without reading them."""
     return await store.read(
@@ -196,6 +233,9 @@ async def count_jobs(store: Store) -> int:
 
 async def get_job(store: Store, job_id: int, person: str | None) -> Job:
     """Job `job_id` if it is `person`'s (None: anyone's); `NoSuchJob` otherwise."""
+
+    if not _storable(job_id):
+        raise _no_such_job(job_id)
 
     def read(db: sqlite3.Connection) -> Job | None:
         row = db.execute(f"SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,)).fetchone()
@@ -235,11 +275,19 @@ async def run_now(store: Store, job_id: int, now: datetime) -> Job:
 
 
 async def _job_in(db: aiosqlite.Connection, job_id: int, person: str | None) -> Job:
+    if not _storable(job_id):
+        raise _no_such_job(job_id)
     async with db.execute(f"SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,)) as cursor:
         row = await cursor.fetchone()
     if row is None or (person is not None and row[1] != person):
         raise _no_such_job(job_id)
     return job_from_row(row)
+
+
+def _storable(job_id: int) -> bool:
+    """Whether `job_id` can be an id at all (SQLite's integers are 64-bit): any other is
+    a job that does not exist, not an error of the database."""
+    return 1 <= job_id <= MAX_ID
 
 
 def _no_such_job(job_id: int) -> NoSuchJob:

@@ -7,10 +7,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from config.text_limits import lone_surrogate
 from memory.schedule.timing import BadSchedule, When, upcoming
 from memory.store.records import from_epoch, iso
 
 MAX_TEXT = 4000
+MAX_NAME = 80
+MAX_COUNT = 1_000_000
+"""The most runs a `count` may ask for: more than ten years of every minute."""
 JOB_COLUMNS = (
     "id, person_id, name, kind, spec, timezone, text, prompt, platform, chat, thread, "
     "chat_kind, identity, next_run, until, remaining, created_at, runs, failures, last_error"
@@ -58,12 +62,25 @@ class NewJob:
                 f"a job takes exactly one of text or prompt (got {which}); send text for a "
                 "reminder sent as written, or prompt for a task the assistant runs and answers"
             )
+        what = "text" if text is not None else "prompt"
         body = text if text is not None else prompt
         if body is not None and len(body) > MAX_TEXT:
             raise BadSchedule(
-                f"the job's {'text' if text is not None else 'prompt'} has {len(body)} "
-                f"characters, more than {MAX_TEXT}; send a shorter one"
+                f"the job's {what} has {len(body)} characters, more than {MAX_TEXT}; send a "
+                "shorter one"
             )
+        if self.name is not None and len(self.name) > MAX_NAME:
+            raise BadSchedule(
+                f"the job's name has {len(self.name)} characters, more than {MAX_NAME}; send "
+                "a shorter one"
+            )
+        for field, value in ((what, body), ("name", self.name)):
+            surrogate = lone_surrogate(value or "")
+            if surrogate is not None:
+                raise BadSchedule(
+                    f"the job's {field} holds {surrogate}, which is not text (bytes that are "
+                    "not UTF-8, or a lone surrogate); send it as UTF-8 text"
+                )
         if self.when.kind == "once" and (self.until is not None or self.count is not None):
             raise BadSchedule(
                 "until and count are for repeating jobs (cron or every); send the job "
@@ -73,6 +90,11 @@ class NewJob:
             raise BadSchedule(
                 f"count {self.count} would never run; send a count of 1 or more, or none "
                 "to repeat until cancelled"
+            )
+        if self.count is not None and self.count > MAX_COUNT:
+            raise BadSchedule(
+                f"count is more than {MAX_COUNT:,}, the most runs a job may have; send a count "
+                f"from 1 to {MAX_COUNT:,}, or none to repeat until cancelled"
             )
         object.__setattr__(self, "text", text)
         object.__setattr__(self, "prompt", prompt)

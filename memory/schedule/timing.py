@@ -16,6 +16,7 @@ import math
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from itertools import islice
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -31,6 +32,13 @@ _CRON_FIELDS = ("minute", "hour", "day of month", "month", "day of week")
 _CRON_EXAMPLE = '"0 9 * * 1" (Mondays at 09:00)'
 MAX_AHEAD = timedelta(days=3653)
 """The furthest a one-shot may lie ahead, and the longest `every`: ten years."""
+MAX_SPEC_CHARS = 400
+"""The longest `at`, `in`, `cron` or `every` taken: a cron listing every value of every
+field is about 360 characters."""
+CRON_CHECK_RUNS = 400
+CRON_CHECK_SPAN = timedelta(days=366)
+"""How far `schedule.min_interval` is checked for a cron: its runs in the next year, and
+at most this many of them (a few tens of milliseconds at worst)."""
 
 
 class BadSchedule(ValueError):
@@ -104,6 +112,11 @@ def parse_when(
         )
     name = zone_name(zone)
     ((kind, value),) = given.items()
+    if len(value) > MAX_SPEC_CHARS:
+        raise BadSchedule(
+            f"{kind} is {len(value):,} characters long, more than the {MAX_SPEC_CHARS} a "
+            'schedule may have; send a short one, such as in: "20m" or cron: "0 8 * * 1"'
+        )
     if kind == "at":
         due = _parse_at(value, zone)
         if due <= now:
@@ -128,7 +141,30 @@ def parse_when(
         return When("every", str(max(1, round(seconds))), name)
     when = When("cron", _parse_cron(value), name)
     first_run(when, now)
+    _refuse_close_runs(when, now, min_interval)
     return when
+
+
+def _refuse_close_runs(when: When, now: datetime, min_interval: float) -> None:
+    """`BadSchedule` when two runs of the cron `when` in the next `CRON_CHECK_SPAN` (at most
+    `CRON_CHECK_RUNS` of them) come closer than `min_interval` seconds: a cron may not buy
+    more runs than `every` may. Gaps are real time, so a daylight saving change counts."""
+    zone = zone_named(when.timezone)
+    end = now + CRON_CHECK_SPAN
+    previous: datetime | None = None
+    for local in islice(CronSim(when.spec, now.astimezone(zone)), CRON_CHECK_RUNS):
+        run = local.astimezone(UTC)
+        if run > end:
+            return
+        if previous is not None and (run - previous).total_seconds() < min_interval:
+            least = duration_text(min_interval)
+            raise BadSchedule(
+                f"cron {when.spec!r} runs {duration_text((run - previous).total_seconds())} "
+                f"apart ({local_time(previous, zone)} and {local_time(run, zone)}), closer "
+                f"than the minimum of {least} (schedule.min_interval); send a cron whose runs "
+                f'are at least {least} apart, for example {_CRON_EXAMPLE}, or every: "{least}"'
+            )
+        previous = run
 
 
 def first_run(when: When, now: datetime) -> datetime:

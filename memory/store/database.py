@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
+from config.loggers import get_logger
 from memory.access import identities
 from memory.access.people import validate_person_id
 from memory.store import migrations, schema, sessions
@@ -43,9 +44,12 @@ from memory.store.records import (
     Usage,
     from_epoch,
 )
-from memory.store.writer import GroupCommitWriter, Op
+from memory.store.writer import GroupCommitWriter, Op, StoreBusy, is_busy
 
 T = TypeVar("T")
+log = get_logger("kioku.store")
+# The longest closing waits for another process's lock before skipping `PRAGMA optimize`.
+OPTIMIZE_WAIT_S = 1.0
 
 
 class Store:
@@ -72,7 +76,17 @@ class Store:
 
     @classmethod
     async def open(cls, path: Path, *, readers: int = 2) -> Store:
-        """Open (creating and migrating if needed) the database at `path`."""
+        """Open (creating and migrating if needed) the database at `path`; `StoreBusy` when
+        another process held its lock past the busy timeout (nothing was done yet)."""
+        try:
+            return await cls._open(path, readers)
+        except sqlite3.OperationalError as exc:
+            if is_busy(exc):
+                raise StoreBusy(path) from None
+            raise
+
+    @classmethod
+    async def _open(cls, path: Path, readers: int) -> Store:
         await asyncio.to_thread(_create_private, path)
         writer = await connect(path)
         try:
@@ -103,13 +117,28 @@ class Store:
             self._closed = True
             try:
                 await self._writer.close()
-                await self._writer.db.execute("PRAGMA optimize")
+                await self._optimize()
             finally:
                 await self._checkpointer.close()
                 await self._writer.db.close()
                 for _ in range(self._reader_count):
                     await (await self._readers.get()).close()
                 await self._read_pool.close()
+
+    async def _optimize(self) -> None:
+        """`PRAGMA optimize`, which only keeps the planner's statistics fresh: it waits at
+        most `OPTIMIZE_WAIT_S` for another process's lock (it reads, then writes, so a
+        commit in between refuses it at once), and a refusal is logged, never raised: the
+        work of whoever closes the store is done and stored by then."""
+        db = self._writer.db
+        try:
+            await db.execute(f"PRAGMA busy_timeout = {int(OPTIMIZE_WAIT_S * 1000)}")
+            await db.execute("PRAGMA optimize")
+        except sqlite3.OperationalError as exc:
+            if is_busy(exc):
+                log.debug("optimize_skipped", reason=str(exc))
+            else:
+                log.warning("optimize_failed", error=str(exc))
 
     async def __aenter__(self) -> Store:
         return self

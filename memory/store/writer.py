@@ -61,6 +61,18 @@ class UnknownSession(LookupError):
     """An append or update named a session id that is not in state.db."""
 
 
+class StoreBusy(OSError):
+    """Another process held state.db's write lock past the busy timeout: the write was not
+    made (its transaction rolled back), and trying again later works."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"{path} is busy: another process (the running kioku, a backup, another "
+            f"command) held it for over {schema.BUSY_TIMEOUT_S:g} s, so this change was not "
+            "made; try again in a moment"
+        )
+
+
 class StoreFull(OSError):
     """state.db could not grow because its disk is full: nothing of the failed write was
     kept, everything before it is intact, and writes work again once there is room."""
@@ -215,6 +227,12 @@ def is_disk_full(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno == errno.ENOSPC
 
 
+def is_busy(exc: BaseException) -> bool:
+    """SQLite's "database is locked" (another connection holds the lock), from any connection."""
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    return isinstance(exc, sqlite3.Error) and code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
 def batch_size(queued: int) -> int:
     """How many queued jobs the next transaction takes."""
     return min(queued, max(SPLIT, queued // 2), MAX_BATCH)
@@ -308,8 +326,10 @@ def _fail(job: _Job, exc: BaseException) -> None:
 
 
 def _explain(exc: Exception, job: _Job, path: Path) -> Exception:
-    """Turn a full disk, or a foreign-key failure of an append, into an error saying what
-    happened and what to do."""
+    """Turn a full disk, a lock held too long, or a foreign-key failure of an append, into an
+    error saying what happened and what to do."""
+    if is_busy(exc):
+        return StoreBusy(path)
     if is_disk_full(exc):
         return StoreFull(
             f"the disk holding {path} is full, so kioku cannot store anything; free some "

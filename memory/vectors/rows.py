@@ -40,6 +40,15 @@ class DimensionMismatch(ValueError):
         self.given = given
 
 
+class NotFinite(ValueError):
+    """A vector holding NaN or an infinity: it would rank first for every query, so it is
+    never stored."""
+
+    def __init__(self, row: int) -> None:
+        super().__init__(f"vector {row + 1} holds NaN or an infinity; nothing was stored")
+        self.row = row
+
+
 def normalised(vectors: npt.ArrayLike) -> npt.NDArray[np.float32]:
     """Rows scaled to unit length as float32, so a dot product is the cosine; a zero
     row stays zero (it matches nothing)."""

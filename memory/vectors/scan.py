@@ -34,14 +34,20 @@ class Block:
 
 
 def top_k(blocks: Iterable[Block], query: Vector, limit: int) -> list[tuple[int, float]]:
-    """The `limit` row ids of highest cosine to the unit vector `query`, best first."""
+    """The `limit` row ids of highest cosine to the unit vector `query`, best first. A row
+    whose score is not finite (NaN or an infinity, stored before vectors were checked)
+    is never a hit: NaN would otherwise rank first for every query."""
     best_ids = np.empty(0, dtype=np.int64)
     best_scores = np.empty(0, dtype=np.float32)
     for block in blocks:
         if not len(block.ids):
             continue
-        scores = block.matrix @ query
+        with np.errstate(invalid="ignore", over="ignore"):
+            scores = block.matrix @ query
         ids = block.ids
+        finite = np.isfinite(scores)
+        if not finite.all():
+            scores, ids = scores[finite], ids[finite]
         if len(scores) > limit:
             keep = np.argpartition(scores, -limit)[-limit:]
             scores, ids = scores[keep], ids[keep]

@@ -19,7 +19,14 @@ from typing import TypeVar
 
 import numpy as np
 
-from memory.vectors.rows import DimensionMismatch, Vector, VectorHit, VectorRow, normalised
+from memory.vectors.rows import (
+    DimensionMismatch,
+    NotFinite,
+    Vector,
+    VectorHit,
+    VectorRow,
+    normalised,
+)
 from memory.vectors.scan import Block, ScopeCache, top_k
 
 T = TypeVar("T")
@@ -79,7 +86,8 @@ class VectorStore:
     async def add(self, scope: str, rows: Sequence[VectorRow]) -> int:
         """Store `rows` in `scope`; rows already stored (same first turn) are kept as
         they are. Returns how many were new. Raises `DimensionMismatch` if the vectors
-        are not as long as the ones already stored."""
+        are not as long as the ones already stored, `NotFinite` (storing none) if one
+        holds NaN or an infinity."""
         return await self._run(lambda: self._add(scope, rows)) if rows else 0
 
     async def search(self, scope: str, vector: Vector, limit: int) -> list[VectorHit]:
@@ -145,6 +153,9 @@ class VectorStore:
         return int(row[0]) if row else None
 
     def _add(self, scope: str, rows: Sequence[VectorRow]) -> int:
+        for index, row in enumerate(rows):
+            if not np.isfinite(row.vector).all():
+                raise NotFinite(index)
         matrix = normalised([row.vector for row in rows])
         given = matrix.shape[1]
         db = self._conn

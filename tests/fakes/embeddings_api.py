@@ -5,6 +5,7 @@
         api.key = "sk-test"               # then requests without that bearer key get 401
         api.fail(500) / api.hang()        # the next request only; then back to embedding
         api.requests[-1].json["input"]    # every request as it arrived
+        api.floods["big-model"] = 100 << 20  # that model's answers: 100 MB, chunked, no length
 
 Embeddings are deterministic hashed bags of words: each word (lower-cased, letters and
 digits) adds ±1 at a position chosen by its hash, so texts sharing words are near and
@@ -23,6 +24,8 @@ from aiohttp import web
 from tests.fakes.scripted_server import Failure, Received, Reply, ScriptedServer, Step
 
 WORD = re.compile(r"\w+")
+FLOOD_HEAD = b'{"object": "list", "data": [{"object": "embedding", "index": 0, "embedding": ['
+FLOOD_CHUNK = 64 * 1024
 
 
 def embedding(text: str, dims: int) -> list[float]:
@@ -44,6 +47,9 @@ class FakeEmbeddings(ScriptedServer):
         self.models = tuple(models)
         self.key: str | None = None
         self.fallback = self._embed
+        # model -> bytes: its requests get a 200 of that size, streamed without a length,
+        # the start of a well-formed answer whose vector never ends.
+        self.floods: dict[str, int] = {}
 
     @property
     def base_url(self) -> str:
@@ -71,6 +77,24 @@ class FakeEmbeddings(ScriptedServer):
         ]
         usage = {"prompt_tokens": 0, "total_tokens": 0}
         return Reply({"object": "list", "data": data, "model": model, "usage": usage}, ())
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        size = self.floods.get(json.loads(await request.read()).get("model"), 0)
+        if not size:
+            return await super()._handle(request)
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        await response.write(FLOOD_HEAD)
+        chunk = b"0.125, " * (FLOOD_CHUNK // 7)
+        try:
+            for _ in range(max(0, size - len(FLOOD_HEAD)) // len(chunk)):
+                await response.write(chunk)
+        except ConnectionError:  # the client stopped reading, as it should
+            self.client_gone.set()
+            return response
+        await response.write_eof()
+        return response
 
     def _unscripted(self, number: int) -> web.Response:
         raise AssertionError("the fallback answers every request")

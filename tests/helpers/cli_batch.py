@@ -8,11 +8,13 @@ A hostile corpus of a few dozen files per door then costs one interpreter start-
 instead of one per file (each costs about a second of imports).
 
 `kioku_batch` starts that process from a test (with the same clean environment as the
-`kioku` fixture) and returns each job's `Ran` by the job's key.
+`kioku` fixture) and returns each job's `Ran` by the job's key; `kioku_batch_async` does
+the same from a coroutine, so fakes on the test's loop answer and batches run together.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -25,6 +27,8 @@ from typing import Any
 
 from tests.helpers.hostile import unhandled
 from tests.helpers.paths import ROOT
+
+BATCH_TIMEOUT = 300.0
 
 
 @dataclass(frozen=True)
@@ -57,11 +61,32 @@ class Door:
     ran: dict[str, Ran]
 
 
-def kioku_batch(jobs: list[Job], folder: Path, timeout: float = 300) -> dict[str, Ran]:
+def kioku_batch(jobs: list[Job], folder: Path, timeout: float = BATCH_TIMEOUT) -> dict[str, Ran]:
     """Run every job's `kioku ARGS` (its KIOKU_HOME, plus its env) in one process, in order."""
+    command, env = _batch(jobs, folder)
+    subprocess.run(
+        command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, check=True, timeout=timeout
+    )
+    return _results(jobs, folder)
+
+
+async def kioku_batch_async(jobs: list[Job], folder: Path) -> dict[str, Ran]:
+    """`kioku_batch` without blocking the event loop: for a fake server the jobs talk to
+    that answers on the test's loop, or several batches run side by side (`gather`)."""
+    command, env = _batch(jobs, folder)
+    process = await asyncio.create_subprocess_exec(
+        *command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL
+    )
+    assert await asyncio.wait_for(process.wait(), BATCH_TIMEOUT) == 0
+    return _results(jobs, folder)
+
+
+def _batch(jobs: list[Job], folder: Path) -> tuple[list[str], dict[str, str]]:
+    """The command running `jobs` from `folder`/jobs.json, and its clean environment."""
     spec = [
         {"args": job.args, "env": {"KIOKU_HOME": str(job.home), **(job.env or {})}} for job in jobs
     ]
+    folder.mkdir(parents=True, exist_ok=True)
     jobs_file, results_file = folder / "jobs.json", folder / "results.json"
     jobs_file.write_text(json.dumps(spec), encoding="utf-8")
     env = {
@@ -71,15 +96,12 @@ def kioku_batch(jobs: list[Job], folder: Path, timeout: float = 300) -> dict[str
     }
     env.update(NO_PROXY="127.0.0.1,localhost", KIOKU_WEB__ENABLED="false")
     env["KIOKU_LOG__FORMAT"] = "json"
-    subprocess.run(
-        [sys.executable, "-m", "tests.helpers.cli_batch", str(jobs_file), str(results_file)],
-        cwd=ROOT,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        check=True,
-        timeout=timeout,
-    )
-    results = json.loads(results_file.read_text(encoding="utf-8"))
+    command = [sys.executable, "-m", "tests.helpers.cli_batch", str(jobs_file), str(results_file)]
+    return command, env
+
+
+def _results(jobs: list[Job], folder: Path) -> dict[str, Ran]:
+    results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     return {job.key: Ran(**result) for job, result in zip(jobs, results, strict=True)}
 
 

@@ -5,6 +5,8 @@ test ids. `json_items` are the ones shaped as JSON (a door that parses JSON meet
 at the parser, not at a syntax error on byte one); `text_items` are decodable text for
 doors that take strings (chat messages, form fields, tool arguments). `hostile_files`
 are files people send kioku (photos, documents) that cost far more to read than to send.
+`PAST_SQLITE` is a number no SQLite integer holds (a count, an id, a page);
+`embedding_answers` are answers of an embeddings server that look like vectors and are not.
 """
 
 from __future__ import annotations
@@ -161,4 +163,36 @@ def hostile_files() -> dict[str, HostileFile]:
         ),
         "svg-floor-plan": HostileFile("floor.svg", "image/svg+xml", SVG_PLAN),
         "svg-billion-laughs": HostileFile("laughs.svg", "image/svg+xml", SVG_BOMB),
+    }
+
+
+PAST_SQLITE = 99999999999999999999999
+"""Larger than SQLite's 64-bit integers: binding it raises OverflowError, not a ValueError."""
+
+
+def embedding_answers(dims: int) -> dict[str, bytes]:
+    """OpenAI-compatible embeddings answers for one text, each wrong in one way a server
+    has been seen to be (NaN from a broken model, overflowed floats, numbers as strings)."""
+    rest = ["0.5"] * (dims - 1)
+
+    def one(*numbers: str, index: int = 0, more: str = "") -> bytes:
+        item = f'{{"object": "embedding", "index": {index}, "embedding": [{", ".join(numbers)}]}}'
+        return f'{{"object": "list", "model": "m", "data": [{item}{more}]}}'.encode()
+
+    second = ', {"object": "embedding", "index": 1, "embedding": [0.5]}'
+    return {
+        "nan": one("NaN", *rest),
+        "all-nan": one("NaN", "NaN", "NaN"),
+        "1e999": one("1e999", *rest),
+        "string-1e308": one('"1e308"', *rest),
+        "1e308": one("1e308", *rest),
+        "booleans": one("true", *rest),
+        "nulls": one("null", *rest),
+        "nested": one("[0.5]", *rest),
+        "huge-integer": one("9" * 400),
+        "no-numbers": one(),
+        "too-long": one(*["0.5"] * 8193),
+        "two-for-one": one(*rest, more=second),
+        "index-wrong": one(*rest, index=3),
+        "oversized": one(*["0.5"] * 100_000),
     }

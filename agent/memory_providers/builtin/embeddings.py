@@ -7,7 +7,7 @@ an error or a log line, even when a server quotes it back.
 
 from __future__ import annotations
 
-import json
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,11 +19,21 @@ import yarl
 from pydantic import SecretStr
 
 from agent.memory_providers.base import ProviderError
+from agent.memory_providers.builtin.embedding_answer import (
+    ERROR_BODY_BYTES,
+    MAX_DIMENSIONS,
+    answer_cap,
+    vectors,
+)
+from config.limits import loads
 
 log = structlog.get_logger("kioku.providers")
 
 # Characters of a server's own error message kept in ours.
 SERVER_MESSAGE_CHARS = 200
+# An answer larger than this is decoded on a worker thread, so recall and chats go on.
+DECODE_ON_LOOP_BYTES = 256 * 1024
+READ_CHUNK = 64 * 1024
 
 
 class EmbeddingsClient:
@@ -70,10 +80,11 @@ class EmbeddingsClient:
     async def _request(self, texts: list[str]) -> npt.NDArray[np.float32]:
         headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
         payload = {"model": self.model, "input": texts, "encoding_format": "float"}
+        cap = answer_cap(len(texts))
         try:
             async with self._client().post(self.url, json=payload, headers=headers) as response:
-                body = await response.read()
                 status = response.status
+                body = await _read(response, cap if status == 200 else ERROR_BODY_BYTES)
         except TimeoutError:
             raise ProviderError(
                 f"the embeddings server at {self.where} did not answer within "
@@ -84,10 +95,18 @@ class EmbeddingsClient:
                 f"the embeddings server at {self.where} is unreachable "
                 f"({type(exc).__name__}); is it running, and is base_url right?"
             ) from None
-        log.debug("embeddings", texts=len(texts), status=status, bytes=len(body))
+        log.debug("embeddings", texts=len(texts), status=status, bytes=len(body or b""))
         if status != 200:
-            raise ProviderError(self._refusal(status, body))
-        return self._vectors(body, len(texts))
+            raise ProviderError(self._refusal(status, body or b""))
+        if body is None:
+            raise ProviderError(
+                f"the embeddings server at {self.where} answered more than {cap:,} bytes for "
+                f"{len(texts)} text(s), more than vectors of {MAX_DIMENSIONS:,} numbers take; "
+                "nothing of it was kept. Is base_url an embeddings endpoint?"
+            )
+        if len(body) > DECODE_ON_LOOP_BYTES:
+            return await asyncio.to_thread(vectors, body, len(texts), self.where)
+        return vectors(body, len(texts), self.where)
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -121,7 +140,7 @@ class EmbeddingsClient:
         """The server's error text, short and with the key taken out."""
         text = body.decode("utf-8", "replace")
         try:
-            data: Any = json.loads(body)
+            data: Any = loads(body, what="the error answer")
             error = data.get("error", data) if isinstance(data, dict) else data
             text = str(error.get("message", error) if isinstance(error, dict) else error)
         except ValueError:
@@ -131,15 +150,18 @@ class EmbeddingsClient:
         text = " ".join(text.split())
         return text[:SERVER_MESSAGE_CHARS] or "no message"
 
-    def _vectors(self, body: bytes, count: int) -> npt.NDArray[np.float32]:
-        try:
-            items = sorted(json.loads(body)["data"], key=lambda item: item.get("index", 0))
-            matrix = np.array([item["embedding"] for item in items], dtype=np.float32)
-        except (ValueError, KeyError, TypeError, AttributeError):
-            raise ProviderError(
-                f"{self.where} did not answer as an OpenAI-compatible embeddings endpoint "
-                "(no data[].embedding list of numbers)"
-            ) from None
-        if matrix.ndim != 2 or len(matrix) != count:
-            raise ProviderError(f"{self.where} returned {len(matrix)} vectors for {count} texts")
-        return matrix
+
+async def _read(response: aiohttp.ClientResponse, cap: int) -> bytes | None:
+    """The body as it streams in, None once it passes `cap` bytes (the connection is then
+    closed, the rest never read); an error answer (`cap` small) is cut at `cap` instead."""
+    declared = response.content_length
+    if response.status == 200 and declared is not None and declared > cap:
+        response.close()
+        return None
+    body = bytearray()
+    async for chunk in response.content.iter_chunked(READ_CHUNK):
+        body += chunk
+        if len(body) > cap:
+            response.close()
+            return None if response.status == 200 else bytes(body[:cap])
+    return bytes(body)

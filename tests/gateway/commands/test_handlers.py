@@ -29,7 +29,7 @@ HELP = """Commands:
 /history [forget] — your recent sessions; forget: delete this session (or the last one)
 /forget_session — the same as /history forget
 /timezone [ZONE] — your time zone; ZONE sets it (Asia/Tokyo), clear unsets it
-/reminders [cancel ID] — your reminders, ids and next runs; cancel ID cancels one
+/reminders [page N | cancel ID] — your reminders, 20 a page; cancel ID cancels one
 /skills — the skills kioku has learned for you
 /web — a sign-in link to the web page (notes, sessions, skills)"""
 

@@ -20,6 +20,7 @@ from memory.schedule.jobs import (
     create_job,
     get_job,
     list_jobs,
+    page_of_jobs,
     run_now,
 )
 from memory.schedule.timing import parse_when
@@ -144,3 +145,32 @@ async def test_a_stored_jobs_upcoming_runs_start_at_its_next_run_and_respect_cou
     job = await create_job(store, new, now=NOW, max_jobs=50)
     assert job.upcoming() == [NOW + timedelta(hours=1), NOW + timedelta(hours=2)]
     assert job.upcoming(1) == [NOW + timedelta(hours=1)]
+
+
+def test_a_count_over_a_million_is_refused_with_the_limit() -> None:
+    when = parse_when(at=None, in_=None, cron=None, every="1h", zone=UTC, now=NOW, min_interval=900)
+    with pytest.raises(BadSchedule, match="from 1 to 1,000,000"):
+        NewJob(person="alice", when=when, target=DM, text="x", count=10**23)
+
+
+async def test_an_id_beyond_sqlites_integers_is_no_such_job(store: Store) -> None:
+    await store.ensure_person("alice")
+    for job_id in (2**63, -(2**63) - 1, 10**30):
+        with pytest.raises(NoSuchJob):
+            await get_job(store, job_id, "alice")
+        with pytest.raises(NoSuchJob):
+            await cancel_job(store, job_id, "alice")
+        with pytest.raises(NoSuchJob):
+            await run_now(store, job_id, NOW)
+
+
+async def test_a_page_of_jobs_counts_them_all_and_reads_only_its_own(store: Store) -> None:
+    await store.ensure_person("alice")
+    for hours in range(1, 6):
+        await create_job(store, reminder(in_=f"{hours}h"), now=NOW, max_jobs=50)
+    page = await page_of_jobs(store, "alice", group=None, offset=2, limit=2)
+    assert page.total == 5 and [job.id for job in page.jobs] == [3, 4]
+    past = await page_of_jobs(store, "alice", group=None, offset=10**30, limit=2)
+    assert past.total == 5 and past.jobs == []
+    group = await page_of_jobs(store, "alice", group=("telegram", "-5"), offset=0, limit=2)
+    assert group.total == 0

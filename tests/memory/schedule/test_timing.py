@@ -126,3 +126,34 @@ def test_fixed_offsets_round_trip_through_their_names() -> None:
 def test_local_time_shows_an_offset_where_the_zone_has_no_abbreviation() -> None:
     moment = datetime(2026, 12, 4, 0, 0, 5, tzinfo=UTC)
     assert local_time(moment, ZoneInfo("America/Sao_Paulo")) == "Thu 3 Dec 21:00:05 -03:00"
+
+
+@pytest.mark.parametrize(("cron", "gap"), [("* * * * *", "1m"), ("0,10 9 * * *", "10m")])
+def test_a_cron_whose_runs_come_closer_than_min_interval_is_refused(cron: str, gap: str) -> None:
+    with pytest.raises(BadSchedule, match=rf"runs {gap} apart \(.*closer than the minimum of 15m"):
+        when(cron=cron)
+
+
+def test_a_cron_gap_across_midnight_counts() -> None:
+    """23:50 and 00:05 are 15 minutes apart though far apart on the clock."""
+    with pytest.raises(BadSchedule, match="runs 15m apart"):
+        when(cron="50,5 23,0 * * *", min_interval=1200)
+
+
+def test_a_cron_gap_is_real_time_across_a_dst_change() -> None:
+    """In New York, 02:30 on the spring-forward day runs at 03:00, 30 minutes before 03:30."""
+    new_york = ZoneInfo("America/New_York")
+    before = datetime(2026, 3, 7, 12, 0, tzinfo=UTC)
+    with pytest.raises(BadSchedule, match="runs 30m apart"):
+        when(zone=new_york, now=before, min_interval=3600, cron="30 2,3 * * *")
+    assert when(zone=new_york, now=before, min_interval=1800, cron="30 2,3 * * *").kind == "cron"
+
+
+def test_crons_at_least_min_interval_apart_are_kept() -> None:
+    for cron in ("*/15 * * * *", "0 9 * * 1", "0 8,20 * * *"):
+        assert when(cron=cron).spec == cron
+
+
+def test_a_schedule_over_400_characters_is_refused_before_it_is_parsed() -> None:
+    with pytest.raises(BadSchedule, match="cron is 1,009 characters long"):
+        when(cron="1," * 500 + "2 * * * *")

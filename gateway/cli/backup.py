@@ -63,8 +63,8 @@ def backup(
             written = write_backup(home, folder, with_secrets=with_secrets, progress=progress)
     except BackupError as exc:
         fail(f"backup failed: {exc}")
-    for name in written.skipped:
-        typer.echo(f"left out {name}: a link, not a regular file", err=True)
+    for left in written.skipped:
+        typer.echo(f"left out {left.name}: {left.why}", err=True)
     counts = written.manifest.counts
     typer.echo(
         f"{written.path}\n({len(written.manifest.files)} files, {counts.persons} persons, "
@@ -113,7 +113,7 @@ def restore(
     from config.paths import kioku_home
     from gateway import instance
     from memory.backup.errors import BackupError
-    from memory.backup.restore import restore_backup
+    from memory.backup.restore import check_home, restore_backup
 
     target = (home.expanduser() if home else kioku_home()).resolve()
 
@@ -126,6 +126,7 @@ def restore(
             )
 
     try:
+        check_home(target)
         not_running()
         with _progress_bar() as progress:
             restored = restore_backup(

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from pathlib import Path
 
+from memory.backup.cleanup import remove_tree
+from memory.backup.database_check import check_database
 from memory.backup.errors import BackupError
 from memory.backup.manifest import DATABASE, Manifest
 from memory.backup.progress import Progress, no_progress
-from memory.backup.snapshot import check_database
 from memory.backup.unpack import unpack
 
 
@@ -30,5 +30,5 @@ def verify_backup(
             ) from None
         check_database(work / DATABASE, manifest.schema_version, manifest.counts)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_tree(work)
     return manifest

@@ -19,7 +19,13 @@ def verify_backup(
     """Check the manifest, every member's size and hash, that nothing is missing or extra,
     and state.db's integrity (copied into a private folder under `scratch`, default the
     system's temp folder, then deleted). `BackupError` says the first problem found."""
-    work = Path(tempfile.mkdtemp(prefix="kioku-verify-", dir=scratch))
+    try:
+        work = Path(tempfile.mkdtemp(prefix="kioku-verify-", dir=scratch))
+    except OSError as exc:
+        raise BackupError(
+            f"cannot make a scratch folder in {scratch or tempfile.gettempdir()} "
+            f"({exc.strerror}): set TMPDIR to a folder you can write to"
+        ) from None
     try:
         try:
             manifest = unpack(archive, work, only={DATABASE}, progress=progress)

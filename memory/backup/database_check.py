@@ -7,7 +7,8 @@ row is read, its layout is compared with the one kioku's own migrations build fo
 version: every table there, a table (not a view) with kioku's columns and their types;
 kioku's virtual table, views, triggers and indexes exactly as kioku writes them when
 present (a missing view, trigger or index is what `kioku doctor --repair` re-creates);
-no trigger of anyone else's. Then SQLite's `integrity_check` and the row counts run
+no trigger of anyone else's. A newer kioku's layout is unknown here: of it, only the
+tables counted must be tables. Then SQLite's `integrity_check` and the row counts run
 under a progress handler that stops them past a time budget: a base plus what a
 database of that size needs at a slow disk's pace, far above a real check's time.
 Schema-defined functions run as untrusted (`trusted_schema = OFF`).
@@ -40,6 +41,7 @@ CLOCK_STEPS = 10_000
 RECREATED = ("view", "trigger", "index")
 SHOWN = 5
 FOREIGN = "it was changed, or is no kioku database"
+COUNTED = ("persons", "sessions", "turns")
 OBJECTS = "SELECT lower(name), type, sql FROM sqlite_master WHERE substr(name, 1, 7) != 'sqlite_'"
 
 
@@ -75,14 +77,18 @@ def check_database(
                 f"the archive's state.db is schema v{version}, its manifest says "
                 f"v{schema_version}: it was changed"
             )
-        _check_layout(_present(db), expected_layout(version))
+        present = _present(db)
+        if version <= migrations.SCHEMA_VERSION:
+            _check_layout(present, expected_layout(version))
+        else:  # a newer kioku's layout, unknown here: at least what is counted are tables
+            _check_counted(present)
         problems = [row[0] for row in db.execute("PRAGMA integrity_check") if row[0] != "ok"]
         if problems:
             raise BackupError(
                 "the archive's state.db fails SQLite's integrity check: "
                 + "; ".join(map(str, problems[:SHOWN]))
             )
-        found = Counts(*(_count(db, table) for table in ("persons", "sessions", "turns")))
+        found = Counts(*(_count(db, table) for table in COUNTED))
     except sqlite3.DatabaseError as exc:
         if time.monotonic() > deadline:
             raise BackupError(
@@ -166,6 +172,13 @@ def _check_layout(present: dict[str, SchemaObject], expected: dict[str, SchemaOb
             f"the archive's state.db holds triggers kioku does not define "
             f"({', '.join(foreign[:SHOWN])}): {FOREIGN}"
         )
+
+
+def _check_counted(present: dict[str, SchemaObject]) -> None:
+    for name in COUNTED:
+        have = present.get(name)
+        if have is None or have.kind != "table" or have.virtual:
+            raise BackupError(f"the archive's state.db has no table {name}: {FOREIGN}")
 
 
 def _kind(obj: SchemaObject) -> str:

@@ -87,7 +87,7 @@ def main() -> int:
         for name, (build, _) in CORPUS.items():
             if args.only and args.only not in name:
                 continue
-            bad = build(good, scratch / f"{name}.tar.gz", **FULL.get(name, {}))  # type: ignore[call-arg]
+            bad = build(good, scratch / f"{name}.tar.gz", **FULL.get(name, {}))
             verify_s, said = refused(lambda bad=bad: verify_backup(bad, scratch=temp))
             restore_s, _ = refused(lambda bad=bad: restore_backup(bad, home, replace=True))
             assert files(home) == before and list(temp.iterdir()) == []

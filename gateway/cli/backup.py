@@ -78,7 +78,8 @@ def verify(
     archive: Path = typer.Argument(..., help="The backup archive (.tar.gz) to check."),
 ) -> None:
     """Check a backup: its manifest, every file's size and sha256, no extra or missing
-    member, and SQLite's integrity check on its state.db. Exit 1 on the first problem."""
+    member, the gzip stream's CRC and length, and its state.db's layout and SQLite integrity
+    check. Archives are read within limits (docs/backup.md). Exit 1 on the first problem."""
     from memory.backup.errors import BackupError
     from memory.backup.verify import verify_backup
 

@@ -14,6 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import PurePath
 from typing import ClassVar, Literal
 
 from config.text_limits import well_formed
@@ -38,6 +39,18 @@ class Address:
 
 
 AttachmentKind = Literal["image", "voice", "audio", "video", "document"]
+_FAMILIES: dict[str, AttachmentKind] = {"image": "image", "audio": "audio", "video": "video"}
+TEXT_IMAGE_TYPE = "image/svg+xml"
+
+
+def kind_by_type(mime: str, name: str = "") -> AttachmentKind:
+    """What a file is by its media type (a voice note is the platform's own marker, not
+    a type): an image, audio or video, else a document. An SVG is a document whatever
+    it was sent as: it is XML text, read as text, not a picture to decode."""
+    mime = mime.partition(";")[0].strip().lower()
+    if mime == TEXT_IMAGE_TYPE or PurePath(name).suffix.lower() == ".svg":
+        return "document"
+    return _FAMILIES.get(mime.partition("/")[0], "document")
 
 
 class FetchFailed(Exception):

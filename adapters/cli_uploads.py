@@ -14,7 +14,7 @@ from __future__ import annotations
 import mimetypes
 from dataclasses import dataclass, field
 
-from adapters.base import Attachment, AttachmentKind, TooLarge
+from adapters.base import Attachment, TooLarge, kind_by_type
 from adapters.cli_protocol import MAX_ATTACHED_BYTES, MAX_ATTACHMENTS, Attach, BadFrame, Message
 
 GENERIC_MIME = "application/octet-stream"
@@ -46,17 +46,7 @@ def attachment(item: Received) -> Attachment:
             raise TooLarge(f"{item.name} is {size} bytes, over the limit of {limit} bytes")
         return item.data
 
-    return Attachment(kind_of(mime), item.name, mime, size, fetch)
-
-
-def kind_of(mime: str) -> AttachmentKind:
-    """What the file is, by its media type (a CLI file has no voice-note marker)."""
-    family = mime.split("/", 1)[0]
-    if family == "image":
-        return "image"
-    if family in ("audio", "video"):
-        return family
-    return "document"
+    return Attachment(kind_by_type(mime, item.name), item.name, mime, size, fetch)
 
 
 @dataclass

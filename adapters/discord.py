@@ -30,8 +30,10 @@ from adapters.base import (
     Outbound,
 )
 from adapters.chunking import split_message
+from adapters.discord_commands import ApplicationCommands
 from adapters.discord_gateway import BoundedGateway
 from adapters.discord_inbound import to_inbound
+from adapters.discord_payloads import completing
 from adapters.long_reply import FILE_NAME, caption, file_bytes, goes_as_file
 from config.settings import DiscordSettings
 
@@ -44,6 +46,10 @@ READY_TIMEOUT = 60.0
 CLOSE_TIMEOUT = 10.0
 # The typing indicator stops by itself after this long if no reply ever comes (/stop).
 TYPING_LIMIT = 300.0
+# What discord.py raises building its user and application from an answer missing a field it
+# indexes: Discord's published example application (developers/resources/application.mdx)
+# has a team member without `role`, which discord.py's TeamMember reads.
+LOGIN_PARSE_ERRORS = (KeyError, TypeError, ValueError)
 
 
 def allowed_mentions(settings: DiscordSettings) -> discord.AllowedMentions:
@@ -58,6 +64,7 @@ class _Client(discord.Client):
     def __init__(self, adapter: DiscordAdapter, **options: Any) -> None:
         # Debug events let every received frame (heartbeat ACKs included) be seen.
         super().__init__(enable_debug_events=True, **options)
+        completing(self)
         self.adapter = adapter
         self.last_frame = asyncio.get_running_loop().time()
 
@@ -101,6 +108,9 @@ class DiscordAdapter(Adapter):
         self.settings = settings
         # The gateway's slash commands, registered as application commands.
         self.commands = tuple(commands)
+        self._app_commands = ApplicationCommands(self.commands, settings, deliver)
+        self._tree: discord.app_commands.CommandTree | None = None
+        self._sync: asyncio.Task[None] | None = None
         self.silence_limit = settings.silence_limit
         self.ready_timeout = ready_timeout
         self.guild_ready_timeout = guild_ready_timeout
@@ -121,8 +131,16 @@ class DiscordAdapter(Adapter):
             self._restore_endpoints()
             raise
         self._watchdog = asyncio.create_task(self._watch(), name="discord-watchdog")
+        if self._client is not None and self._tree is not None:
+            self._sync = asyncio.create_task(
+                self._app_commands.sync(self._client, self._tree), name="discord-commands-sync"
+            )
 
     async def stop(self) -> None:
+        if self._sync is not None:
+            self._sync.cancel()
+            await asyncio.gather(self._sync, return_exceptions=True)
+            self._sync = None
         if self._watchdog is not None:
             self._watchdog.cancel()
             await asyncio.gather(self._watchdog, return_exceptions=True)
@@ -169,15 +187,23 @@ class DiscordAdapter(Adapter):
             allowed_mentions=allowed_mentions(self.settings),
             guild_ready_timeout=self.guild_ready_timeout,
         )
+        tree = self._app_commands.attach(client)
         assert self.settings.token is not None
         try:
             await client.login(self.settings.token.get_secret_value())
+        except LOGIN_PARSE_ERRORS as exc:
+            await client.close()
+            raise AdapterFailed(
+                "discord.py could not read Discord's answer about this bot at login "
+                f"(GET /users/@me, /oauth2/applications/@me: {type(exc).__name__}: {exc}); "
+                "kioku cannot use the bot until discord.py reads that shape"
+            ) from None
         except BaseException:
             await client.close()
             raise
         runner = asyncio.create_task(client.connect(reconnect=True), name="discord-gateway")
         # Current from now on: messages may arrive (and be answered) before on_ready fires.
-        self._client, self._runner = client, runner
+        self._client, self._runner, self._tree = client, runner, tree
         runner.add_done_callback(self._gateway_ended)
         ready = asyncio.create_task(client.wait_until_ready(), name="discord-ready")
         await asyncio.wait(
@@ -185,7 +211,7 @@ class DiscordAdapter(Adapter):
         )
         if not ready.done():
             ready.cancel()
-            self._client = self._runner = None
+            self._client = self._runner = self._tree = None
             await client.close()
             await asyncio.gather(runner, ready, return_exceptions=True)
             if runner.done() and not runner.cancelled() and runner.exception() is not None:
@@ -195,9 +221,10 @@ class DiscordAdapter(Adapter):
 
     async def _close_client(self) -> None:
         client, runner = self._client, self._runner
-        self._client = self._runner = None
+        self._client = self._runner = self._tree = None
         if client is None or runner is None:
             return
+        self._app_commands.client_replaced()
         try:
             await asyncio.wait_for(client.close(), CLOSE_TIMEOUT)
         except TimeoutError:
@@ -263,6 +290,13 @@ class DiscordAdapter(Adapter):
         with `long_as_file`, a reply longer than that as one `reply.md` file."""
         address = message.address
         self._stop_typing(address)
+        if self._app_commands.owns(address.reply_to):
+            chunks = split_message(message.text, MESSAGE_LIMIT)
+            mentions = allowed_mentions(self.settings)
+            await self._app_commands.answer(
+                self._connected(), str(address.reply_to), chunks, mentions
+            )
+            return
         channel = self._channel(address)
         reference = None
         if address.reply_to is not None:
@@ -288,7 +322,10 @@ class DiscordAdapter(Adapter):
             reference = None
 
     async def working(self, address: Address) -> None:
-        """Keep "kioku is typing..." up until the reply to `address` is sent."""
+        """Keep "kioku is typing..." up until the reply to `address` is sent; a command
+        run as an application command shows Discord's own "thinking" instead."""
+        if self._app_commands.owns(address.reply_to):
+            return
         self._stop_typing(address)
         channel = self._channel(address)
         task = asyncio.create_task(self._type(channel), name=f"discord-typing-{channel.id}")
@@ -313,18 +350,20 @@ class DiscordAdapter(Adapter):
 
     async def direct_chat(self, user: str) -> str:
         """A Discord DM is a channel of its own: opened (or found) through the API."""
-        client = self._client
-        if client is None:
-            raise AdapterFailed("the Discord client is not connected")
+        client = self._connected()
         if not user.isdigit():
             raise ValueError(f"not a Discord user id: {user!r}")
         channel = await client.create_dm(discord.Object(int(user)))
         return str(channel.id)
 
-    def _channel(self, address: Address) -> discord.PartialMessageable:
+    def _connected(self) -> _Client:
         client = self._client
         if client is None:
             raise AdapterFailed("the Discord client is not connected")
+        return client
+
+    def _channel(self, address: Address) -> discord.PartialMessageable:
+        client = self._connected()
         channel_id = address.thread or address.chat
         if not channel_id.isdigit():
             raise ValueError(f"not a Discord channel id: {channel_id!r}")

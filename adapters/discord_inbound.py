@@ -4,8 +4,14 @@ Identity is `discord:<user id>`. A DM's chat is its DM channel; a guild channel'
 is the channel; a thread is its own conversation: chat = the parent channel, thread =
 the thread (the gateway keys group sessions by platform, chat and thread). Each file
 is an `Attachment` fetched with discord.py's own `Attachment.read()`; a sticker, which
-has no file kioku reads, is named in `unreadable`. A message whose texts or names are of
-the wrong type is dropped with a log line.
+has no file kioku reads, is named in `unreadable`. A forwarded message (Discord's
+`message_snapshots`: the forward itself has no content) is read as its quoted text and its
+files. A message whose texts or names are of the wrong type is dropped with a log line.
+
+Each check in `_check` is on a field kioku reads, against Discord's schema (developers/
+resources/message.mdx and user.mdx, the OpenAPI spec discord/discord-api-spec) and what
+discord.py keeps of it: nullable fields may be None, anything kioku does not read may be
+absent, null or unknown.
 """
 
 from __future__ import annotations
@@ -16,13 +22,26 @@ import aiohttp
 import discord
 import structlog
 
-from adapters.base import Attachment, AttachmentKind, Fetch, FetchFailed, Inbound, TooLarge
+from adapters.base import (
+    Attachment,
+    AttachmentKind,
+    Fetch,
+    FetchFailed,
+    Inbound,
+    TooLarge,
+    kind_by_type,
+)
 from adapters.shapes import Malformed, require
 from config.settings import DiscordSettings
 
 log = structlog.get_logger("kioku.discord")
 
 PLATFORM = "discord"
+EMPTY = "an empty message"
+EMPTY_IN_SERVER = (
+    "an empty message (Discord sends a bot the text of server messages that do not mention "
+    "it only with the Message Content intent)"
+)
 # Message types a person writes; joins, pins, thread announcements and the like are not.
 _SPOKEN = (discord.MessageType.default, discord.MessageType.reply)
 
@@ -57,6 +76,7 @@ def to_inbound(
         if settings.channels and not {chat, thread} & set(settings.channels):
             return None
     roles = _own_roles(guild)
+    files = _attachments(message)
     replied = _replied(message)
     addressed = guild is None or (
         any(user.id == me.id for user in message.mentions)
@@ -75,36 +95,40 @@ def to_inbound(
         message_id=str(message.id),
         reply_to_text=replied.content if replied is not None else None,
         unreadable=unreadable(message),
-        attachments=tuple(_attachment(file) for file in message.attachments),
+        attachments=tuple(_attachment(file) for file in files),
         received_at=message.created_at,
     )
 
 
 def _check(message: discord.Message) -> None:
     """The fields kioku reads have Discord's types: discord.py converts ids, not texts."""
-    if not hasattr(message, "author"):  # discord.py leaves it unset if it cannot build it
+    # `author` is required; discord.py leaves it unset when it cannot build the user.
+    if not hasattr(message, "author"):
         raise Malformed("the message has no author discord.py could read")
     try:
-        message.created_at  # noqa: B018 - its time comes from the id
+        message.created_at  # noqa: B018 - a snowflake id holds its time
     except (ValueError, OverflowError, OSError):
         raise Malformed(f"the id {message.id} is no snowflake of a time") from None
     replied = _replied(message)
+    # `content`: string, "" without the Message Content intent or for a forward.
     require(str, message, "content")
     if replied is not None:
         require(str, replied, "content")
+    for snapshot in message.message_snapshots:
+        require(str, snapshot, "content")
     people = [message.author, *message.mentions, *([replied.author] if replied else [])]
     for person in people:
-        require(str, person, "name")
-        require(str, person, "global_name", optional=True)
+        require(str, person, "name")  # user `username`: string
+        require(str, person, "global_name", optional=True)  # `?string`: null if never set
         if isinstance(person, discord.Member):
-            require(str, person, "nick", optional=True)
-    for attachment in message.attachments:
-        require(str, attachment, "filename")
-        require(int, attachment, "size")
-        require(str, attachment, "content_type", optional=True)
-        require(int, attachment, "width", "height", optional=True)
-        require(int, attachment.flags, "value")
-        duration = attachment.duration
+            require(str, person, "nick", optional=True)  # member `nick?`: `?string`
+    for attachment in _attachments(message):
+        require(str, attachment, "filename")  # string
+        require(int, attachment, "size")  # integer
+        require(str, attachment, "content_type", optional=True)  # `content_type?`: string
+        require(int, attachment, "width", "height", optional=True)  # `?integer`, images only
+        require(int, attachment.flags, "value")  # `flags?`: integer, 0 when absent
+        duration = attachment.duration  # `duration_secs?`: float, voice messages only
         if duration is not None and (
             not isinstance(duration, int | float) or isinstance(duration, bool)
         ):
@@ -112,7 +136,8 @@ def _check(message: discord.Message) -> None:
 
 
 def readable_text(message: discord.Message, bot_id: int, bot_roles: set[int]) -> str:
-    """The text without kioku's own mention; other people's mentions become @names."""
+    """The text without kioku's own mention; other people's mentions become @names; a
+    forwarded message follows, quoted."""
     text = re.sub(rf"<@!?{bot_id}>[ \t]?", "", message.content)
     for role in bot_roles:
         text = re.sub(rf"<@&{role}>[ \t]?", "", text)
@@ -121,12 +146,33 @@ def readable_text(message: discord.Message, bot_id: int, bot_roles: set[int]) ->
             # Plain replacement: a name is not a template (re.sub would read its backslashes).
             name = f"@{user.display_name}"
             text = text.replace(f"<@{user.id}>", name).replace(f"<@!{user.id}>", name)
-    return text.strip()
+    parts = [text.strip()] if text.strip() else []
+    for snapshot in message.message_snapshots:
+        if snapshot.content.strip():
+            quoted = "\n".join(f"> {line}" for line in snapshot.content.strip().splitlines())
+            parts.append(f"Forwarded message:\n{quoted}")
+    return "\n\n".join(parts)
 
 
 def unreadable(message: discord.Message) -> tuple[str, ...]:
-    """What is on the message with no file kioku reads: stickers."""
-    return ("a sticker",) if message.stickers else ()
+    """What is on the message (or the one it forwards) with no file kioku reads: stickers;
+    or the message itself when it came with no text and no files. Discord leaves a server
+    message's text and files out for a bot without the Message Content intent
+    (developers/events/gateway.mdx, Message Content Intent): a reply to kioku that does not
+    ping it arrives like that."""
+    snapshots = message.message_snapshots
+    if message.stickers or any(snapshot.stickers for snapshot in snapshots):
+        return ("a sticker",)
+    said = [message.content, *(snapshot.content for snapshot in snapshots)]
+    if any(text.strip() for text in said) or _attachments(message):
+        return ()
+    return (EMPTY,) if message.guild is None else (EMPTY_IN_SERVER,)
+
+
+def _attachments(message: discord.Message) -> list[discord.Attachment]:
+    """The message's files, then those of the message it forwards."""
+    forwarded = (file for snapshot in message.message_snapshots for file in snapshot.attachments)
+    return [*message.attachments, *forwarded]
 
 
 def _attachment(file: discord.Attachment) -> Attachment:
@@ -146,9 +192,7 @@ def _attachment(file: discord.Attachment) -> Attachment:
 def _kind(file: discord.Attachment, mime: str) -> AttachmentKind:
     if file.is_voice_message():
         return "voice"
-    major = mime.partition("/")[0]
-    kinds: dict[str, AttachmentKind] = {"image": "image", "audio": "audio", "video": "video"}
-    return kinds.get(major, "document")
+    return kind_by_type(mime, file.filename)
 
 
 def _fetcher(file: discord.Attachment) -> Fetch:

@@ -10,6 +10,8 @@ a retry that still comes (same message ts) is dropped by the gateway's dedupe.
 A channel conversation lives in a thread: kioku answers a top-level mention in a new
 thread under it and a mention inside a thread in that thread; each thread is its own
 session. Direct messages are answered in place (in their thread if they have one).
+Slash commands (`/link`, `/new`, every command of the gateway's) arrive through
+`slack_commands`, and every answer to one is ephemeral.
 """
 
 from __future__ import annotations
@@ -39,10 +41,12 @@ from adapters.base import (
 )
 from adapters.chunking import split_message
 from adapters.long_reply import FILE_NAME, caption, file_bytes, goes_as_file
+from adapters.slack_commands import ANY_COMMAND, SlackCommands, is_command
 from adapters.slack_envelopes import BoundedSocketModeHandler, events_app
 from adapters.slack_files import SlackFiles
 from adapters.slack_inbound import to_inbound
 from adapters.slack_mrkdwn import to_mrkdwn
+from adapters.slack_unread import on_error
 from config.load import ConfigError
 from config.settings import SlackSettings
 
@@ -80,6 +84,7 @@ class SlackAdapter(Adapter):
         self._base_url = base_url or AsyncWebClient.BASE_URL
         self._files_base = base_url  # the file host a test Slack serves files on
         self._files: SlackFiles | None = None
+        self._commands: SlackCommands | None = None
         self._ping_interval = ping_interval
         self._give_up_after = give_up_after
         self._client: AsyncWebClient | None = None
@@ -141,9 +146,13 @@ class SlackAdapter(Adapter):
             client=client,
             signing_secret=self._signing_secret or "",
             request_verification_enabled=self._app_token is None,
+            raise_error_for_unhandled_request=True,  # for on_error to acknowledge it
         )
+        app.error(on_error)
         app.event("message")(self._on_event)
         app.event("app_mention")(self._on_event)
+        self._commands = SlackCommands(client, self.deliver, self._name, self._bot_user_id)
+        app.command(ANY_COMMAND)(self._commands.on_command)
         if self._app_token is not None:
             await self._start_socket_mode(app, self._app_token)
         else:
@@ -259,10 +268,13 @@ class SlackAdapter(Adapter):
     async def send(self, message: Outbound) -> None:
         """Post the reply in chunks, in the asking message's thread (or, with `long_as_file`,
         a reply longer than one chunk as one `reply.md` file there); raise if Slack refuses."""
-        if self._client is None:
+        if self._client is None or self._commands is None:
             raise AdapterFailed("the Slack adapter is not running")
         address = message.address
         chunks = split_message(message.text, CHUNK_LIMIT)
+        if is_command(address.reply_to):
+            await self._commands.answer(address, chunks)  # only ever ephemeral
+            return
         try:
             if goes_as_file(message, len(chunks)) and await self._uploaded(address, message.text):
                 return
@@ -305,8 +317,8 @@ class SlackAdapter(Adapter):
 
     async def working(self, address: Address) -> None:
         """React to the asking message while the model works; `send` removes it."""
-        if self._client is None or address.reply_to is None:
-            return
+        if self._client is None or address.reply_to is None or is_command(address.reply_to):
+            return  # a slash command is no message to react to
         key = (address.chat, address.reply_to)
         try:
             await self._client.reactions_add(

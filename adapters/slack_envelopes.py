@@ -5,11 +5,13 @@ slack-bolt's HTTP handler decodes each body the same way, neither with a limit: 
 nested past Python's recursion limit fails with a traceback at ERROR, and bolt's
 request-building reads fields of the envelope as if their types were right. Here an
 envelope (a Socket Mode message or an HTTP body) is checked for size and nesting, decoded
-once, and its shape checked where bolt reads it (`read_envelope`); one that fails is
-dropped with a log line (`slack_event_malformed`). Over HTTP a body is read only up to
-MAX_EVENT_BYTES (413 past it), its signature verified (401) before it is decoded, and a
-body that is not an event gets 400 (one that is not even UTF-8 gets it at once: it can be
-neither signed text nor an event).
+once, and its shape checked where bolt reads it (`read_envelope`): only what bolt would
+fail on is refused, since Slack leaves optional fields out or sends them as null. One that
+fails is dropped with a log line (`slack_event_malformed`). Over HTTP a body is read only
+up to MAX_EVENT_BYTES (413 past it), its signature verified (401) before it is decoded,
+and a body bolt could not read gets 400 (one that is not even UTF-8 gets it at once: it
+can be neither signed text nor an event). A form-encoded body, a slash command, is decoded
+and checked by `slack_commands.read_form` instead, after the same limit and signature check.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from slack_sdk.signature import SignatureVerifier
 from slack_sdk.socket_mode.aiohttp import SocketModeClient
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack_commands import check_command, is_interactive, read_form
 from config.limits import loads
 
 log = structlog.get_logger("kioku.slack")
@@ -35,16 +38,31 @@ MAX_EVENT_BYTES = 1024 * 1024
 """One envelope at most. A real event is some kilobytes, tens at most: a message of up to
 40,000 characters with its blocks and file metadata."""
 
-# What slack-bolt reads of an Events API body while building its request and matching
-# listeners, by the types Slack gives them; a key that is present never holds null.
-# Objects bolt looks into (the body itself, the event, a changed message, ...):
-_OBJECTS = ("event", "message", "previous_message", "item", "assistant_thread", "view")
-_OBJECT_LISTS = ("authorizations", "response_urls")
-_IDS = ("user", "team", "channel", "enterprise")  # an id, or an object holding one
-_STRINGS = ("type", "subtype", "team_id", "enterprise_id", "user_id", "channel_id", "thread_ts")
+# What Slack may send is taken as it comes: a field documented as optional may be absent,
+# null or hold keys kioku does not know. Every authorization of a workspace outside
+# Enterprise Grid carries `"enterprise_id": null`, an interactive payload `"enterprise":
+# null` (tests/fixtures/recorded/slack/app_mention_enterprise_null.json,
+# block_actions_enterprise_null.json). Refused is only what slack-bolt would fail on while
+# building its request (slack_bolt/request/internals.py `build_context` and the extract_*
+# functions it calls), matching listeners (slack_bolt/request/payload_utils.py `is_event`)
+# and skipping its own events (middleware/ignoring_self_events). A body bolt can read but
+# no listener takes (an unknown type, an event without one) is acknowledged and ignored:
+# adapters/slack_unread.py.
 
+# Read by internals.py as an id or an object holding one: `"id" in org`, then `org.get("id")`
+# (extract_enterprise_id, extract_team_id, extract_user_id, extract_channel_id).
+_IDS = ("enterprise", "team", "user", "channel")
+# Where those extract_* functions look for them: the body, then (by recursion) its first
+# authorization, its event, and the event's changed message, deleted message, reacted item
+# and assistant thread (each only when it is an object).
+_INNER = ("event", "message", "previous_message", "item", "assistant_thread")
+# Lists internals.py indexes: `len(payload["authorizations"])`, `payload["authorizations"][0]`
+# when not null; `len(body["response_urls"])`, `response_urls[0].get(...)` whenever present.
+_FIRST_IS_OBJECT = {"authorizations": False, "response_urls": True}  # name -> null refused
 
 PROBLEM_CHARS = 200
+FORM = "application/x-www-form-urlencoded"
+"""How Slack posts a slash command (and its `ssl_check`) over HTTP."""
 
 
 class Malformed(ValueError):
@@ -95,9 +113,10 @@ class BoundedSocketModeHandler(AsyncSocketModeHandler):
 
 
 def read_envelope(raw: str, *, socket_mode: bool = False) -> dict[str, Any] | None:
-    """The decoded envelope, or None (logged) when it is over a limit or of a shape that
-    is not Slack's: a Socket Mode message `{"type", "envelope_id", "payload"}` whose
-    payload is an Events API body, or (over HTTP) the body itself."""
+    """The decoded envelope, or None (logged) when it is over a limit or of a shape
+    slack-bolt would fail on: a Socket Mode message `{"type", "envelope_id", "payload"}`
+    whose payload is an Events API body or an interactive payload, or (over HTTP) the body
+    itself."""
     try:
         size = len(raw.encode())
         if size > MAX_EVENT_BYTES:
@@ -105,8 +124,10 @@ def read_envelope(raw: str, *, socket_mode: bool = False) -> dict[str, Any] | No
         envelope = loads(raw, what="the envelope")
         if not socket_mode:
             _check_body(envelope)
+            _check_if_command(envelope)
         elif (body := _socket_payload(envelope)) is not None:
-            _check_body(body, typed=envelope["type"] == "events_api")
+            _check_body(body)
+            _check_if_command(body)
     except ValueError as problem:  # Malformed, InputRefused, JSONDecodeError, UnicodeError
         log.warning("slack_event_malformed", problem=str(problem)[:PROBLEM_CHARS])
         return None
@@ -114,54 +135,68 @@ def read_envelope(raw: str, *, socket_mode: bool = False) -> dict[str, Any] | No
 
 
 def _socket_payload(message: Any) -> Any:
-    """What a Socket Mode message carries (an Events API body for `events_api`), or None
-    for one that carries nothing (hello, disconnect)."""
+    """What a Socket Mode message carries (an Events API body for `events_api`, a payload
+    for `interactive` and `slash_commands`), or None for one that carries nothing (hello,
+    disconnect: tests/fixtures/recorded/slack/socket_hello.json, socket_disconnect.json)."""
+    # slack_sdk/socket_mode/async_client.py run_message_listeners: `message.get("type")`;
+    # request.py SocketModeRequest.from_dict takes type, envelope_id and payload as given.
     if not isinstance(message, dict) or not isinstance(message.get("type"), str):
         raise Malformed("a Socket Mode message that is not an object with a string type")
     if "payload" not in message:
         return None
-    if not isinstance(message.get("envelope_id"), str):
+    if not isinstance(message.get("envelope_id"), str):  # what the acknowledgement names
         raise Malformed("a Socket Mode message whose envelope_id is not a string")
+    # slack_bolt/adapter/socket_mode/internals.py build_headers: the retry reason becomes a
+    # header, which build_normalized_headers takes only as a string (or a list).
+    reason = message.get("retry_reason")
+    if reason is not None and not isinstance(reason, str):
+        raise Malformed(f"a Socket Mode message whose retry_reason is {_kind(reason)}")
     return message["payload"]
 
 
-def _check_body(body: Any, *, typed: bool = True) -> None:
-    """`body` has the shape slack-bolt reads: an object that (`typed`: an Events API body)
-    says its type, and whose event, if any, says its own."""
+def _check_body(body: Any) -> None:
+    """`body` (an Events API body or an interactive payload) is an object slack-bolt can
+    build its request from and dispatch."""
     if not isinstance(body, dict):
         raise Malformed(f"the body is a JSON {type(body).__name__}, not an object")
-    if typed and not isinstance(body.get("type"), str):
-        raise Malformed("the body has no string type")
-    _check_object("the body", body)
-    event = body.get("event")
-    if event is not None and not isinstance(event.get("type"), str):
-        raise Malformed("the body's event has no string type")
-
-
-def _check_object(where: str, holder: dict[str, Any]) -> None:
-    for name in (*_OBJECTS, *_OBJECT_LISTS, *_IDS, *_STRINGS):
-        if name not in holder:
+    if "event" in body and not isinstance(body["event"], dict):
+        # ignoring_self_events: `req.body.get("event", {}).get("bot_id")`, null included;
+        # payload_utils.is_event: `"type" in body["event"]`.
+        raise Malformed(f"the body's event is {_kind(body['event'])}, not an object")
+    for name, null_refused in _FIRST_IS_OBJECT.items():
+        if name not in body or (body[name] is None and not null_refused):
             continue
-        value = holder[name]
-        kinds = _KINDS[name]
-        if not isinstance(value, kinds):
-            wanted = " or ".join(kind.__name__ for kind in kinds)
-            raise Malformed(f"{where}'s {name} is {type(value).__name__}, not {wanted}")
-        if name in _OBJECTS:
-            _check_object(f"{where}'s {name}", value)
-        elif name in _OBJECT_LISTS:
-            for item in value:
-                if not isinstance(item, dict):
-                    raise Malformed(f"{where}'s {name} holds a {type(item).__name__}")
-                _check_object(f"{where}'s {name}", item)
+        items = body[name]
+        if not isinstance(items, list):
+            raise Malformed(f"the body's {name} is {_kind(items)}, not a list")
+        if items and not isinstance(items[0], dict):
+            raise Malformed(f"the body's first {name} item is {_kind(items[0])}, not an object")
+    authorizations = body.get("authorizations")
+    _check_ids("the body", body)
+    if authorizations:
+        _check_ids("the body's first authorization", authorizations[0])
 
 
-_KINDS: dict[str, tuple[type, ...]] = {
-    **{name: (dict,) for name in _OBJECTS},
-    **{name: (list,) for name in _OBJECT_LISTS},
-    **{name: (str, dict) for name in _IDS},
-    **{name: (str,) for name in _STRINGS},
-}
+def _check_if_command(body: dict[str, Any]) -> None:
+    """bolt takes any body holding a `command` for a slash command: check it as one."""
+    if "command" in body:
+        check_command(body)
+
+
+def _check_ids(where: str, holder: dict[str, Any]) -> None:
+    """The ids internals.py reads in `holder` and the objects it recurses into."""
+    for name in _IDS:
+        value = holder.get(name)
+        if value is not None and not isinstance(value, str | dict):
+            raise Malformed(f"{where}'s {name} is {_kind(value)}, not an id or an object")
+    for name in _INNER:
+        inner = holder.get(name)
+        if isinstance(inner, dict):
+            _check_ids(f"{where}'s {name}", inner)
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else f"a {type(value).__name__}"
 
 
 def events_app(app: AsyncApp, path: str, signing_secret: str) -> web.Application:
@@ -183,18 +218,35 @@ def events_app(app: AsyncApp, path: str, signing_secret: str) -> web.Application
         ):
             log.warning("slack_request_refused", remote=request.remote)
             return web.Response(status=401, text="invalid request signature")
-        if read_envelope(text) is None:
+        body: str | dict[str, Any] | None
+        if request.content_type == FORM:
+            # bolt takes a decoded body only as "socket_mode", whose one effect is to skip
+            # its signature check, done above.
+            body, mode = _form_body(text), "socket_mode"
+        else:
+            body, mode = (None if read_envelope(text) is None else text), "http"
+        if body is None:
             return web.Response(status=400, text="the body is not an event kioku reads")
         bolt_request = AsyncBoltRequest(
-            body=text,
+            body=body,
             query=request.query_string,
             headers=request.headers,  # type: ignore[arg-type]
+            mode=mode,
         )
         return await to_aiohttp_response(await app.async_dispatch(bolt_request))
 
     server = web.Application(client_max_size=MAX_EVENT_BYTES)
     server.router.add_post(path, receive)
     return server
+
+
+def _form_body(text: str) -> dict[str, Any] | None:
+    """A form post decoded: a slash command's fields, or an interactive payload's JSON,
+    read within the same limits as any envelope (it is what Socket Mode would carry)."""
+    fields = read_form(text)
+    if fields is None or not is_interactive(fields):
+        return fields
+    return read_envelope(fields["payload"], socket_mode=False)
 
 
 def _refused(status: int, problem: str) -> web.Response:

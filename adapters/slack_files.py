@@ -15,12 +15,11 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from adapters.base import Attachment, AttachmentKind, Fetch, FetchFailed, TooLarge
+from adapters.base import Attachment, AttachmentKind, Fetch, FetchFailed, TooLarge, kind_by_type
 
 FILE_HOST = ("https", "files.slack.com", 443)
 CHUNK = 64 * 1024
 TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=30)
-_KINDS: dict[str, AttachmentKind] = {"image": "image", "audio": "audio", "video": "video"}
 _NO_SCOPE = "the Slack app may lack the files:read scope"
 _PAGE = f"Slack answered with a web page instead of the file: {_NO_SCOPE}"
 
@@ -58,8 +57,9 @@ class SlackFiles:
         if not isinstance(item, dict):
             raise FileShapeError(f"a files item is {type(item).__name__}, not an object")
         mime = _optional(item, "mimetype", str) or "application/octet-stream"
-        kind = _kind(mime, _optional(item, "subtype", str))
-        name = _optional(item, "name", str) or _optional(item, "title", str) or kind
+        given = _optional(item, "name", str) or _optional(item, "title", str)
+        kind = _kind(mime, given or "", _optional(item, "subtype", str))
+        name = given or kind
         size = _optional(item, "size", int)
         duration = _optional(item, "duration_ms", int)
         url = _optional(item, "url_private_download", str)
@@ -137,11 +137,11 @@ def _origin(url: str) -> tuple[str, str, int]:
     return scheme, host, parts.port or (443 if scheme == "https" else 80)
 
 
-def _kind(mime: str, subtype: str | None) -> AttachmentKind:
+def _kind(mime: str, name: str, subtype: str | None) -> AttachmentKind:
     """An audio clip recorded in Slack itself (`slack_audio`) is a voice note."""
     if subtype == "slack_audio":
         return "voice"
-    return _KINDS.get(mime.partition("/")[0], "document")
+    return kind_by_type(mime, name)
 
 
 def _deleted(item: Any) -> bool:

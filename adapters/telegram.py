@@ -19,7 +19,7 @@ import secrets
 import time
 import warnings
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -28,7 +28,14 @@ import structlog
 from aiohttp import web
 from telegram import Bot, BotCommand, InputFile, Message, ReplyParameters, Update
 from telegram.constants import ChatAction, ParseMode
-from telegram.error import BadRequest, InvalidToken, NetworkError, RetryAfter, TelegramError
+from telegram.error import (
+    BadRequest,
+    ChatMigrated,
+    InvalidToken,
+    NetworkError,
+    RetryAfter,
+    TelegramError,
+)
 from telegram.warnings import PTBDeprecationWarning
 
 from adapters.backoff import Backoff
@@ -131,7 +138,13 @@ class TelegramAdapter(Adapter):
             await bot.shutdown()
             raise
         self._bot = bot
-        log.info("telegram_connected", bot=bot.username)
+        # getMe's can_read_all_group_messages: false while BotFather's privacy mode is on,
+        # and then groups deliver kioku only commands and replies meant for it.
+        log.info(
+            "telegram_connected",
+            bot=bot.username,
+            group_privacy=not bot.can_read_all_group_messages,
+        )
         try:
             await bot.set_my_commands(self.commands)
         except TelegramError as exc:
@@ -265,6 +278,16 @@ class TelegramAdapter(Adapter):
     # -- sending --------------------------------------------------------------------------------
 
     async def send(self, message: Outbound) -> None:
+        try:
+            await self._send(message)
+        except ChatMigrated as exc:
+            # A group upgraded to a supergroup gets a new id; Telegram refuses the old one
+            # and names the new one (Bot API: ResponseParameters.migrate_to_chat_id).
+            moved = str(exc.new_chat_id)
+            log.warning("telegram_chat_migrated", chat=message.address.chat, to=moved)
+            await self._send(replace(message, address=replace(message.address, chat=moved)))
+
+    async def _send(self, message: Outbound) -> None:
         address = message.address
         self._stop_typing(_key(address))
         draft = self._drafts.pop(_key(address), None)

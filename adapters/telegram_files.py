@@ -34,7 +34,7 @@ from telegram.error import NetworkError, TelegramError, TimedOut
 from telegram.request import HTTPXRequest, RequestData
 from telegram.warnings import PTBDeprecationWarning
 
-from adapters.base import Attachment, AttachmentKind, Fetch, FetchFailed, TooLarge
+from adapters.base import Attachment, AttachmentKind, Fetch, FetchFailed, TooLarge, kind_by_type
 from adapters.shapes import Malformed, require
 
 Source = PhotoSize | Document | Voice | Audio | Video | VideoNote | Animation
@@ -118,8 +118,10 @@ def attachments(message: Message) -> tuple[Attachment, ...]:
         if source is None:
             continue
         declared_mime = getattr(source, "mime_type", None) or mime
-        if attribute == "document" and declared_mime.startswith("image/"):
-            kind, name = "image", "image"
+        if attribute == "document":  # a photo, a song or an SVG sent as a plain file
+            kind = kind_by_type(declared_mime, getattr(source, "file_name", None) or "")
+            if kind == "image":
+                name = "image"
         width, height = _dimensions(source)
         return (
             Attachment(
@@ -137,20 +139,22 @@ def attachments(message: Message) -> tuple[Attachment, ...]:
 
 
 def check(message: Message) -> None:
-    """The file fields read here have the Bot API's types."""
+    """The file fields read here have the Bot API's types (core.telegram.org/bots/api:
+    PhotoSize, Animation, Audio, Document, Video, VideoNote, Voice); `file_unique_id`,
+    thumbnails and the rest are not read, so not checked."""
     sources = [*message.photo, *(getattr(message, attr) for attr, *_ in _FILES)]
     for source in sources:
         if source is None:
             continue
-        require(str, source, "file_id")
-        require(int, source, "file_size", optional=True)
-        for name in ("file_name", "mime_type"):
+        require(str, source, "file_id")  # file_id: String
+        require(int, source, "file_size", optional=True)  # Optional. Integer (may pass 2^31)
+        for name in ("file_name", "mime_type"):  # Optional. String
             if hasattr(source, name):
                 require(str, source, name, optional=True)
-        for name in ("width", "height", "length"):
+        for name in ("width", "height", "length"):  # Integer where the type has them
             if hasattr(source, name):
                 require(int, source, name)
-        _seconds(source)
+        _seconds(source)  # duration: Integer seconds
 
 
 def _photo(sizes: tuple[PhotoSize, ...]) -> Attachment:

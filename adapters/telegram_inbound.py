@@ -30,6 +30,10 @@ def to_inbound(update: Update, bot_id: int, username: str) -> Inbound | None:
     messages, updates that are not new messages)."""
     message = update.message
     user = message.from_user if message else None
+    # Message.from is "Optional. Sender... empty for messages sent to channels" and absent
+    # from Telegram's empty message (recorded: private-empty-message); a bot, including
+    # an anonymous admin's GroupAnonymousBot (recorded: supergroup-anonymous-admin-forward)
+    # and kioku itself, starts no conversation.
     if message is None or user is None or user.is_bot:
         return None
     try:
@@ -46,7 +50,9 @@ def to_inbound(update: Update, bot_id: int, username: str) -> Inbound | None:
     text, mentioned = _strip_mention(message, text, bot_id, username)
     replied = message.reply_to_message
     if replied is not None and replied.forum_topic_created is not None:
-        replied = None  # in a topic every message "replies" to the topic's first message
+        # In a topic every message "replies" to the topic's first message (recorded:
+        # forum-topic-message, forum-topic-edited-by-the-bot), even one the bot opened.
+        replied = None
     author = replied.from_user if replied is not None else None
     to_bot = author is not None and author.id == bot_id
     command = _command_target(text)
@@ -74,29 +80,30 @@ def to_inbound(update: Update, bot_id: int, username: str) -> Inbound | None:
 
 
 def _check(message: Message) -> None:
-    """The fields kioku reads have the Bot API's types (integers, strings, entities)."""
-    if message.chat is None:
+    """The fields kioku reads have the Bot API's types (core.telegram.org/bots/api, the
+    Message, Chat, User and MessageEntity tables); optional ones may be absent or null."""
+    if message.chat is None:  # Message.chat: Chat, required
         raise Malformed("Message.chat is missing")
     users = [message.from_user]
-    require(int, message, "message_id")
-    require(int, message, "message_thread_id", optional=True)
-    require(int, message.chat, "id")
-    require(str, message.chat, "type")
-    require(str, message, "text", "caption", optional=True)
-    if message.reply_to_message is not None:
+    require(int, message, "message_id")  # Message.message_id: Integer
+    require(int, message, "message_thread_id", optional=True)  # Optional. Integer
+    require(int, message.chat, "id")  # Chat.id: Integer
+    require(str, message.chat, "type")  # Chat.type: String
+    require(str, message, "text", "caption", optional=True)  # Optional. String
+    if message.reply_to_message is not None:  # Optional. Message
         replied = message.reply_to_message
         users.append(replied.from_user)
         require(str, replied, "text", "caption", optional=True)
     for user in users:
         if user is not None:
-            require(int, user, "id")
-            require(str, user, "first_name")
-            require(str, user, "last_name", "username", optional=True)
+            require(int, user, "id")  # User.id: Integer
+            require(str, user, "first_name")  # User.first_name: String
+            require(str, user, "last_name", "username", optional=True)  # Optional. String
     check_files(message)
     for entity in (*(message.entities or ()), *(message.caption_entities or ())):
-        require(int, entity, "offset", "length")
-        require(str, entity, "type")
-        if entity.user is not None:
+        require(int, entity, "offset", "length")  # MessageEntity.offset, length: Integer
+        require(str, entity, "type")  # MessageEntity.type: String (new types keep coming)
+        if entity.user is not None:  # Optional. User, for "text_mention"
             require(int, entity.user, "id")
 
 

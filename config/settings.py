@@ -198,6 +198,10 @@ class TelegramSettings(PlatformSettings):
     streaming: bool = Field(False, description="edit the reply as it grows (at most once a second)")
 
 
+# A Discord snowflake: 17 to 20 digits for any server made since 2015.
+GUILD_ID = re.compile(r"[0-9]{15,20}")
+
+
 class DiscordSettings(PlatformSettings):
     """The Discord adapter (discord.py); it starts when `token` is set."""
 
@@ -210,6 +214,11 @@ class DiscordSettings(PlatformSettings):
     channels: list[str] = Field(
         default_factory=list, description="channel ids kioku answers in; empty: every channel"
     )
+    command_guilds: list[str] = Field(
+        default_factory=list,
+        description="guild ids to register the slash commands in (they show at once there); "
+        "empty: registered globally",
+    )
     allow_mass_mentions: bool = Field(
         False, description="let replies ping @everyone, @here and roles"
     )
@@ -220,6 +229,25 @@ class DiscordSettings(PlatformSettings):
         description="seconds without a frame from Discord's gateway (heartbeat acks "
         "included) before kioku replaces the connection",
     )
+
+    @field_validator("command_guilds", mode="before")
+    @classmethod
+    def _guild_ids(cls, value: object) -> object:
+        """Ids may be written as TOML numbers; each must be a Discord snowflake."""
+        if not isinstance(value, list):
+            return value
+        ids = [
+            str(item) if isinstance(item, int) and not isinstance(item, bool) else item
+            for item in value
+        ]
+        for item in ids:
+            if not isinstance(item, str) or not GUILD_ID.fullmatch(item):
+                raise ValueError(
+                    f"{item!r} is not a Discord server id: give the number Discord shows with "
+                    "Developer Mode on (right-click the server → Copy Server ID), "
+                    'e.g. command_guilds = ["123456789012345678"]'
+                )
+        return ids
 
 
 class SlackSettings(PlatformSettings):
@@ -349,6 +377,15 @@ class MediaSettings(Section):
     max_files: int = Field(4, ge=1, le=100, description="attachments read from one message")
     image_max_side: int = Field(
         1568, ge=64, le=8000, description="images are downscaled so the long side is at most this"
+    )
+    image_max_pixels: int = Field(
+        50_000_000,
+        ge=10_000,
+        le=89_478_485,  # Pillow's own decompression-bomb limit, Image.MAX_IMAGE_PIXELS
+        description="images with more pixels are refused undecoded; one costs 4 bytes a pixel",
+    )
+    decode_slots: int = Field(
+        1, ge=1, le=64, description="images decoded at once (each up to image_max_pixels x 4 bytes)"
     )
     images_in_context: int = Field(
         3, ge=0, le=100, description="latest images kept as images in a session; older: text"

@@ -157,7 +157,8 @@ def _window(llm: LLMSettings, announced: Announced | None) -> list[Finding]:
 
 def _platforms(settings: Settings) -> Sequence[Awaitable[list[Finding]]]:
     """A check for each platform token set: Telegram `getMe`, Discord's current user,
-    Slack's `auth.test` and, with an app token, a Socket Mode connection."""
+    Slack's `auth.test` (and the scopes it names) and, with an app token, a Socket Mode
+    connection."""
     from gateway.online import platforms
 
     telegram, discord, slack = settings.telegram, settings.discord, settings.slack
@@ -169,21 +170,51 @@ def _platforms(settings: Settings) -> Sequence[Awaitable[list[Finding]]]:
         verdict = platforms.check_discord(token, discord.api_base, TIMEOUT)
         checks.append(_platform("discord bot", "discord.token", "current user", verdict))
     if (token := _secret(slack.bot_token)) is not None:
-        verdict = platforms.check_slack(token, slack.base_url, TIMEOUT)
-        checks.append(_platform("slack bot", "slack.bot_token", "auth.test", verdict))
+        checks.append(_slack_bot(token, settings))
         if (app := _secret(slack.app_token)) is not None:
             socket = platforms.check_slack_app_token(app, slack.base_url, TIMEOUT)
             checks.append(_platform("slack socket mode", "slack.app_token", "", socket))
     return checks
 
 
+async def _slack_bot(token: str, settings: Settings) -> list[Finding]:
+    """`auth.test`, and the scopes it says the token has against those kioku uses."""
+    from gateway.online.platforms import check_slack
+
+    verdict = await check_slack(token, settings.slack.base_url, TIMEOUT)
+    findings = [_verdict("slack bot", "slack.bot_token", "auth.test", verdict)]
+    if verdict.ok and verdict.scopes is not None:
+        findings.append(_slack_scopes(verdict.scopes, settings))
+    return findings
+
+
+def _slack_scopes(granted: frozenset[str], settings: Settings) -> Finding:
+    from adapters.slack_scopes import missing_scopes
+
+    settings_on = {"media.long_replies_as_file"} if settings.media.long_replies_as_file else set()
+    missing = missing_scopes(granted, frozenset(settings_on))
+    if not missing:
+        return Finding("ok", "slack scopes", "the bot token has every scope kioku uses")
+    lacking = "; ".join(f"{scope} ({purpose})" for scope, purpose in missing.items())
+    return Finding(
+        "warning",
+        "slack scopes",
+        f"the bot token lacks {lacking}",
+        "api.slack.com/apps → your app → OAuth & Permissions → Bot Token Scopes: add "
+        f"{', '.join(missing)}, then Reinstall to Workspace (docs/slack.md lists them all)",
+    )
+
+
 async def _platform(
     topic: str, setting: str, asked: str, check: Awaitable[Verdict]
 ) -> list[Finding]:
-    verdict = await check
+    return [_verdict(topic, setting, asked, await check)]
+
+
+def _verdict(topic: str, setting: str, asked: str, verdict: Verdict) -> Finding:
     if not verdict.ok:
-        return [Finding("problem", topic, f"{setting}: {verdict.text}", verdict.fix)]
-    return [Finding("ok", topic, f"{verdict.text} ({asked})" if asked else verdict.text)]
+        return Finding("problem", topic, f"{setting}: {verdict.text}", verdict.fix)
+    return Finding("ok", topic, f"{verdict.text} ({asked})" if asked else verdict.text)
 
 
 async def _mcp(name: str, server: McpServerSettings) -> list[Finding]:

@@ -45,8 +45,10 @@ TEXT_MIMES = frozenset(
         "application/javascript",
         "application/x-sh",
         "application/sql",
+        "image/svg+xml",
     )
 )
+"""Types read as text whatever the name ends in (an SVG is XML, a picture only once drawn)."""
 
 
 @dataclass(frozen=True)

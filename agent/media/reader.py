@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import replace
 
 import structlog
 
+from agent.media.decoding import DecodeSlots
 from agent.media.describe import Describer, describer_settings
 from agent.media.documents import ANTHROPIC_PDF_REQUEST, DocumentLimits, read_document
 from agent.media.images import CleanImage, clean_image, image_limit
-from agent.media.items import Incoming, KeptFile, Kind, Prepared
+from agent.media.items import Incoming, KeptFile, Prepared
 from agent.media.naming import dimensions, shown_name
 from agent.media.transcribers import Transcriber, build_transcriber
 from agent.media.unreadable import Unreadable
@@ -29,8 +29,8 @@ NO_VIDEO = "Videos are not read: send a photo, a voice note or a document instea
 
 class MediaReader:
     """Reads images, voice notes, audio and documents for `provider_name`'s model
-    ("anthropic", "openai"). Holds the transcriber's and describer's clients: `aclose`
-    them on shutdown."""
+    ("anthropic", "openai"). Holds the transcriber's and describer's clients and the
+    daemon's image decode slots: `aclose` them on shutdown."""
 
     def __init__(self, settings: Settings, provider_name: str) -> None:
         self._settings = settings
@@ -44,6 +44,7 @@ class MediaReader:
         )
         self._transcriber: Transcriber | None = None
         self._transcriber_built = False
+        self._decoding = DecodeSlots(settings.media.decode_slots)
 
     async def read(self, items: Sequence[Incoming]) -> list[Prepared]:
         """One `Prepared` per item, in order; a failure becomes that item's notice. PDFs
@@ -73,7 +74,6 @@ class MediaReader:
         return prepared
 
     async def _read_one(self, item: Incoming, pdf_room: int) -> Prepared:
-        item = _by_type(item)
         if item.kind == "image":
             return await self._read_image(item)
         if item.kind in ("voice", "audio"):
@@ -88,11 +88,12 @@ class MediaReader:
         return await asyncio.to_thread(read_document, item, limits)
 
     async def _read_image(self, item: Incoming) -> Prepared:
-        image = await asyncio.to_thread(
+        image = await self._decoding.run(
             clean_image,
             item.data,
             max_side=self._settings.media.image_max_side,
             limit=image_limit(self._provider_name),
+            max_pixels=self._settings.media.image_max_pixels,
         )
         name = shown_name(item.name)
         stand_in = f"[photo {dimensions(image.width, image.height)}{f': {name}' if name else ''}]"
@@ -127,20 +128,11 @@ class MediaReader:
         return self._transcriber
 
     async def aclose(self) -> None:
+        self._decoding.close()
         if self._transcriber is not None:
             await self._transcriber.aclose()
         if self._describer is not None:
             await self._describer.aclose()
-
-
-def _by_type(item: Incoming) -> Incoming:
-    """A photo, audio or video a platform sent as a plain file ("document") is read as
-    what its type says it is."""
-    major = item.mime.split("/", 1)[0].lower()
-    kinds: dict[str, Kind] = {"image": "image", "audio": "audio", "video": "video"}
-    if item.kind != "document" or major not in kinds or item.mime.lower() == "image/svg+xml":
-        return item
-    return replace(item, kind=kinds[major])
 
 
 def _stand_in(item: Incoming) -> str:

@@ -261,8 +261,9 @@ SLASH_COMMANDS: Registry[Commands] = Registry(
         ),
         SlashCommand(
             ("link",),
-            "a code to link another account; /link CODE — link this account",
+            "a code to link another account; with CODE, link this account",
             Commands.link,
+            argument="[CODE]",
             direct_only=LINK_IN_GROUP,
         ),
         SlashCommand(

@@ -37,8 +37,10 @@ class ModelVerdict(Verdict):
 @dataclass(frozen=True)
 class BotVerdict(Verdict):
     """A platform token's verdict: the bot's display `name` and platform `user_id`, and
-    for Slack its workspace `team` (empty when not ok)."""
+    for Slack its workspace `team` (empty when not ok) and the `scopes` Slack says the
+    token has (None when it said nothing)."""
 
     name: str = ""
     user_id: str = ""
     team: str = ""
+    scopes: frozenset[str] | None = None

@@ -3,14 +3,17 @@
 Telegram: `getMe` (python-telegram-bot). Discord: the current user and the application
 (`GET /users/@me`, `/oauth2/applications/@me`, the REST API discord.py uses), and the
 invite URL with exactly the permissions the adapter needs. Slack: `auth.test` for the
-bot token, and for the app token a Socket Mode connection opened as slack-bolt opens it
-(`apps.connections.open`, then the websocket's `hello`).
+bot token, with the scopes Slack granted it (its `x-oauth-scopes` answer header, e.g.
+`chat:write,files:read,files:write`: tests/fixtures/recorded/slack/PROVENANCE.md,
+web_files_get_upload_url_external.json), and for the app token a Socket Mode connection
+opened as slack-bolt opens it (`apps.connections.open`, then the websocket's `hello`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping
 from urllib.parse import urlencode
 
 from gateway.online import TIMEOUT, BotVerdict, Verdict
@@ -34,8 +37,13 @@ MESSAGE_CONTENT_FLAGS = (1 << 18) | (1 << 19)
 
 
 def discord_invite_url(application_id: str) -> str:
-    """The OAuth2 URL that adds the bot to a server with the permissions kioku uses."""
-    query = {"client_id": application_id, "scope": "bot", "permissions": DISCORD_PERMISSIONS}
+    """The OAuth2 URL that adds the bot to a server with the permissions kioku uses, and
+    its slash commands (`applications.commands`)."""
+    query = {
+        "client_id": application_id,
+        "scope": "bot applications.commands",
+        "permissions": DISCORD_PERMISSIONS,
+    }
     return "https://discord.com/oauth2/authorize?" + urlencode(query)
 
 
@@ -118,7 +126,7 @@ async def _get_json(session: object, url: str) -> tuple[int, dict[str, object]]:
 async def check_slack(
     bot_token: str, base_url: str | None = None, within: float = TIMEOUT
 ) -> BotVerdict:
-    """`auth.test` with the bot token: the bot's name, user id and workspace."""
+    """`auth.test` with the bot token: the bot's name, user id, workspace and scopes."""
     from slack_sdk.errors import SlackApiError
     from slack_sdk.web.async_client import AsyncWebClient
 
@@ -143,9 +151,20 @@ async def check_slack(
         True,
         f"{name} in {answer.get('team') or answer.get('team_id')}",
         name=name,
-        user_id=str(answer.get("user_id", "")),
-        team=str(answer.get("team_id", "")),
+        user_id=str(answer.get("user_id") or ""),
+        team=str(answer.get("team_id") or ""),
+        scopes=granted_scopes(answer.headers),
     )
+
+
+def granted_scopes(headers: Mapping[str, object]) -> frozenset[str] | None:
+    """The scopes in an answer's `x-oauth-scopes` header (comma-separated), or None
+    without one."""
+    for key, value in headers.items():
+        if key.lower() == "x-oauth-scopes":
+            text = ",".join(value) if isinstance(value, list) else str(value)
+            return frozenset(scope.strip() for scope in text.split(",") if scope.strip())
+    return None
 
 
 async def check_slack_app_token(

@@ -98,7 +98,7 @@ WHERE = {
         "on the same page turn on Message Content Intent (kioku cannot read messages without).",
     ),
     "slack": (
-        "api.slack.com/apps → Create New App from the manifest in kioku's docs/slack.md → Install;",
+        "api.slack.com/apps → Create New App → From a manifest: paste the one below → Install;",
         "copy the Bot User OAuth Token (xoxb-…), then Basic Information → App-Level Tokens "
         "(connections:write, xapp-…).",
     ),

@@ -142,6 +142,8 @@ class Wizard:
     def _platform(self, platform: str) -> None:
         for line in WHERE[platform]:
             ask.say(f"  {line}")
+        if platform == "slack":
+            _slack_manifest()
         answer = {key: self.given.get(key) for key in ENDPOINTS[platform]}
         tokens = [CREDENTIAL[platform]] + (["slack.app_token"] if platform == "slack" else [])
         from gateway.setup.validate import check_platform
@@ -218,6 +220,18 @@ def _noticed(code: str) -> Any:
         ask.say(f"  a message without the code came from {identity}: send {code} itself")
 
     return noticed
+
+
+def _slack_manifest() -> None:
+    """The app manifest to paste into Slack (its slash commands, scopes and events), as
+    docs/slack.md shows it."""
+    from adapters.slack_manifest import manifest_yaml
+    from gateway.commands.handlers import SLASH_COMMANDS
+
+    ask.say("  The manifest to paste (Socket Mode; docs/slack.md says what HTTP mode changes):")
+    ask.say("---")
+    ask.say(manifest_yaml(SLASH_COMMANDS.menu()).rstrip("\n"))
+    ask.say("---")
 
 
 def _label(key: str) -> str:

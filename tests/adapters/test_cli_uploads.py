@@ -24,7 +24,7 @@ from adapters.cli_protocol import (
     message_frame,
     parse_frame,
 )
-from adapters.cli_uploads import AT_ONCE, Received, Uploads, attachment, kind_of
+from adapters.cli_uploads import AT_ONCE, Received, Uploads, attachment
 
 
 def pieces_of(data: bytes, size: int = CHUNK_BYTES) -> list[bytes]:
@@ -221,17 +221,21 @@ def test_a_message_before_the_end_of_its_file_is_refused() -> None:
 
 
 @pytest.mark.parametrize(
-    ("mime", "kind"),
+    ("name", "mime", "kind"),
     [
-        ("image/jpeg", "image"),
-        ("audio/ogg", "audio"),
-        ("video/mp4", "video"),
-        ("application/pdf", "document"),
-        ("text/csv", "document"),
+        ("a.jpg", "image/jpeg", "image"),
+        ("a.ogg", "audio/ogg", "audio"),
+        ("a.mp4", "video/mp4", "video"),
+        ("a.pdf", "application/pdf", "document"),
+        ("a.csv", "text/csv", "document"),
+        ("logo.svg", "image/svg+xml", "document"),
+        ("logo.svg", "application/octet-stream", "document"),
     ],
 )
-def test_the_kind_follows_the_media_type(mime: str, kind: str) -> None:
-    assert kind_of(mime) == kind
+def test_the_kind_follows_the_media_type_and_an_svg_is_a_document(
+    name: str, mime: str, kind: str
+) -> None:
+    assert attachment(Received(name, mime, b"x")).kind == kind
 
 
 async def test_an_attachment_gives_its_bytes_within_the_limit_and_too_large_past_it() -> None:

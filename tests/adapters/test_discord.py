@@ -10,8 +10,9 @@ from typing import Any
 
 import discord
 import pytest
+from structlog.testing import capture_logs
 
-from adapters.base import Address, Inbound, Outbound
+from adapters.base import AdapterFailed, Address, Inbound, Outbound
 from adapters.discord import DiscordAdapter
 from config.settings import DiscordSettings
 from tests.fakes.discord import (
@@ -23,8 +24,10 @@ from tests.fakes.discord import (
     CHANNEL_ID,
     GUILD_ID,
     OTHER_CHANNEL_ID,
+    RECORDED,
     THREAD_ID,
     FakeDiscord,
+    recorded_answer,
     user,
 )
 
@@ -175,3 +178,83 @@ async def test_wrong_token_fails_start_and_restores_endpoints(fake: FakeDiscord)
         await adapter.start()
     assert discord.http.Route.BASE is base
     assert discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY is gateway
+
+
+async def test_an_application_answer_discord_py_cannot_read_fails_start_saying_so(
+    fake: FakeDiscord,
+):
+    fake.application = recorded_answer("application_docs_example.json")
+    adapter = DiscordAdapter(
+        Inbox().deliver,
+        DiscordSettings(token="test-token", api_base=fake.api_base, gateway_url=fake.gateway_url),
+    )
+    with pytest.raises(AdapterFailed, match=r"/oauth2/applications/@me: KeyError: 'role'"):
+        await adapter.start()
+    assert fake.api_base != discord.http.Route.BASE
+
+
+async def test_a_forwarded_message_is_read_as_its_quoted_text_and_files(fake: FakeDiscord):
+    forward = fake.dm("")
+    forward["flags"] = 1 << 14  # HAS_SNAPSHOT
+    forward["message_reference"] = {
+        "type": 1,  # FORWARD
+        "channel_id": str(OTHER_CHANNEL_ID),
+        "guild_id": str(GUILD_ID),
+        "message_id": str(ALICE_ID + 11),
+    }
+    # A snapshot carries a subset of a message's fields (no author; here no mention_roles).
+    forward["message_snapshots"] = [
+        {
+            "message": {
+                "type": 0,
+                "content": "The meeting moved to Friday.\nBring the slides.",
+                "mentions": [],
+                "attachments": [fake.attachment("slides.pdf", "application/pdf")],
+                "embeds": [],
+                "timestamp": "2024-07-23T21:45:30.875000+00:00",
+                "edited_timestamp": None,
+                "flags": 0,
+                "components": [],
+            }
+        }
+    ]
+    async with adapter_for(fake) as (_, inbox):
+        await fake.push(forward)
+        inbound = await inbox.next()
+    assert inbound.text == (
+        "Forwarded message:\n> The meeting moved to Friday.\n> Bring the slides."
+    )
+    assert [(a.kind, a.name) for a in inbound.attachments] == [("document", "slides.pdf")]
+
+
+async def test_an_event_kioku_does_not_read_and_discord_py_cannot_parse_is_a_debug_line(
+    fake: FakeDiscord,
+):
+    # Recorded in 2020: the partial MESSAGE_UPDATE of a link preview, with no `type`.
+    update = (RECORDED / "message_update_embeds_only.json").read_text()
+    async with adapter_for(fake) as (_, inbox):
+        with capture_logs() as logs:
+            await fake.inject(update)
+            await fake.push(fake.dm("and then this"))
+            assert (await inbox.next()).text == "and then this"
+    kioku = [(e["log_level"], e["event"], e.get("dispatch")) for e in logs]
+    assert kioku == [("debug", "discord_event_unparsed", "MESSAGE_UPDATE")]
+
+
+async def test_a_reply_to_kioku_that_arrives_empty_is_named_with_the_likely_reason(
+    fake: FakeDiscord,
+):
+    """Without the Message Content intent Discord sends a reply that does not ping the bot
+    with no text and no files."""
+    async with adapter_for(fake) as (_, inbox):
+        await fake.push(fake.message("", reply_to=fake.bot_message("The meeting is at noon.")))
+        inbound = await inbox.next()
+    assert inbound.addressed and inbound.text == ""
+    assert len(inbound.unreadable) == 1 and "Message Content intent" in inbound.unreadable[0]
+
+
+async def test_a_bare_mention_is_not_an_empty_message(fake: FakeDiscord):
+    async with adapter_for(fake) as (_, inbox):
+        await fake.push(fake.mention(""))
+        inbound = await inbox.next()
+    assert (inbound.text, inbound.unreadable) == ("", ())

@@ -66,6 +66,7 @@ async def test_every_attachment_is_one_with_its_kind_and_exact_bytes(served: Ser
         fake.attachment("clip.mp4", "video/mp4", bytes(300)),
         fake.attachment("notes.txt", "text/plain; charset=utf-8", b"buy milk\n"),
         fake.attachment("blob", None, b"\x00\x01"),
+        fake.attachment("logo.svg", "image/svg+xml", b"<svg/>"),
     ]
     inbound = await served.sent(*files, text="have a look")
     assert inbound.text == "have a look" and inbound.unreadable == ()
@@ -76,6 +77,7 @@ async def test_every_attachment_is_one_with_its_kind_and_exact_bytes(served: Ser
         ("video", "clip.mp4", "video/mp4"),
         ("document", "notes.txt", "text/plain"),
         ("document", "blob", "application/octet-stream"),
+        ("document", "logo.svg", "image/svg+xml"),
     ]
     receipt, lease = inbound.attachments[:2]
     assert receipt.size == len(RECEIPT)

@@ -103,6 +103,7 @@ async def test_shared_files_are_attachments_fetched_with_the_bot_token(served: S
         ),
         fake.file(b"ID3" + bytes(100), "song.mp3", "audio/mpeg"),
         fake.file(bytes(100), "clip.mp4", "video/mp4"),
+        fake.file(b"<svg/>", "logo.svg", "image/svg+xml"),
     ]
     inbound = await served.sent(*files)
     assert inbound.text == "" and inbound.unreadable == ()
@@ -112,6 +113,7 @@ async def test_shared_files_are_attachments_fetched_with_the_bot_token(served: S
         ("voice", "audio_message.webm", "audio/webm"),
         ("audio", "song.mp3", "audio/mpeg"),
         ("video", "clip.mp4", "video/mp4"),
+        ("document", "logo.svg", "image/svg+xml"),
     ]
     receipt, lease, voice = inbound.attachments[:3]
     assert (receipt.width, receipt.height, voice.duration) == (2400, 1800, 3.01)

@@ -15,6 +15,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from structlog.testing import capture_logs
 
 from adapters.chunking import utf16_length
 from adapters.telegram import TelegramAdapter
@@ -31,6 +32,7 @@ from tests.fakes.telegram import (
     bad_gateway,
     cant_parse,
     too_many,
+    upgraded,
 )
 from tests.helpers.gateway_rig import GatewayRig, gateway_rig
 
@@ -112,6 +114,18 @@ async def test_bot_commands_are_registered_from_the_command_registry(
     ).keys()
 
 
+async def test_the_group_privacy_getme_reports_is_logged_at_start(
+    rig: GatewayRig, tg: FakeTelegram
+):
+    """The fake's getMe is a recorded one: `can_read_all_group_messages` false."""
+    with capture_logs() as logs:
+        async with running(rig, tg):
+            pass
+    [connected] = [entry for entry in logs if entry["event"] == "telegram_connected"]
+    assert connected["group_privacy"] is True
+    assert connected["bot"] == BOT["username"]
+
+
 async def test_typing_is_shown_while_the_model_works(rig: GatewayRig, tg: FakeTelegram):
     assert rig.api is not None
     gate = rig.api.gate("slowly")
@@ -158,6 +172,20 @@ async def test_group_is_silent_unless_mentioned_replied_to_or_commanded(
     assert later[0].startswith("Session:")  # the command is answered at once
     assert later[1] == "echo: (replying to: earlier answer)\nand this?"
     assert len(tg.sent()) == 3
+
+
+async def test_an_answer_to_a_group_upgraded_to_a_supergroup_goes_to_its_new_id(
+    rig: GatewayRig, tg: FakeTelegram
+):
+    old, new = -4001, -1004001
+    tg.fail("sendMessage", upgraded(new))
+    async with running(rig, tg):
+        await tg.group(old, AIKO, "@kioku_bot still there?", chat_type="group")
+        refused, sent = await tg.wait_for("sendMessage", 2)
+    assert refused.params["chat_id"] == str(old)
+    assert sent.params["chat_id"] == str(new)
+    assert sent.text == "echo: still there?"
+    assert json.loads(sent.params["reply_parameters"])["allow_sending_without_reply"] is True
 
 
 async def test_a_forum_topic_is_its_own_session(rig: GatewayRig, tg: FakeTelegram):

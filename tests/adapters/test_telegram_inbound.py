@@ -98,6 +98,31 @@ def test_a_file_without_a_name_is_named_for_its_kind_and_type():
     assert names == ["document.pdf", "image.png", "voice.ogg"]
 
 
+def test_a_photo_song_or_svg_sent_as_a_plain_file_is_what_its_type_says():
+    file = {"file_id": "f", "file_unique_id": "u"}
+    fake = FakeTelegram()
+    sent = [
+        ("scan.jpg", "image/jpeg"),
+        ("memo.mp3", "audio/mpeg"),
+        ("logo.svg", "image/svg+xml"),
+        (None, "image/svg+xml"),
+        ("plan.svg", "application/octet-stream"),
+    ]
+    kinds = []
+    for name, mime in sent:
+        document = {**file, "mime_type": mime, **({"file_name": name} if name else {})}
+        got = inbound(fake.message(DM, 5, None, document=document))
+        assert got is not None
+        kinds += [(a.kind, a.name) for a in got.attachments]
+    assert kinds == [
+        ("image", "scan.jpg"),
+        ("audio", "memo.mp3"),
+        ("document", "logo.svg"),
+        ("document", "document.svg"),
+        ("document", "plan.svg"),
+    ]
+
+
 def test_a_sticker_is_unreadable_not_an_attachment():
     sticker = {
         "file_id": "f",

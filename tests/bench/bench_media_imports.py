@@ -43,7 +43,7 @@ def reading_cost(runs: int) -> tuple[float, float]:
     photos, pdfs = [], []
     for _ in range(runs):
         started = time.perf_counter()
-        clean_image(photo, max_side=1568, limit=image_limit("anthropic"))
+        clean_image(photo, max_side=1568, limit=image_limit("anthropic"), max_pixels=50_000_000)
         photos.append(time.perf_counter() - started)
         started = time.perf_counter()
         read_document(pdf, limits)

@@ -67,6 +67,20 @@ def test_bad_value_in_environment_names_the_variable_and_what_is_expected(
     assert "valid integer" in str(caught.value)
 
 
+def test_discord_command_guilds_may_be_toml_numbers(home: Path) -> None:
+    write(home, "config.toml", "[discord]\ncommand_guilds = [123456789012345678]\n")
+    assert load_settings().discord.command_guilds == ["123456789012345678"]
+
+
+def test_a_discord_command_guild_that_is_no_id_says_how_to_find_one(home: Path) -> None:
+    write(home, "config.toml", '[discord]\ncommand_guilds = ["my server"]\n')
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    report = str(caught.value)
+    assert "[discord] command_guilds" in report
+    assert "'my server' is not a Discord server id" in report and "Copy Server ID" in report
+
+
 def test_unknown_variable_in_dotenv_names_the_file(home: Path) -> None:
     write(home, ".env", "KIOKU_LLM__PROVIDR=openai\n")
     with pytest.raises(ConfigError) as caught:

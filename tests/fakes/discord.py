@@ -13,25 +13,45 @@ One guild (`GUILD_ID`) with a text channel (`CHANNEL_ID`), a public thread under
 `rate_limit(times)` answers the next sends with 429 (retry_after, X-RateLimit headers,
 `Via` so discord.py believes Discord sent it), `refuse(status)` fails the next send,
 `drop_connection(code)` closes the socket, `go_silent()` makes the live connection stop
-acknowledging heartbeats and dispatching, `send_raw(frame)` sends any bytes as a frame.
+acknowledging heartbeats and dispatching, `send_raw(frame)` sends any bytes as a frame and
+`inject(payload)` any gateway payload (a recorded one) exactly as given.
 Files: `attachment(name, type, data)` (and `voice_message(data, seconds)`) serve `data`
 at the attachment's `url` on this server, as Discord's CDN does; `refuse_downloads`
 answers the next downloads with an error status.
+
+The world is a recorded one (tests/fixtures/recorded/discord/, see PROVENANCE.md): the bot,
+guild, channels and role are those of the recorded READY and GUILD_CREATE, which the fake
+sends as recorded but for the session id and resume URL (its own); messages start from a
+recorded MESSAGE_CREATE. Only the people (ALICE, strangers) and message ids are made here.
+
+Application commands: `PUT`/`GET` of the global and guild command lists are kept in
+`commands` (by scope: "global" or the guild id) and logged in `command_puts`;
+`refuse_commands(status)` fails the next upserts. `interact(interaction(name, value))`
+dispatches INTERACTION_CREATE (built from the recorded payloads in
+tests/fixtures/recorded/discord/interaction_*.json); `next_answer()` is the next thing
+discord.py sent for an interaction: the callback (defer), the deferred answer filled in
+(`PATCH .../messages/@original`) or a followup, each with whether only the asker sees it.
+`expire(interaction)` makes its token answer 401 Invalid Webhook Token, as Discord does
+after 15 minutes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import itertools
 import json
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from aiohttp import WSMsgType, web
 
 DISCORD_EPOCH_MS = 1_420_070_400_000
+RECORDED = Path(__file__).parent.parent / "fixtures" / "recorded" / "discord"
+EPHEMERAL = 1 << 6
 _counter = itertools.count()
 
 
@@ -40,14 +60,33 @@ def snowflake() -> int:
     return ((int(time.time() * 1000) - DISCORD_EPOCH_MS) << 22) | (next(_counter) % 4096)
 
 
-BOT_ID = snowflake()
-APP_ID = BOT_ID
-OWNER_ID = snowflake()
-GUILD_ID = snowflake()
-CHANNEL_ID = snowflake()
-OTHER_CHANNEL_ID = snowflake()
-THREAD_ID = snowflake()
-BOT_ROLE_ID = snowflake()
+def recorded(name: str) -> dict[str, Any]:
+    """A recorded gateway payload (a whole frame), freshly loaded."""
+    return json.loads((RECORDED / name).read_text())
+
+
+def recorded_answer(name: str) -> dict[str, Any]:
+    """A recorded REST answer (tests/fixtures/recorded/discord/rest/), freshly loaded."""
+    return json.loads((RECORDED / "rest" / name).read_text())
+
+
+_READY = recorded("ready.json")["d"]
+_GUILD = recorded("guild_create.json")["d"]
+_MESSAGE = recorded("message_create_guild_unaddressed.json")["d"]
+
+BOT_ID = int(_READY["user"]["id"])
+APP_ID = int(_READY["application"]["id"])
+OWNER_ID = int(_GUILD["owner_id"])
+GUILD_ID = int(_GUILD["id"])
+CHANNEL_ID = int(_GUILD["channels"][1]["id"])
+OTHER_CHANNEL_ID = int(_GUILD["channels"][2]["id"])
+THREAD_ID = int(_GUILD["threads"][0]["id"])
+BOT_ROLE_ID = next(
+    int(role)
+    for member in _GUILD["members"]
+    if member["user"]["id"] == str(BOT_ID)
+    for role in member["roles"]
+)
 ALICE_ID = snowflake()
 ALICE_DM_ID = snowflake()
 
@@ -63,7 +102,7 @@ def user(user_id: int, name: str, *, bot: bool = False) -> dict[str, Any]:
     }
 
 
-BOT_USER = user(BOT_ID, "kioku", bot=True)
+BOT_USER: dict[str, Any] = _READY["user"]
 ALICE = user(ALICE_ID, "alice")
 
 
@@ -122,6 +161,24 @@ class Post:
 
 
 @dataclass
+class Answer:
+    """What discord.py sent for an interaction: `kind` is "callback" (the first answer:
+    type 5 defers, 4 is a message), "original" (the deferred answer filled in) or
+    "followup"; `ephemeral` whether only the asker sees it, as Discord decides it (the
+    deferred answer keeps the flags of the defer)."""
+
+    interaction: str
+    kind: str
+    body: dict[str, Any]
+    ephemeral: bool
+
+    @property
+    def content(self) -> str:
+        data = self.body.get("data") if self.kind == "callback" else self.body
+        return (data or {}).get("content") or ""
+
+
+@dataclass
 class _Connection:
     ws: web.WebSocketResponse
     silent: bool = False
@@ -139,6 +196,8 @@ class FakeDiscord:
     opened_dms: list[int] = field(default_factory=list)
     # The application's flags: 1 << 19 is the Message Content intent turned on (limited).
     app_flags: int = 1 << 19
+    application: dict[str, Any] | None = None
+    """The answer to GET /oauth2/applications/@me instead of the fake's own (a recorded one)."""
 
     def __post_init__(self) -> None:
         self._runner: web.AppRunner | None = None
@@ -156,6 +215,16 @@ class FakeDiscord:
         self._files: dict[str, bytes] = {}  # attachment id -> the bytes its url serves
         self._refuse_downloads: list[int] = []
         self.downloads: list[str] = []  # attachment ids fetched, in order
+        self.commands: dict[str, list[dict[str, Any]]] = {}  # scope -> registered commands
+        self.command_puts: list[tuple[str, list[dict[str, Any]]]] = []
+        self.command_gets: list[str] = []  # scopes whose list was read, in order
+        self._refuse_commands: list[int] = []
+        self._commands_synced = asyncio.Condition()
+        self.answers: list[Answer] = []
+        self._answer_queue: asyncio.Queue[Answer] = asyncio.Queue()
+        self._interactions: dict[str, dict[str, Any]] = {}  # token -> the interaction
+        self._defer_flags: dict[str, int] = {}  # interaction id -> flags of its defer
+        self._expired: set[str] = set()  # tokens past their 15 minutes
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -168,6 +237,17 @@ class FakeDiscord:
         app.router.add_post("/api/v10/users/@me/channels", self._open_dm)
         app.router.add_get("/gateway", self._gateway)
         app.router.add_get("/attachments/{channel}/{id}/{filename}", self._download)
+        commands = "/api/v10/applications/{app}/commands"
+        guild_commands = "/api/v10/applications/{app}/guilds/{guild}/commands"
+        app.router.add_put(commands, self._put_commands)
+        app.router.add_get(commands, self._get_commands)
+        app.router.add_put(guild_commands, self._put_commands)
+        app.router.add_get(guild_commands, self._get_commands)
+        app.router.add_post("/api/v10/interactions/{id}/{token}/callback", self._callback)
+        app.router.add_post("/api/v10/webhooks/{app}/{token}", self._followup)
+        app.router.add_patch(
+            "/api/v10/webhooks/{app}/{token}/messages/@original", self._edit_original
+        )
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -237,6 +317,16 @@ class FakeDiscord:
         assert self._live is not None, "no live gateway connection"
         await self._live.ws.send_frame(frame, kind)
 
+    async def inject(self, payload: str) -> None:
+        """Send a gateway payload (a whole frame's JSON) on the live connection exactly as
+        given: its sequence number, nulls and unknown keys included. An interaction's token
+        answers from then on, as Discord's does once it has dispatched the interaction."""
+        assert self._live is not None, "no live gateway connection"
+        frame = json.loads(payload)
+        if frame.get("t") == "INTERACTION_CREATE":
+            self._interactions[frame["d"]["token"]] = frame["d"]
+        await self._live.ws.send_str(payload)
+
     async def push(self, message: dict[str, Any]) -> dict[str, Any]:
         await self._dispatch("MESSAGE_CREATE", message)
         return message
@@ -258,31 +348,22 @@ class FakeDiscord:
         reply_to: dict[str, Any] | None = None,
         message_id: int | None = None,
     ) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "id": str(message_id or snowflake()),
-            "channel_id": str(channel_id),
-            "author": author,
-            "content": content,
-            "timestamp": _now_iso(),
-            "edited_timestamp": None,
-            "tts": False,
-            "mention_everyone": False,
-            "mentions": mentions or [],
-            "mention_roles": [str(role) for role in mention_roles or []],
-            "attachments": attachments or [],
-            "embeds": [],
-            "pinned": False,
-            "type": 0,
-        }
+        data = copy.deepcopy(_MESSAGE)
+        data.update(
+            id=str(message_id or snowflake()),
+            channel_id=str(channel_id),
+            author=author,
+            content=content,
+            timestamp=_now_iso(),
+            nonce=str(snowflake()),
+            mentions=mentions or [],
+            mention_roles=[str(role) for role in mention_roles or []],
+            attachments=attachments or [],
+        )
         if guild:
-            data["guild_id"] = str(GUILD_ID)
-            data["member"] = {
-                "roles": [],
-                "joined_at": _now_iso(),
-                "deaf": False,
-                "mute": False,
-                "flags": 0,
-            }
+            data["member"]["roles"] = []
+        else:
+            del data["guild_id"], data["member"]
         if reply_to is not None:
             data["type"] = 19
             data["message_reference"] = {
@@ -335,14 +416,107 @@ class FakeDiscord:
     def bot_message(self, content: str, channel_id: int = CHANNEL_ID) -> dict[str, Any]:
         return self.message(content, channel_id=channel_id, author=BOT_USER)
 
+    # -- application commands -----------------------------------------------------------
+
+    def interaction(
+        self,
+        name: str,
+        value: str | None = None,
+        *,
+        option: str | None = None,
+        where: str = "guild",
+        channel_id: int | None = None,
+        author: dict[str, Any] = ALICE,
+    ) -> dict[str, Any]:
+        """A slash command `/name` (with `value` in its string option `option`, by default
+        the one registered for `name`) run by `author`: `where` is "guild" (in
+        `channel_id`, default CHANNEL_ID), "dm" (the bot's DM with them) or "private" (a DM
+        between people, through a user-installed app).
+        The recorded payload with this fake's ids; see PROVENANCE.md for what changes."""
+        source = "guild" if where == "guild" else "private_channel"
+        data = recorded(f"interaction_slash_command_{source}.json")["d"]
+        interaction_id = str(snowflake())
+        data.update(id=interaction_id, application_id=str(APP_ID), token=f"token-{snowflake()}")
+        registered = self._registered(name, where == "guild")
+        data["data"] = {"id": str(snowflake()), "name": name, "type": 1}
+        if registered is not None:  # Discord names the command's id, and its guild if any
+            data["data"]["id"] = registered["id"]
+            if "guild_id" in registered:
+                data["data"]["guild_id"] = registered["guild_id"]
+        if value is not None:
+            options = (registered or {}).get("options") or [{"name": "argument"}]
+            data["data"]["options"] = [
+                {"type": 3, "name": option or options[0]["name"], "value": value}
+            ]
+        if where == "guild":
+            channel = str(channel_id or CHANNEL_ID)
+            data.update(guild_id=str(GUILD_ID), channel_id=channel)
+            data["guild"]["id"] = str(GUILD_ID)
+            data["channel"].update(id=channel, guild_id=str(GUILD_ID))
+            data["member"]["user"] = copy.deepcopy(author)
+        else:
+            dm = ALICE_DM_ID if author is ALICE else int(author["id"]) + 1
+            channel = str(channel_id or dm)
+            data.update(channel_id=channel, user=copy.deepcopy(author))
+            data["channel"]["id"] = channel
+            data["authorizing_integration_owners"] = {"1": author["id"]}
+            if where == "dm":
+                data["context"] = 1
+        return data
+
+    def _registered(self, name: str, in_guild: bool) -> dict[str, Any] | None:
+        """Command `name` as registered where it would be run: the guild's own first."""
+        scopes = [str(GUILD_ID), "global"] if in_guild else ["global"]
+        for scope in scopes:
+            for command in self.commands.get(scope, []):
+                if command["name"] == name:
+                    return command
+        return None
+
+    async def interact(self, interaction: dict[str, Any]) -> dict[str, Any]:
+        """Dispatch INTERACTION_CREATE on the live socket; its answers are recorded."""
+        self._interactions[interaction["token"]] = interaction
+        await self._dispatch("INTERACTION_CREATE", interaction)
+        return interaction
+
+    async def next_answer(self, within: float = 10.0) -> Answer:
+        return await asyncio.wait_for(self._answer_queue.get(), within)
+
+    def pending_answers(self) -> int:
+        return self._answer_queue.qsize()
+
+    def expire(self, interaction: dict[str, Any]) -> None:
+        """Its token is past Discord's 15 minutes: every use of it answers 401."""
+        self._expired.add(interaction["token"])
+
+    def refuse_commands(self, *statuses: int) -> None:
+        """The next command upserts get these statuses (403: no applications.commands)."""
+        self._refuse_commands.extend(statuses)
+
+    async def wait_command_puts(self, count: int, within: float = 10.0) -> None:
+        """Until `count` command lists have been PUT (or refused) in total."""
+        async with self._commands_synced:
+            await asyncio.wait_for(
+                self._commands_synced.wait_for(lambda: len(self.command_puts) >= count), within
+            )
+
+    async def wait_command_gets(self, count: int, within: float = 10.0) -> None:
+        """Until `count` command lists have been read in total."""
+        async with self._commands_synced:
+            await asyncio.wait_for(
+                self._commands_synced.wait_for(lambda: len(self.command_gets) >= count), within
+            )
+
     # -- REST -----------------------------------------------------------------------------
 
     async def _me(self, request: web.Request) -> web.Response:
         if request.headers.get("Authorization") != f"Bot {self.token}":
             return _json({"message": "401: Unauthorized", "code": 0}, 401)
-        return _json({**BOT_USER, "verified": True, "mfa_enabled": False, "flags": 0})
+        return _json(BOT_USER)  # the recorded READY's user: the same object
 
     async def _application(self, request: web.Request) -> web.Response:
+        if self.application is not None:
+            return _json(self.application)
         return _json(
             {
                 "id": str(APP_ID),
@@ -374,16 +548,18 @@ class FakeDiscord:
                 "X-RateLimit-Bucket": "fake-bucket",
                 "X-RateLimit-Scope": "user",
             }
-            limited = {"message": "You are being rate limited.", "retry_after": self._retry_after}
-            return _json({**limited, "global": False}, 429, headers)
+            limited = recorded_answer("rate_limited_docs_example.json")
+            return _json({**limited, "retry_after": self._retry_after}, 429, headers)
         post = Post(channel, body, files)
         self.posts.append(post)
         self._post_queue.put_nowait(post)
-        sent = self.message(
-            body.get("content") or "",
-            channel_id=int(channel),
-            author=BOT_USER,
-            guild=channel != str(ALICE_DM_ID),
+        sent = recorded_answer("create_message.json")
+        sent.update(
+            id=str(snowflake()),
+            channel_id=channel,
+            content=body.get("content") or "",
+            timestamp=_now_iso(),
+            mentions=[],
         )
         return _json(sent)
 
@@ -411,6 +587,107 @@ class FakeDiscord:
         if data is None:
             return web.Response(status=404, text="Not Found")
         return web.Response(body=data, content_type="application/octet-stream")
+
+    async def _put_commands(self, request: web.Request) -> web.Response:
+        """Bulk overwrite: the scope holds exactly the list sent, each with the ids and
+        version Discord adds."""
+        scope = request.match_info.get("guild", "global")
+        body = await request.json()
+        async with self._commands_synced:
+            self.command_puts.append((scope, body))
+            self._commands_synced.notify_all()
+        if self._refuse_commands:
+            status = self._refuse_commands.pop(0)
+            return _json({"message": "Missing Access", "code": 50001}, status)
+        held = [
+            {
+                **command,
+                "id": str(snowflake()),
+                "application_id": str(APP_ID),
+                "version": str(snowflake()),
+                **({} if scope == "global" else {"guild_id": scope}),
+            }
+            for command in body
+        ]
+        self.commands[scope] = held
+        return _json(held)
+
+    async def _get_commands(self, request: web.Request) -> web.Response:
+        scope = request.match_info.get("guild", "global")
+        async with self._commands_synced:
+            self.command_gets.append(scope)
+            self._commands_synced.notify_all()
+        return _json(self.commands.get(scope, []))
+
+    def _answered(self, interaction: str, kind: str, body: dict[str, Any], flags: int) -> None:
+        answer = Answer(interaction, kind, body, bool(flags & EPHEMERAL))
+        self.answers.append(answer)
+        self._answer_queue.put_nowait(answer)
+
+    def _token_refused(self, token: str) -> web.Response | None:
+        if token in self._expired:
+            return _json({"message": "Invalid Webhook Token", "code": 50027}, 401)
+        if token not in self._interactions:
+            return _json({"message": "Unknown Webhook", "code": 10015}, 404)
+        return None
+
+    def _interaction_message(self, token: str, content: str, flags: int) -> dict[str, Any]:
+        interaction = self._interactions[token]
+        message = self.message(
+            content,
+            channel_id=int(interaction["channel_id"]),
+            author=BOT_USER,
+            guild="guild_id" in interaction,
+        )
+        return {**message, "flags": flags, "webhook_id": str(APP_ID)}
+
+    async def _callback(self, request: web.Request) -> web.Response:
+        token = request.match_info["token"]
+        refused = self._token_refused(token)
+        if refused is not None:
+            return refused
+        interaction = request.match_info["id"]
+        body = await request.json()
+        flags = (body.get("data") or {}).get("flags") or 0
+        self._defer_flags[interaction] = flags
+        self._answered(interaction, "callback", body, flags)
+        resource: dict[str, Any] = {"type": body["type"]}
+        if body["type"] == 4:
+            content = body["data"].get("content") or ""
+            resource["message"] = self._interaction_message(token, content, flags)
+        return _json(
+            {
+                "interaction": {
+                    "id": interaction,
+                    "type": 2,
+                    "response_message_id": str(snowflake()),
+                    "response_message_loading": body["type"] == 5,
+                    "response_message_ephemeral": bool(flags & EPHEMERAL),
+                },
+                "resource": resource,
+            }
+        )
+
+    async def _followup(self, request: web.Request) -> web.Response:
+        token = request.match_info["token"]
+        refused = self._token_refused(token)
+        if refused is not None:
+            return refused
+        body, _ = await _message_body(request)
+        flags = body.get("flags") or 0
+        self._answered(self._interactions[token]["id"], "followup", body, flags)
+        return _json(self._interaction_message(token, body.get("content") or "", flags))
+
+    async def _edit_original(self, request: web.Request) -> web.Response:
+        token = request.match_info["token"]
+        refused = self._token_refused(token)
+        if refused is not None:
+            return refused
+        body, _ = await _message_body(request)
+        interaction = self._interactions[token]["id"]
+        flags = self._defer_flags.get(interaction, 0)  # the deferred message keeps its own
+        self._answered(interaction, "original", body, flags)
+        return _json(self._interaction_message(token, body.get("content") or "", flags))
 
     async def _typing(self, request: web.Request) -> web.Response:
         self.typing.append(request.match_info["channel"])
@@ -444,14 +721,8 @@ class FakeDiscord:
     async def _identify(self, connection: _Connection) -> None:
         session = f"session-{snowflake()}"
         self._sessions.add(session)
-        ready = {
-            "v": 10,
-            "user": BOT_USER,
-            "guilds": [{"id": str(GUILD_ID), "unavailable": True}],
-            "session_id": session,
-            "resume_gateway_url": self.gateway_url,
-            "application": {"id": str(APP_ID), "flags": 0},
-        }
+        ready = {**copy.deepcopy(_READY), "session_id": session}
+        ready["resume_gateway_url"] = self.gateway_url
         await self._send(connection, "READY", ready)
         await self._send(connection, "GUILD_CREATE", self._guild())
         await self._count_ready()
@@ -480,79 +751,4 @@ class FakeDiscord:
         await connection.ws.send_json({"op": 0, "t": event, "s": self._seq, "d": data})
 
     def _guild(self) -> dict[str, Any]:
-        channel = {
-            "id": str(CHANNEL_ID),
-            "type": 0,
-            "guild_id": str(GUILD_ID),
-            "name": "general",
-            "position": 0,
-            "permission_overwrites": [],
-            "nsfw": False,
-            "parent_id": None,
-        }
-        other = {**channel, "id": str(OTHER_CHANNEL_ID), "name": "random", "position": 1}
-        thread = {
-            "id": str(THREAD_ID),
-            "type": 11,
-            "guild_id": str(GUILD_ID),
-            "parent_id": str(CHANNEL_ID),
-            "owner_id": str(ALICE_ID),
-            "name": "a thread",
-            "message_count": 0,
-            "member_count": 1,
-            "rate_limit_per_user": 0,
-            "thread_metadata": {
-                "archived": False,
-                "auto_archive_duration": 1440,
-                "archive_timestamp": _now_iso(),
-                "locked": False,
-            },
-        }
-        role = {
-            "id": str(BOT_ROLE_ID),
-            "name": "kioku",
-            "color": 0,
-            "hoist": False,
-            "position": 1,
-            "permissions": "0",
-            "managed": True,
-            "mentionable": True,
-        }
-        everyone = {**role, "id": str(GUILD_ID), "name": "@everyone", "position": 0}
-        return {
-            "id": str(GUILD_ID),
-            "name": "kioku test guild",
-            "owner_id": str(OWNER_ID),
-            "unavailable": False,
-            "member_count": 2,
-            "large": False,
-            "roles": [everyone, role],
-            "channels": [channel, other],
-            "threads": [thread],
-            "members": [
-                {
-                    "user": BOT_USER,
-                    "roles": [str(BOT_ROLE_ID)],
-                    "joined_at": _now_iso(),
-                    "deaf": False,
-                    "mute": False,
-                    "flags": 0,
-                }
-            ],
-            "emojis": [],
-            "stickers": [],
-            "features": [],
-            "voice_states": [],
-            "presences": [],
-            "stage_instances": [],
-            "guild_scheduled_events": [],
-            "premium_tier": 0,
-            "verification_level": 0,
-            "default_message_notifications": 0,
-            "explicit_content_filter": 0,
-            "mfa_level": 0,
-            "nsfw_level": 0,
-            "preferred_locale": "en-US",
-            "system_channel_flags": 0,
-            "joined_at": _now_iso(),
-        }
+        return copy.deepcopy(_GUILD)

@@ -1,14 +1,24 @@
 """A fake Slack on 127.0.0.1: the Web API methods kioku calls, and a Socket Mode websocket.
 
 The real slack-bolt / slack_sdk talk to it unchanged (`base_url` = `fake.base_url`).
-Tests push Events API envelopes down the socket (or any bytes: `send_raw`), see the
-acknowledgements and every
-Web API call, make a method answer `ratelimited` (429 + Retry-After), close the
-socket or make it go silent (no pongs, nothing sent). `signed_headers` signs an HTTP
-Events API request the way Slack does. Files: `file(data, name, mimetype)` makes a
-`files` item whose `url_private_download` on this server serves `data` to a request
-bearing `bot_token` (401 otherwise); `downloads` records who asked, and
+What it sends and answers is built from payloads Slack really sent
+(tests/fixtures/recorded/slack/, `recorded`), ids re-pointed to this fake's workspace:
+`dm`, `mention`, `event_callback` and `push` fill in a recorded event, body and Socket
+Mode envelope; `auth.test`, `users.info` and the upload methods answer recorded answers.
+Tests push Events API envelopes down the socket, or any message exactly as given
+(`inject`; any bytes: `send_raw`), post any HTTP body exactly as given, signed
+(`post_raw`), see the acknowledgements and every Web API call, make a method answer
+`ratelimited` (429 + Retry-After), close the socket or make it go silent (no pongs,
+nothing sent). `signed_headers` signs an HTTP Events API request the way Slack does.
+Files: `file(data, name, mimetype)` makes a `files` item whose `url_private_download` on
+this server serves `data` to a request bearing `bot_token` (401 otherwise), `hosted`
+serves the files of a recorded payload; `downloads` records who asked, and
 `fail_downloads` / `redirect_downloads` script the next answers.
+Slash commands:
+`slash_command` builds one whose `response_url` is served here (what is posted there is
+in `responses`; `refuse_responses` makes the next ones fail), `push_command` sends it as
+a `slash_commands` envelope, `form_body` encodes it as Slack posts one over HTTP; `dms`
+names each user's DM channel with the bot (`conversations.open`, default `D0DM`).
 """
 
 from __future__ import annotations
@@ -20,16 +30,34 @@ import hmac
 import itertools
 import json
 import time
+import urllib.parse
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
 from typing import Any
 
+import aiohttp
 from aiohttp import WSMsgType, web
+
+from adapters.slack_scopes import SCOPES
 
 TEAM = "T0TEAM"
 BOT_USER = "U0KIOKU"
 BOT_ID = "B0KIOKU"
+RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "recorded" / "slack"
+SLACK_FILES = "https://files.slack.com/"
+
+
+def recorded(name: str) -> Any:
+    """A fresh copy of tests/fixtures/recorded/slack/`name`.json (see its PROVENANCE.md)."""
+    return json.loads(_recorded_text(name))
+
+
+@cache
+def _recorded_text(name: str) -> str:
+    return (RECORDED / f"{name}.json").read_text()
 
 
 @dataclass
@@ -50,6 +78,14 @@ class Download:
     authorization: str
 
 
+@dataclass(frozen=True)
+class Response:
+    """One message posted to a slash command's `response_url`."""
+
+    command: str  # the path part naming the command it answers
+    body: dict[str, Any]
+
+
 @dataclass
 class _Socket:
     ws: web.WebSocketResponse
@@ -66,6 +102,10 @@ class FakeSlack:
     bot_token: str = "xoxb-test"
     downloads: list[Download] = field(default_factory=list)
     uploads: dict[str, bytes] = field(default_factory=dict)  # file id -> bytes (files_upload_v2)
+    dms: dict[str, str] = field(default_factory=dict)  # user -> DM channel with the bot
+    responses: list[Response] = field(default_factory=list)  # posted to response_urls
+    # What every answer's x-oauth-scopes header says the token has: all kioku uses.
+    scopes: str = ",".join(SCOPES)
 
     def __post_init__(self) -> None:
         self._ratelimited: dict[str, int] = {}
@@ -77,6 +117,7 @@ class FakeSlack:
         self.port = 0
         self._files: dict[str, tuple[bytes, str, bool]] = {}  # id -> bytes, type, chunked
         self._download_faults: list[web.Response] = []
+        self._response_faults: list[int] = []
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -86,6 +127,7 @@ class FakeSlack:
         app.router.add_get("/socket", self._socket)
         app.router.add_get("/files-pri/{team}-{file}/download/{name}", self._download)
         app.router.add_post("/upload/{file_id}", self._upload)
+        app.router.add_post("/commands/{team}/{command}/{secret}", self._respond)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -143,17 +185,33 @@ class FakeSlack:
         await self.wait_for(lambda: self._open() is not None)
         socket = self._open()
         assert socket is not None
-        envelope_id = str(uuid.uuid4())
-        envelope = {
-            "envelope_id": envelope_id,
-            "type": "events_api",
-            "accepts_response_payload": False,
-            "retry_attempt": retry,
-            "retry_reason": "timeout" if retry else "",
-            "payload": event_callback(event, event_id),
-        }
-        await socket.ws.send_str(json.dumps(envelope))
-        return envelope_id
+        message = envelope(event_callback(event, event_id), retry=retry)
+        await socket.ws.send_str(json.dumps(message))
+        return str(message["envelope_id"])
+
+    async def inject(self, message: Any) -> None:
+        """Send `message` (any JSON value: a recorded Socket Mode message) down the newest
+        open socket exactly as given."""
+        await self.send_raw(json.dumps(message).encode())
+
+    async def post_raw(
+        self, url: str, body: bytes, secret: str, headers: dict[str, str] | None = None
+    ) -> tuple[int, str]:
+        """POST `body` exactly as given to an HTTP-mode adapter's `url`, signed with
+        `secret` as Slack signs it (`headers` added); its status and text."""
+        sent = {**signed_headers(secret, body), **(headers or {})}
+        async with aiohttp.ClientSession() as http, http.post(url, data=body, headers=sent) as r:
+            return r.status, await r.text()
+
+    def hosted(self, payload: Any, data: bytes) -> Any:
+        """`payload` with every link to Slack's file host pointed at this server, each of
+        its `files` served here with `data` (as the file's own mimetype)."""
+        text = json.dumps(payload).replace(SLACK_FILES, f"http://127.0.0.1:{self.port}/")
+        moved = json.loads(text)
+        for item in _files_of(moved):
+            mimetype = item.get("mimetype") or "application/octet-stream"
+            self._files[str(item.get("id"))] = (data, mimetype, False)
+        return moved
 
     async def send_raw(self, frame: bytes, kind: WSMsgType = WSMsgType.TEXT) -> None:
         """Send `frame` down the newest open socket byte for byte, valid UTF-8 or not (a
@@ -187,12 +245,16 @@ class FakeSlack:
         chunked: bool = False,
         **extra: Any,
     ) -> dict[str, Any]:
-        """A `files` item served here; `declared` is the size Slack claims (default: the
-        real one), `served_as` the download's Content-Type (default: `mimetype`);
-        `chunked` sends the bytes without a Content-Length."""
+        """A `files` item served here, the recorded one of file_share_photo_channel.json
+        without what describes that photo (its thumbnails and size); `declared` is the
+        size Slack claims (default: the real one), `served_as` the download's
+        Content-Type (default: `mimetype`); `chunked` sends the bytes without a
+        Content-Length."""
         file_id = f"F{len(self._files) + 1:08d}"
         self._files[file_id] = (data, served_as or mimetype, chunked)
-        return {
+        [shape] = recorded("file_share_photo_channel")["event"]["files"]
+        kept = {k: v for k, v in shape.items() if not k.startswith(("thumb_", "original_"))}
+        return kept | {
             "id": file_id,
             "name": name,
             "title": name,
@@ -219,27 +281,74 @@ class FakeSlack:
         return f"{1_700_000_000 + next(self._ts)}.000100"
 
     def dm(self, user: str, text: str, *, channel: str = "D0DM", **extra: Any) -> dict[str, Any]:
+        """The recorded message.im event (message_im_docs.json) from `user`."""
+        event = recorded("message_im_docs")["event"]
+        ts = self.message_ts()
+        said = {"channel": channel, "user": user, "text": text}
+        return event | said | {"ts": ts, "event_ts": ts} | extra
+
+    def mention(self, user: str, text: str, *, channel: str = "C0CHAN", **extra: Any) -> dict:
+        """The recorded app_mention event (socket_app_mention.json) from `user`."""
+        event = recorded("socket_app_mention")["payload"]["event"]
+        ts = self.message_ts()
+        said = {"channel": channel, "user": user, "text": f"<@{BOT_USER}> {text}"}
+        return event | said | {"ts": ts, "event_ts": ts} | extra
+
+    # -- slash commands ---------------------------------------------------------------------------
+
+    def slash_command(
+        self, user: str, command: str, text: str = "", *, channel: str = "D0DM", **extra: Any
+    ) -> dict[str, Any]:
+        """A slash command as Slack sends it (the shape of the recorded
+        tests/fixtures/recorded/slack/slash_command_*.json), answerable on this server."""
+        serial = next(self._ts)
         return {
-            "type": "message",
-            "channel_type": "im",
-            "channel": channel,
-            "user": user,
-            "team": TEAM,
+            "token": "verification-token",
+            "team_id": TEAM,
+            "team_domain": "test",
+            "channel_id": channel,
+            "channel_name": "directmessage" if channel.startswith("D") else "general",
+            "user_id": user,
+            "user_name": user.lower(),
+            "command": command,
             "text": text,
-            "ts": self.message_ts(),
+            "api_app_id": "A0KIOKU",
+            "is_enterprise_install": "false",
+            "response_url": f"http://127.0.0.1:{self.port}/commands/{TEAM}/{serial}/secret",
+            "trigger_id": f"{serial}.{serial}.{uuid.uuid4().hex}",
             **extra,
         }
 
-    def mention(self, user: str, text: str, *, channel: str = "C0CHAN", **extra: Any) -> dict:
-        return {
-            "type": "app_mention",
-            "channel": channel,
-            "user": user,
-            "team": TEAM,
-            "text": f"<@{BOT_USER}> {text}",
-            "ts": self.message_ts(),
-            **extra,
+    async def push_command(self, payload: dict[str, Any]) -> str:
+        """Send a slash_commands envelope down the newest open socket; return its envelope id."""
+        await self.wait_for(lambda: self._open() is not None)
+        socket = self._open()
+        assert socket is not None
+        envelope_id = str(uuid.uuid4())
+        envelope = {
+            "envelope_id": envelope_id,
+            "payload": payload,
+            "type": "slash_commands",
+            "accepts_response_payload": True,
         }
+        await socket.ws.send_str(json.dumps(envelope))
+        return envelope_id
+
+    def answers_to(self, payload: dict[str, Any]) -> list[dict[str, Any]]:
+        """What was posted to the `response_url` of `payload`, in order."""
+        path = urllib.parse.urlsplit(payload["response_url"]).path.split("/")[3]
+        return [response.body for response in self.responses if response.command == path]
+
+    def refuse_responses(self, *statuses: int) -> None:
+        """The next posts to a response_url get these statuses (Slack: 404 once used up)."""
+        self._response_faults.extend(statuses)
+
+    async def _respond(self, request: web.Request) -> web.Response:
+        self.responses.append(Response(request.match_info["command"], await request.json()))
+        await self._notify()
+        if self._response_faults:
+            return web.Response(status=self._response_faults.pop(0), text="used_url")
+        return web.Response(text="ok")
 
     # -- the server ----------------------------------------------------------------------------
 
@@ -270,27 +379,27 @@ class FakeSlack:
             )
         if method in self._errors:
             return web.json_response({"ok": False, "error": self._errors[method]})
-        return web.json_response({"ok": True, **self._answer(method, args)})
+        scopes = {"x-oauth-scopes": self.scopes}
+        return web.json_response({"ok": True, **self._answer(method, args)}, headers=scopes)
 
     def _answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
         if method == "auth.test":
-            return {
-                "team_id": TEAM,
-                "team": "Test",
-                "user": "kioku",
-                "user_id": BOT_USER,
-                "bot_id": BOT_ID,
-            }
+            return _answer("web_auth_test")
         if method == "apps.connections.open":
             return {"url": f"ws://127.0.0.1:{self.port}/socket"}
         if method == "users.info":
             user = str(args.get("user"))
             name = self.users.get(user, user.lower())
-            return {"user": {"id": user, "name": name, "profile": {"display_name": name}}}
+            answer = _answer("web_users_info")
+            answer["user"] |= {"id": user, "team_id": TEAM, "name": name, "real_name": name}
+            answer["user"]["profile"] |= {"display_name": name, "real_name": name, "team": TEAM}
+            return answer
         if method == "chat.postMessage":
             return {"channel": args.get("channel"), "ts": self.message_ts()}
         if method == "conversations.open":  # the DM with the bot, where `dm` writes from
-            return {"channel": {"id": "D0DM"}}
+            return {"channel": {"id": self.dms.get(str(args.get("users")), "D0DM")}}
+        if method == "chat.postEphemeral":
+            return {"message_ts": self.message_ts()}
         if method.startswith("files."):
             return self._file_answer(method, args)
         return {}
@@ -330,14 +439,15 @@ class FakeSlack:
     def _file_answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
         if method == "files.getUploadURLExternal":
             file_id = f"F{len(self.made(method)):08d}"
-            return {
+            return _answer("web_files_get_upload_url_external") | {
                 "upload_url": f"http://127.0.0.1:{self.port}/upload/{file_id}",
                 "file_id": file_id,
             }
         if method == "files.completeUploadExternal":
+            [shape] = _answer("web_files_complete_upload_external")["files"]
             return {
                 "files": [
-                    {"id": item["id"], "title": item.get("title")}
+                    shape | {"id": item["id"], "title": item.get("title")}
                     for item in json.loads(args["files"])
                 ]
             }
@@ -370,21 +480,57 @@ class FakeSlack:
         return ws
 
 
-def event_callback(event: dict[str, Any], event_id: str | None = None) -> dict[str, Any]:
-    """The Events API body Slack sends for `event` (the same in Socket Mode and over HTTP)."""
-    return {
-        "token": "verification-token",
-        "team_id": TEAM,
-        "api_app_id": "A0KIOKU",
-        "type": "event_callback",
+def event_callback(event: Any, event_id: str | None = None) -> dict[str, Any]:
+    """The Events API body Slack sends for `event` (the same in Socket Mode and over HTTP):
+    the recorded one of app_mention_enterprise_null.json, with its `"enterprise_id": null`."""
+    return recorded("app_mention_enterprise_null") | {
         "event": event,
         "event_id": event_id or f"Ev{uuid.uuid4().hex[:10].upper()}",
         "event_time": int(time.time()),
-        "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}],
     }
 
 
-def signed_headers(secret: str, body: bytes, *, timestamp: int | None = None) -> dict[str, str]:
+def envelope(payload: Any, kind: str = "events_api", *, retry: int = 0) -> dict[str, Any]:
+    """The Socket Mode message carrying `payload` (recorded: socket_app_mention.json, and
+    socket_interactive_block_actions.json for `interactive`); a retry says so, as Slack does
+    (socket_message_channels_retry.json)."""
+    if kind == "events_api":
+        message = recorded("socket_app_mention")
+        message |= {"retry_attempt": retry, "retry_reason": "timeout" if retry else ""}
+    else:
+        message = recorded("socket_interactive_block_actions") | {"type": kind}
+    return message | {"envelope_id": str(uuid.uuid4()), "payload": payload}
+
+
+def _answer(name: str) -> dict[str, Any]:
+    """A recorded Web API answer without its `ok` (`_api` adds it)."""
+    answer: dict[str, Any] = recorded(name)
+    answer.pop("ok")
+    return answer
+
+
+def _files_of(payload: Any) -> list[dict[str, Any]]:
+    """The `files` items anywhere in `payload`."""
+    found: list[dict[str, Any]] = []
+    if isinstance(payload, dict):
+        items = payload.get("files")
+        if isinstance(items, list):
+            found += [item for item in items if isinstance(item, dict)]
+        for value in payload.values():
+            found += _files_of(value)
+    elif isinstance(payload, list):
+        for value in payload:
+            found += _files_of(value)
+    return found
+
+
+def signed_headers(
+    secret: str,
+    body: bytes,
+    *,
+    timestamp: int | None = None,
+    content_type: str = "application/json",
+) -> dict[str, str]:
     """Slack's request signature: v0= HMAC-SHA256 of `v0:<timestamp>:<body>`."""
     stamp = str(int(time.time()) if timestamp is None else timestamp)
     base = b"v0:" + stamp.encode() + b":" + body
@@ -392,5 +538,10 @@ def signed_headers(secret: str, body: bytes, *, timestamp: int | None = None) ->
     return {
         "X-Slack-Request-Timestamp": stamp,
         "X-Slack-Signature": f"v0={digest}",
-        "Content-Type": "application/json",
+        "Content-Type": content_type,
     }
+
+
+def form_body(payload: dict[str, Any]) -> bytes:
+    """A slash command as Slack posts it over HTTP: form-encoded."""
+    return urllib.parse.urlencode(payload).encode()

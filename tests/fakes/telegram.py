@@ -6,8 +6,11 @@ called (`calls`, `sent`), and scripts faults per method (`fail`): a 429 with
 `retry_after`, a 5xx, a 400 with a description, a dropped connection, a hang, or a
 slow answer held until the test releases it.
 `getUpdates` honours `offset` (confirms everything before it) and long-polls for up
-to `timeout` seconds. Hostile input goes in as bytes: an update's raw JSON (`push_raw`)
-or a whole getUpdates answer, given to the poll waiting now or the next (`answer_raw`).
+to `timeout` seconds. Raw input goes in as bytes: a whole update exactly as given
+(`inject`, a recorded one), an update's fields after a new `update_id` (`push_raw`), or a
+whole getUpdates answer, given to the poll waiting now or the next (`answer_raw`).
+What the fake sends of its own (a message, getMe, a sent message) starts from recorded
+real payloads (`telegram_recorded`), re-pointed at the fake's ids.
 Files are served as Telegram serves them: `file` registers bytes (and the size Telegram
 declares for them), `getFile` names their path, and `GET /file/bot<token>/<path>` gives
 the bytes; `photo`, `voice`, `audio` and `document` make the message fields that carry them, and
@@ -27,8 +30,16 @@ from typing import Any, Self
 
 from aiohttp import web
 
+from tests.fakes.telegram_recorded import answer, recorded, repoint
+
 TOKEN = "123456:TEST-token"
-BOT = {"id": 999000, "is_bot": True, "first_name": "Kioku", "username": "kioku_bot"}
+_RECORDED_BOT = answer("getMe")  # a real getMe answer, its bot re-pointed to ours
+BOT = repoint(_RECORDED_BOT, {_RECORDED_BOT["id"]: 999000}) | {
+    "first_name": "Kioku",
+    "username": "kioku_bot",
+}
+_SENDER_KEYS = ("id", "is_bot", "first_name", "username")  # a Message's `from` (the Bot API)
+_MESSAGE = recorded("private-text-cyrillic-emoji")["message"]  # a real DM
 
 
 @dataclass(frozen=True)
@@ -66,11 +77,19 @@ class Fault:
     status: int = 0
     description: str = ""
     retry_after: int | None = None
+    migrate_to: int | None = None
     gate: asyncio.Event | None = None
 
 
 def too_many(retry_after: int) -> Fault:
     return Fault("error", 429, f"Too Many Requests: retry after {retry_after}", retry_after)
+
+
+def upgraded(to: int) -> Fault:
+    """A group that became a supergroup: its old id refused, the new one named
+    (Bot API ResponseParameters.migrate_to_chat_id)."""
+    description = "Bad Request: group chat was upgraded to a supergroup chat"
+    return Fault("error", 400, description, migrate_to=to)
 
 
 def bad_gateway() -> Fault:
@@ -165,6 +184,18 @@ class FakeTelegram:
         await self._queue(update_id, b'{"update_id": %d, ' % update_id + fields + b"}")
         return update_id
 
+    async def inject(self, raw: bytes) -> int:
+        """Queue `raw`, a whole update, byte for byte; return its update_id (later pushes
+        number after it, as Telegram's ids only grow)."""
+        update_id = json.loads(raw)["update_id"]
+        self._update_ids = itertools.count(max(self.new_update_id(), update_id + 1))
+        await self._queue(update_id, raw)
+        return update_id
+
+    def new_update_id(self) -> int:
+        """An update_id after every one queued so far, for an update made elsewhere."""
+        return next(self._update_ids)
+
     async def answer_raw(self, body: bytes) -> None:
         """Answer the getUpdates waiting now (or the next) with `body`, byte for byte."""
         async with self._changed:
@@ -189,12 +220,16 @@ class FakeTelegram:
     def message(
         self, chat: dict[str, Any], user: int, text: str | None, **extra: Any
     ) -> dict[str, Any]:
-        """A Message object; `entities` are found for @mentions and a leading /command."""
+        """A Message object: a recorded DM's, sent by `user` in `chat`; `entities` are
+        found for @mentions and a leading /command."""
+        sender = {**_MESSAGE["from"], "id": user, "first_name": f"User{user}", "last_name": "X"}
+        sender["username"] = f"user{user}"
         message: dict[str, Any] = {
+            **{key: value for key, value in _MESSAGE.items() if key != "text"},
             "message_id": next(self._message_ids[str(chat["id"])]),
             "date": int(time.time()),
             "chat": chat,
-            "from": {"id": user, "is_bot": False, "first_name": f"User{user}", "last_name": "X"},
+            "from": sender,
         }
         if text is not None:
             message["text"] = text
@@ -203,6 +238,10 @@ class FakeTelegram:
                 message["entities"] = entities
         message.update(extra)
         return message
+
+    def host(self, file_id: str, data: bytes, *, path: str = "documents/file") -> None:
+        """Serve `data` as the file `file_id` (an id a recorded update names)."""
+        self._files[file_id] = _File(f"{path}_{len(self._files) + 1}", data, len(data), False)
 
     def file(
         self,
@@ -300,6 +339,8 @@ class FakeTelegram:
             }
             if fault.retry_after is not None:
                 body["parameters"] = {"retry_after": fault.retry_after}
+            if fault.migrate_to is not None:
+                body["parameters"] = {"migrate_to_chat_id": fault.migrate_to}
             return _answer(body, fault.status)
         return await self._ok(method, params)
 
@@ -390,19 +431,24 @@ class FakeTelegram:
             return b'{"ok": true, "result": [' + updates + b"]}"
 
     def _sent_message(self, method: str, params: dict[str, str]) -> dict[str, Any]:
+        """A recorded sendMessage answer, re-pointed at this chat, message and bot."""
         chat = params["chat_id"]
         if method == "editMessageText":
             message_id = int(params["message_id"])
         else:
             message_id = next(self._message_ids[chat])
-        message: dict[str, Any] = {
+        sent = answer("sendMessage")
+        if int(chat) > 0:
+            where = {**sent["chat"], "id": int(chat)}
+        else:
+            where = {"id": int(chat), "title": "The group", "type": "supergroup"}
+        return sent | {
             "message_id": message_id,
             "date": int(time.time()),
-            "chat": {"id": int(chat), "type": "private" if int(chat) > 0 else "supergroup"},
-            "from": BOT,
+            "chat": where,
+            "from": {key: BOT[key] for key in _SENDER_KEYS},
             "text": params.get("text", ""),
         }
-        return message
 
 
 class _Refused(Exception):

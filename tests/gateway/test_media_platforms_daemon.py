@@ -24,6 +24,7 @@ from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.slack import TEAM, FakeSlack
 from tests.helpers.daemon import WAIT, Daemon, run_daemon
 from tests.helpers.gateway_rig import GatedAnthropic
+from tests.helpers.hostile import SVG_PLAN
 from tests.helpers.media import media
 
 Kioku = Callable[..., subprocess.CompletedProcess[str]]
@@ -129,6 +130,12 @@ async def alice_sends_her_files(alice: Chat, model: FakeOpenAI) -> None:
     assert await alice.send(1, "sum these", csv) == ["64.30 in groceries"]
     sent = json.dumps(model.last.json)
     assert '<document name=\\"notes.csv\\">' in sent and "groceries,64.30,EUR" in sent
+
+    model.reply_text("a kitchen of 3.2 by 4.1 m")
+    plan = alice.file("floor.svg", "image/svg+xml", SVG_PLAN)
+    assert await alice.send(1, "how big is the kitchen?", plan) == ["a kitchen of 3.2 by 4.1 m"]
+    sent = json.dumps(model.last.json)
+    assert '<document name=\\"floor.svg\\">' in sent and "Kitchen 3.2 m x 4.1 m" in sent
 
     model.reply_text("nothing to read")
     scan = alice.file("scan.pdf", "application/pdf", media("scan.pdf"))

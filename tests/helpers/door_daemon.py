@@ -117,8 +117,7 @@ async def door_daemon(tmp: Path, api: GatedAnthropic, **env: str) -> AsyncIterat
         await daemon.start(
             KIOKU_HOME=str(home),
             NO_PROXY="127.0.0.1,localhost",
-            KIOKU_WEB__ENABLED="false",
-            **env,
+            **({"KIOKU_WEB__ENABLED": "false"} | env),  # no web page unless `env` asks
         )
         yield daemon
         daemon.signal(signal.SIGTERM)

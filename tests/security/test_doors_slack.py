@@ -1,7 +1,8 @@
 """Slack's doors under the hostile corpus: `kioku serve` in Socket Mode on the fake's
 websocket, and a second one in HTTP Events API mode. An envelope Slack never sends (too
-deep, too big, not JSON, not UTF-8, of the wrong shape) is dropped with
-`slack_event_malformed` at WARNING; over HTTP a body over the size limit gets 413, one
+deep, too big, not JSON, not UTF-8, of a shape slack-bolt or kioku would fail on) is
+dropped with `slack_event_malformed` at WARNING; one of a type kioku does not read is
+acknowledged and ignored; over HTTP a body over the size limit gets 413, one
 not signed 401, one that is no event 400. Nothing is left unhandled, the next good event
 is answered, and the history stored before is unchanged."""
 
@@ -53,12 +54,10 @@ HOSTILE_BODIES = {
         json.dumps(dm(text="TEXT")).encode().replace(b'"TEXT"', b"[" * DEEP + b"]" * DEEP)
     ),
     "event-is-a-string": body(event="message"),
-    "type-is-a-list": body(type=["event_callback"]),
     "team-id-is-a-number": body(team_id=7),
     "authorizations-is-a-string": body(authorizations="bot"),
     "an-authorization-is-a-number": body(authorizations=[1]),
     "enterprise-is-a-list": body(enterprise=["E1"]),
-    "event-type-is-a-list": body(event=dm(type=["message"])),
     "event-channel-is-a-number": body(event=dm(channel=5)),
     "event-subtype-is-an-object": body(event=dm(subtype={"a": 1})),
     "event-user-is-an-object": body(event=dm(user={"id": OWNER})),
@@ -72,6 +71,25 @@ def envelope(payload: bytes, **fields: Any) -> bytes:
     head = {"envelope_id": "e-1", "type": "events_api", **fields}
     return json.dumps(head | {"payload": "PAYLOAD"}).encode().replace(b'"PAYLOAD"', payload)
 
+
+def unread(raw: bytes) -> bool:
+    """Whether `raw` decodes to a JSON object within the size limit, but one that is no
+    event: slack-bolt takes it, no listener does, and kioku acknowledges and ignores it."""
+    try:
+        value = json.loads(raw.decode())
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(value, dict) and "event" not in value and len(raw) <= MAX_EVENT_BYTES
+
+
+UNREAD = {name for name, raw in ITEMS.items() if unread(raw)}
+# What slack-bolt reads and kioku acknowledges and ignores: such an object as the body, as
+# a Socket Mode message's payload, or as the body's event (an event without a type).
+IGNORED = {
+    *UNREAD,
+    *(f"{where}{name}" for name in UNREAD for where in ("payload-is-", "event-is-")),
+    *(f"body-event-is-{name}" for name in UNREAD),
+}
 
 HOSTILE_ENVELOPES = {
     **{f"body-{name}": envelope(raw) for name, raw in HOSTILE_BODIES.items()},
@@ -109,6 +127,10 @@ class Served(Door):
     def dropped(self) -> None:
         record = self.log.event(DROP)
         assert record["level"] == "warning" and record["problem"]
+
+    def ignored(self) -> None:
+        assert self.log.events(DROP) == []
+        assert "Unhandled request" not in self.log.text()
 
 
 @module_fixture
@@ -174,7 +196,29 @@ async def test_a_hostile_socket_mode_message_is_dropped_and_the_next_event_answe
         # aiohttp refuses the frame and closes the socket; the SDK connects again.
         await socket_mode.slack.wait_for(lambda: socket_mode.slack.connections > connections)
     await socket_mode.held(before)
-    socket_mode.dropped()
+    if name in IGNORED and name not in ITEMS:  # a bare object is no Socket Mode message
+        socket_mode.ignored()
+    else:
+        socket_mode.dropped()
+
+
+# Bodies slack-bolt reads but no listener takes.
+UNREAD_BODIES = {
+    "type-is-a-list": body(type=["event_callback"]),
+    "event-type-is-a-list": body(event=dm(type=["message"])),
+}
+
+
+@pytest.mark.parametrize("name", UNREAD_BODIES)
+async def test_a_body_of_a_type_kioku_does_not_read_is_acknowledged_without_a_warning(
+    socket_mode: Served, name: str
+) -> None:
+    before = socket_mode.begin()
+    envelope_id = f"e-unread-{name}"
+    await socket_mode.slack.send_raw(envelope(UNREAD_BODIES[name], envelope_id=envelope_id))
+    await socket_mode.slack.wait_for(lambda: envelope_id in socket_mode.slack.acks)
+    await socket_mode.held(before)
+    socket_mode.ignored()
 
 
 # -- HTTP mode -----------------------------------------------------------------------------
@@ -182,8 +226,9 @@ async def test_a_hostile_socket_mode_message_is_dropped_and_the_next_event_answe
 
 def http_bodies() -> dict[str, tuple[bytes, set[int]]]:
     """Each body and what HTTP mode may answer: 413 over the size limit, 400 for a body
-    that is not an event kioku reads, 200 for an event whose message kioku then drops."""
-    bodies = {name: (raw, {400}) for name, raw in ITEMS.items()}
+    that is not an event kioku reads, 200 for an event whose message kioku then drops, and
+    for an object that is no event, acknowledged and ignored."""
+    bodies = {name: (raw, {200} if name in IGNORED else {400}) for name, raw in ITEMS.items()}
     bodies |= {name: (raw, {400, 200}) for name, raw in HOSTILE_BODIES.items()}
     return {
         name: (raw, {413} if len(raw) > MAX_EVENT_BYTES else statuses)
@@ -202,7 +247,10 @@ async def test_a_hostile_signed_body_is_refused_and_the_next_event_answered(
     raw, statuses = HTTP_BODIES[name]
     assert await http_mode.post(raw) in statuses
     await http_mode.held(before)
-    http_mode.dropped()
+    if name in IGNORED:
+        http_mode.ignored()
+    else:
+        http_mode.dropped()
 
 
 @pytest.mark.parametrize("name", ["deep-arrays", "ten-mb-string"])

@@ -24,7 +24,13 @@ from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
 from adapters.base import Inbound
-from adapters.discord_inbound import readable_text, to_inbound, unreadable
+from adapters.discord_inbound import (
+    EMPTY,
+    EMPTY_IN_SERVER,
+    readable_text,
+    to_inbound,
+    unreadable,
+)
 from adapters.slack import SlackAdapter
 from adapters.slack_files import SlackFiles
 from adapters.slack_inbound import to_inbound as slack_to_inbound
@@ -58,6 +64,8 @@ RARELY = st.sampled_from([False, False, False, True])
 KINDS = {"an image", "a video", "an audio file", "a file", "a voice message", "a sticker"}
 
 # -- Discord ------------------------------------------------------------------------------
+
+DISCORD_KINDS = KINDS | {EMPTY, EMPTY_IN_SERVER}
 
 # 0 default, 19 reply; the rest are joins, pins, boosts, thread starts, polls, and unknown.
 MESSAGE_TYPES = st.sampled_from([0, 19]) | st.sampled_from([6, 7, 8, 18, 20, 21, 23, 46, 999])
@@ -189,7 +197,7 @@ def names_hold_no_markup(data: dict[str, Any]) -> bool:
     """Whether no mentioned name could spell a mention itself once put in the text."""
     people = data["mentions"]
     names = [p.get("member", {}).get("nick") or "" for p in people]
-    names += [p["global_name"] or "" for p in people] + [p["username"] for p in people]
+    names += [p.get("global_name") or "" for p in people] + [p["username"] for p in people]
     return not any("<" in name or ">" in name for name in names)
 
 
@@ -207,7 +215,7 @@ def test_any_discord_message_becomes_an_inbound_or_nothing(
 ) -> None:
     message, me = message_from(data)
     assert isinstance(readable_text(message, BOT_ID, {BOT_ROLE_ID}), str)
-    assert set(unreadable(message)) <= KINDS
+    assert set(unreadable(message)) <= DISCORD_KINDS
     inbound = to_inbound(message, me, allowlists)
     if author_is_ignored(data) or data["type"] not in (0, 19):
         assert inbound is None
@@ -219,8 +227,10 @@ def test_any_discord_message_becomes_an_inbound_or_nothing(
     assert all(isinstance(v, str) for v in (inbound.chat, inbound.thread, inbound.text))
     assert inbound.is_direct == ("guild_id" not in data)
     assert inbound.is_direct or inbound.addressed == expected_addressed(data)
-    assert set(inbound.unreadable) <= KINDS
+    assert set(inbound.unreadable) <= DISCORD_KINDS
     assert ("a sticker" in inbound.unreadable) == bool(data.get("sticker_items"))
+    said = data["content"].strip() or data["attachments"] or data.get("sticker_items")
+    assert bool({EMPTY, EMPTY_IN_SERVER} & set(inbound.unreadable)) == (not said)
     if not inbound.is_direct:
         assert not allowlists.guilds or data["guild_id"] in allowlists.guilds
         allowed = allowlists.channels

@@ -123,6 +123,19 @@ def test_text_cannot_close_its_own_fence() -> None:
     assert text.startswith('<document name="x&quot;.json">')
 
 
+def test_an_svg_is_read_as_its_text_and_cut_like_any_text() -> None:
+    svg = b'<svg xmlns="http://www.w3.org/2000/svg"><text>Floor plan</text>' + b"<g/>" * 100
+    svg += b"</svg>"
+    item = Incoming("document", "drawing", "image/svg+xml", svg)
+
+    prepared = read_document(item, DocumentLimits(chars=100, native_pdf=False))
+
+    assert prepared.stand_in == "[document drawing]"
+    assert "<text>Floor plan</text>" in only_text(prepared.blocks)
+    assert prepared.notice is not None and f"first 100 of {len(svg)} characters" in prepared.notice
+    assert prepared.keep is not None and prepared.keep.mime == "image/svg+xml"
+
+
 def test_an_unknown_kind_of_document_is_refused_saying_what_is_read() -> None:
     item = Incoming("document", "slides.pptx", "application/vnd.ms-powerpoint", b"PK\x03\x04")
 

@@ -94,19 +94,6 @@ def test_importing_the_agent_or_the_daemon_loads_neither_pillow_nor_pypdf() -> N
     assert not {"PIL", "PIL.Image", "pypdf"} & modules
 
 
-async def test_a_photo_or_audio_sent_as_a_plain_file_is_read_as_what_it_is() -> None:
-    items = (
-        Incoming("document", "scan.jpg", "image/jpeg", jpeg_with_gps(800, 600, orientation=1)),
-        Incoming("document", "memo.mp3", "audio/mpeg", b"ID3\x04\x00"),
-    )
-
-    photo, memo = await read(Settings(), "anthropic", *items)
-
-    assert photo.stand_in == "[photo 800\u00d7600: scan.jpg]"
-    assert memo.stand_in == "[audio memo.mp3]" and memo.notice is not None
-    assert "type your message instead" in memo.notice
-
-
 async def test_a_scan_for_a_model_reading_text_gets_a_notice_naming_it() -> None:
     item = Incoming("document", "scan.pdf", "application/pdf", scanned_pdf())
 

@@ -121,8 +121,25 @@ async def test_every_service_that_answers_is_ok(
     assert "ok      discord bot: " in out and "(current user)" in out
     assert "ok      slack bot: " in out and "(auth.test)" in out
     assert "ok      slack socket mode: Socket Mode connects" in out
+    assert "ok      slack scopes: the bot token has every scope kioku uses" in out
     assert "ok      mcp tools: started, 9 tools" in out
     assert "No problems found." in out
+
+
+async def test_a_slack_token_without_a_scope_kioku_uses_warns_with_the_scope_and_the_fix(
+    kioku: Kioku, home: Path, services: Services
+) -> None:
+    ensure_home(home)
+    services.slack.scopes = "app_mentions:read,chat:write,files:read,im:history,users:read"
+    try:
+        result = await doctor(kioku, "--online", env=services.env())
+    finally:
+        services.slack.scopes = FakeSlack().scopes
+    out = result.stdout
+    assert "slack scopes: the bot token lacks reactions:write" in out
+    assert "im:write (open a direct message for a scheduled task's answer" in out
+    assert "commands (answer slash commands)" in out
+    assert "Bot Token Scopes: add reactions:write, im:write, commands, then Reinstall" in out
 
 
 async def test_without_a_daemon_doctor_goes_online_and_a_dead_endpoint_is_a_problem(

@@ -1,6 +1,7 @@
 """`kioku setup` driven through a pseudo-terminal against the fakes: the whole way from an
 empty home to the owner's Telegram DM answered, a wrong key asked again, Ctrl-C leaving
-nothing behind, and a re-run that changes one section only."""
+nothing behind, a re-run that changes one section only, and Slack's app manifest shown
+while connecting Slack."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from pathlib import Path
 
 import pytest_asyncio
 
+from adapters.slack_manifest import manifest_yaml
+from gateway.commands.handlers import SLASH_COMMANDS
 from tests.fakes.discord import ALICE_ID
 from tests.fakes.slack import TEAM
 from tests.fakes.telegram import TOKEN
@@ -169,6 +172,26 @@ async def test_ctrl_c_mid_way_leaves_without_writing_anything(fakes: Services, h
     finally:
         wizard.close()
     assert not (home / "config.toml").exists() and not (home / ".env").exists()
+
+
+async def test_connecting_slack_prints_the_app_manifest_with_every_command(
+    fakes: Services, home: Path
+) -> None:
+    wizard = Terminal("setup", env=fakes.endpoints())
+    try:
+        await through_the_model_step(wizard)
+        await wizard.answer("Connect Telegram? [y/N]:", "")
+        await wizard.answer("Connect Discord? [y/N]:", "")
+        await wizard.answer("Connect Slack? [y/N]:", "y")
+        await wizard.expect("Bot token (xoxb-…):")
+        wizard.child.sendcontrol("c")
+        await wizard.expect("nothing was written")
+        assert await wizard.exit_status() == 130
+    finally:
+        wizard.close()
+    shown = wizard.transcript.getvalue().replace("\r\n", "\n")
+    manifest = shown.split("\n---\n")[1]
+    assert manifest + "\n" == manifest_yaml(SLASH_COMMANDS.menu())
 
 
 async def test_a_rerun_changes_one_section_and_keeps_the_rest(fakes: Services, home: Path) -> None:

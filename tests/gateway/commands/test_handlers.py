@@ -20,7 +20,7 @@ HELP = """Commands:
 /stop — stop the reply being written and drop the messages waiting
 /status — this conversation: session, queue, model
 /whoami — who kioku knows you as, and your linked accounts
-/link — a code to link another account; /link CODE — link this account
+/link [CODE] — a code to link another account; with CODE, link this account
 /memory — your notes (USER.md, MEMORY.md)
 /remember TEXT — add TEXT to your notes about you (USER.md)
 /forget TEXT — remove the note containing TEXT

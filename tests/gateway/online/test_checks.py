@@ -110,11 +110,11 @@ async def test_discord_without_the_message_content_intent_says_how_to_turn_it_on
     assert not verdict.ok and "Message Content Intent" in verdict.fix
 
 
-async def test_the_invite_url_asks_for_the_bot_scope_and_the_adapters_permissions() -> None:
+async def test_the_invite_url_asks_for_the_bot_and_commands_scopes_and_permissions() -> None:
     query = parse_qs(urlsplit(discord_invite_url("123456789012345678")).query)
     assert query == {
         "client_id": ["123456789012345678"],
-        "scope": ["bot"],
+        "scope": ["bot applications.commands"],
         "permissions": [str(DISCORD_PERMISSIONS)],
     }
     # View Channels, Send Messages, Attach Files, Read Message History, Send in Threads.
@@ -124,6 +124,15 @@ async def test_the_invite_url_asks_for_the_bot_scope_and_the_adapters_permission
 async def test_a_slack_bot_token_names_the_bot_and_workspace(fakes: Fakes) -> None:
     verdict = await check_slack("xoxb-test", fakes.slack.base_url)
     assert verdict.ok and (verdict.user_id, verdict.team) == (BOT_USER, TEAM)
+
+
+async def test_a_slack_bot_token_says_which_scopes_slack_granted_it(fakes: Fakes) -> None:
+    fakes.slack.scopes = "chat:write,files:read,files:write"  # as Slack's header spells it
+    try:
+        verdict = await check_slack("xoxb-test", fakes.slack.base_url)
+    finally:
+        fakes.slack.scopes = FakeSlack().scopes
+    assert verdict.scopes == {"chat:write", "files:read", "files:write"}
 
 
 async def test_a_refused_slack_bot_token_says_which_token_to_copy(fakes: Fakes) -> None:

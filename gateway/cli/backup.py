@@ -63,8 +63,8 @@ def backup(
             written = write_backup(home, folder, with_secrets=with_secrets, progress=progress)
     except BackupError as exc:
         fail(f"backup failed: {exc}")
-    for name in written.skipped:
-        typer.echo(f"left out {name}: a link, not a regular file", err=True)
+    for left in written.skipped:
+        typer.echo(f"left out {left.name}: {left.why}", err=True)
     counts = written.manifest.counts
     typer.echo(
         f"{written.path}\n({len(written.manifest.files)} files, {counts.persons} persons, "
@@ -78,7 +78,8 @@ def verify(
     archive: Path = typer.Argument(..., help="The backup archive (.tar.gz) to check."),
 ) -> None:
     """Check a backup: its manifest, every file's size and sha256, no extra or missing
-    member, and SQLite's integrity check on its state.db. Exit 1 on the first problem."""
+    member, the gzip stream's CRC and length, and its state.db's layout and SQLite integrity
+    check. Archives are read within limits (docs/backup.md). Exit 1 on the first problem."""
     from memory.backup.errors import BackupError
     from memory.backup.verify import verify_backup
 
@@ -113,7 +114,7 @@ def restore(
     from config.paths import kioku_home
     from gateway import instance
     from memory.backup.errors import BackupError
-    from memory.backup.restore import restore_backup
+    from memory.backup.restore import check_home, restore_backup
 
     target = (home.expanduser() if home else kioku_home()).resolve()
 
@@ -126,6 +127,7 @@ def restore(
             )
 
     try:
+        check_home(target)
         not_running()
         with _progress_bar() as progress:
             restored = restore_backup(

@@ -14,7 +14,6 @@ import errno
 import hashlib
 import io
 import os
-import shutil
 import tarfile
 import tempfile
 from dataclasses import dataclass
@@ -22,7 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
-from memory.backup.contents import home_files
+from memory.backup.cleanup import remove_tree
+from memory.backup.contents import LeftOut, home_files
 from memory.backup.errors import BackupCancelled, BackupError
 from memory.backup.manifest import (
     DATABASE,
@@ -46,11 +46,12 @@ NO_SPACE = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
 
 @dataclass(frozen=True)
 class Written:
-    """A finished backup: where it is, what it holds, and the links left out."""
+    """A finished backup: where it is, what it holds, and what was left out (links, names
+    a restore would refuse)."""
 
     path: Path
     manifest: Manifest
-    skipped: list[str]
+    skipped: list[LeftOut]
 
 
 def write_backup(
@@ -86,7 +87,7 @@ def write_backup(
     except OSError as exc:
         raise _written_error(exc, folder) from None
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_tree(staging)
     return Written(path, manifest, skipped)
 
 
@@ -97,7 +98,7 @@ def _stage(
     created: datetime,
     progress: Progress,
     stopping: Stopping,
-) -> tuple[Manifest, list[str]]:
+) -> tuple[Manifest, list[LeftOut]]:
     """Copy the home's files into `staging`; the manifest describing the copies."""
     version = copy_database(home / DATABASE, staging / DATABASE, progress, stopping)
     counts = count_rows(staging / DATABASE)

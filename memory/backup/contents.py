@@ -4,7 +4,10 @@ The `people/` tree (notes, skills, media), the shared `skills/`, `groups/` (the 
 media) and config.toml; `.env` (the secrets) only when asked. The socket, the lock,
 state.db's WAL and shared-memory files and the backups folder stay out: the database
 arrives as a consistent copy instead, the rest means nothing elsewhere.
-Links are left out too: a restore writes regular files only.
+Links are left out too: a restore writes regular files only. So is anything a restore
+would refuse (a name too deep or too long, one that is not UTF-8): a backup never holds
+what cannot come back. The tree is walked with a list, not by recursion, so no depth of
+folders stops a backup.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from memory.backup.manifest import SECRETS, TOP_FOLDERS
+from memory.backup.manifest import SECRETS, TOP_FOLDERS, name_problem
+
+LINK = "a link, not a regular file"
 
 
 @dataclass(frozen=True)
@@ -24,27 +29,46 @@ class HomeFile:
     path: Path
 
 
-def home_files(home: Path, with_secrets: bool) -> tuple[list[HomeFile], list[str]]:
-    """The regular files to back up, and the names of the links skipped."""
+@dataclass(frozen=True)
+class LeftOut:
+    """Something in the home that the backup does not hold, and why."""
+
+    name: str
+    why: str
+
+
+def home_files(home: Path, with_secrets: bool) -> tuple[list[HomeFile], list[LeftOut]]:
+    """The regular files to back up, and what was left out."""
     files = [HomeFile(name, home / name) for name in ("config.toml", SECRETS)]
     files = [f for f in files if f.path.is_file() and not f.path.is_symlink()]
     if not with_secrets:
         files = [f for f in files if f.name != SECRETS]
-    skipped: list[str] = []
-    for folder in TOP_FOLDERS:
-        root = home / folder
-        if root.is_symlink():
-            skipped.append(folder)
+    left: list[LeftOut] = []
+    pending = list(reversed(TOP_FOLDERS))
+    while pending:
+        folder = pending.pop()
+        if (home / folder).is_symlink():
+            left.append(LeftOut(folder, LINK))
             continue
-        for directory, subdirs, names in os.walk(root):
-            here = Path(directory)
-            for sub in [d for d in subdirs if (here / d).is_symlink()]:
-                skipped.append((here / sub).relative_to(home).as_posix())
-            for name in sorted(names):
-                path = here / name
-                relative = path.relative_to(home).as_posix()
-                if path.is_symlink() or not path.is_file():
-                    skipped.append(relative)
-                else:
-                    files.append(HomeFile(relative, path))
-    return files, skipped
+        try:
+            with os.scandir(home / folder) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except OSError:  # no such folder (yet), or it is a file
+            continue
+        subfolders = []
+        for entry in entries:
+            name = f"{folder}/{entry.name}"
+            is_folder = entry.is_dir(follow_symlinks=False)
+            problem = name_problem(name, folder=is_folder)
+            if entry.is_symlink():
+                left.append(LeftOut(name, LINK))
+            elif problem is not None:
+                left.append(LeftOut(name, problem))
+            elif is_folder:
+                subfolders.append(name)
+            elif entry.is_file(follow_symlinks=False):
+                files.append(HomeFile(name, Path(entry.path)))
+            else:
+                left.append(LeftOut(name, "not a regular file (a socket, a pipe or a device)"))
+        pending.extend(reversed(subfolders))
+    return files, left

@@ -11,7 +11,6 @@ the store upgrades it on the next start. A newer one is refused: this kioku cann
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,11 +18,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memory.backup.archive import NO_SPACE
+from memory.backup.cleanup import remove_tree
+from memory.backup.database_check import check_database
 from memory.backup.errors import BackupError
 from memory.backup.manifest import DATABASE, TOP_FILES, TOP_FOLDERS, Manifest
 from memory.backup.progress import Progress, no_progress
 from memory.backup.rotation import STAMP
-from memory.backup.snapshot import check_database
 from memory.backup.unpack import read_manifest, unpack
 from memory.files import fsync_directory
 from memory.store.schema import SCHEMA_VERSION
@@ -51,6 +51,7 @@ def restore_backup(
     """Make `home` the backup in `archive`. A home that exists and holds anything is
     replaced only with `replace`. `guard` runs just before the renames and may raise to
     stop them (the daemon started meanwhile)."""
+    check_home(home)
     manifest = read_manifest(archive)
     if manifest.schema_version > SCHEMA_VERSION:
         raise BackupError(
@@ -75,9 +76,22 @@ def restore_backup(
         guard()
         aside = _swap(staging, home, occupied, now or datetime.now(UTC))
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_tree(staging)
         raise
     return Restored(home, aside, manifest)
+
+
+def check_home(home: Path) -> None:
+    """`BackupError` unless `home` is a folder or can be made one: it, or the nearest of its
+    parents that exists, must be a folder (not a file, not a link to one)."""
+    for path in (home, *home.parents):
+        if path.is_symlink() or path.exists():
+            if not path.is_dir():
+                raise BackupError(
+                    f"{path} is not a folder: restore into a folder (--home DIR), "
+                    "an empty or new one"
+                )
+            return
 
 
 def _occupied(home: Path, replace: bool) -> bool:
@@ -126,6 +140,7 @@ def _unpack_error(exc: OSError, home: Path) -> BackupError:
     if exc.errno in NO_SPACE:
         return BackupError(
             f"the disk holding {home.parent} is full (or a file-size limit was hit) while "
-            f"unpacking: free some space there and restore again; {home} was not changed"
+            f"unpacking ({exc.strerror}): free some space there and restore again; "
+            f"{home} was not changed"
         )
     return BackupError(f"cannot unpack beside {home}: {exc}; {home} was not changed")

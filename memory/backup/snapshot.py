@@ -73,31 +73,3 @@ def count_rows(database: Path) -> Counts:
     finally:
         db.close()
     return Counts(persons, sessions, turns)
-
-
-def check_database(database: Path, schema_version: int, counts: Counts) -> None:
-    """`BackupError` unless the copy at `database` passes SQLite's integrity check and is
-    the schema version and holds the rows its manifest says."""
-    db = sqlite3.connect(database, isolation_level=None)
-    try:
-        rows = db.execute("PRAGMA integrity_check").fetchall()
-        (version,) = db.execute("PRAGMA user_version").fetchone()
-    except sqlite3.DatabaseError as exc:
-        raise BackupError(f"the archive's state.db is damaged: {exc}") from None
-    finally:
-        db.close()
-    problems = [row[0] for row in rows if row[0] != "ok"]
-    if problems:
-        raise BackupError(
-            "the archive's state.db fails SQLite's integrity check: " + "; ".join(problems[:5])
-        )
-    if version != schema_version:
-        raise BackupError(
-            f"the archive's state.db is schema v{version}, its manifest says "
-            f"v{schema_version}: it was changed"
-        )
-    found = count_rows(database)
-    if found != counts:
-        raise BackupError(
-            f"the archive's state.db holds {found}, its manifest says {counts}: it was changed"
-        )

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from pathlib import Path
 
+from memory.backup.cleanup import remove_tree
+from memory.backup.database_check import check_database
 from memory.backup.errors import BackupError
 from memory.backup.manifest import DATABASE, Manifest
 from memory.backup.progress import Progress, no_progress
-from memory.backup.snapshot import check_database
 from memory.backup.unpack import unpack
 
 
@@ -19,7 +19,13 @@ def verify_backup(
     """Check the manifest, every member's size and hash, that nothing is missing or extra,
     and state.db's integrity (copied into a private folder under `scratch`, default the
     system's temp folder, then deleted). `BackupError` says the first problem found."""
-    work = Path(tempfile.mkdtemp(prefix="kioku-verify-", dir=scratch))
+    try:
+        work = Path(tempfile.mkdtemp(prefix="kioku-verify-", dir=scratch))
+    except OSError as exc:
+        raise BackupError(
+            f"cannot make a scratch folder in {scratch or tempfile.gettempdir()} "
+            f"({exc.strerror}): set TMPDIR to a folder you can write to"
+        ) from None
     try:
         try:
             manifest = unpack(archive, work, only={DATABASE}, progress=progress)
@@ -30,5 +36,5 @@ def verify_backup(
             ) from None
         check_database(work / DATABASE, manifest.schema_version, manifest.counts)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_tree(work)
     return manifest

@@ -17,11 +17,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import resource
+import signal
 import subprocess
 import sys
 import tempfile
 import traceback
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -61,11 +64,24 @@ class Door:
     ran: dict[str, Ran]
 
 
-def kioku_batch(jobs: list[Job], folder: Path, timeout: float = BATCH_TIMEOUT) -> dict[str, Ran]:
-    """Run every job's `kioku ARGS` (its KIOKU_HOME, plus its env) in one process, in order."""
+def kioku_batch(
+    jobs: list[Job],
+    folder: Path,
+    timeout: float = BATCH_TIMEOUT,
+    file_size_limit: int | None = None,
+) -> dict[str, Ran]:
+    """Run every job's `kioku ARGS` (its KIOKU_HOME, plus its env) in one process, in order;
+    with `file_size_limit`, no file it writes may grow past that many bytes (a write past
+    it fails with EFBIG instead of raising SIGXFSZ)."""
     command, env = _batch(jobs, folder)
     subprocess.run(
-        command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, check=True, timeout=timeout
+        command,
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        check=True,
+        timeout=timeout,
+        preexec_fn=None if file_size_limit is None else partial(_limit_files, file_size_limit),
     )
     return _results(jobs, folder)
 
@@ -103,6 +119,11 @@ def _batch(jobs: list[Job], folder: Path) -> tuple[list[str], dict[str, str]]:
 def _results(jobs: list[Job], folder: Path) -> dict[str, Ran]:
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     return {job.key: Ran(**result) for job, result in zip(jobs, results, strict=True)}
+
+
+def _limit_files(size: int) -> None:
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
 
 
 def run(args: list[str], env: dict[str, str]) -> dict[str, Any]:

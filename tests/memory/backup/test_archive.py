@@ -17,6 +17,7 @@ import pytest
 
 from memory.backup import snapshot
 from memory.backup.archive import write_backup
+from memory.backup.contents import LINK, LeftOut
 from memory.backup.errors import BackupCancelled, BackupError
 from memory.backup.manifest import parse
 from memory.store.schema import SCHEMA_VERSION
@@ -93,7 +94,7 @@ def test_it_is_named_by_its_utc_time_and_never_overwrites_another(
 def test_links_in_the_notes_tree_are_left_out_and_named(source: Path, tmp_path: Path) -> None:
     (source / "people" / "alice" / "passwd").symlink_to("/etc/passwd")
     written = write_backup(source, tmp_path / "b")
-    assert written.skipped == ["people/alice/passwd"]
+    assert written.skipped == [LeftOut("people/alice/passwd", LINK)]
     assert "people/alice/passwd" not in {m.info.name for m in members(written.path)}
 
 
@@ -160,6 +161,7 @@ import resource, signal, sys
 from pathlib import Path
 from memory.backup import snapshot
 from memory.backup.archive import write_backup
+from memory.backup.contents import LINK, LeftOut
 from memory.backup.errors import BackupError
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[3]), int(sys.argv[3])))

@@ -139,6 +139,9 @@ def add_command(
     count: int | None = typer.Option(
         None, "--count", help="A repeating job runs this many times (at most a million), then ends."
     ),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print the job as `kioku schedule list --json` shows it."
+    ),
 ) -> None:
     """Schedule a reminder (--text) or a task (--prompt) for a person, sent to one of theirs."""
     from datetime import UTC, datetime
@@ -201,8 +204,13 @@ def add_command(
         job, runs = with_store(settings, work)
     except (BadSchedule, LookupError) as exc:
         fail(str(exc))
+    woken = _wake_daemon(settings)
+    if as_json:
+        typer.echo(json.dumps(job.to_json(), ensure_ascii=False, indent=2))
+        typer.echo(woken, err=True)  # stdout stays one JSON document
+        return
     typer.echo(f"Scheduled job {job.id} for {person}, to {to}: next {', '.join(runs) or 'never'}.")
-    typer.echo(_wake_daemon(settings))
+    typer.echo(woken)
 
 
 def _target(identity: str) -> Target:

@@ -53,14 +53,15 @@ async def kioku(*args: str) -> tuple[int, str, str]:
 
 
 async def add(text: str, *when: str) -> dict[str, Any]:
-    """`kioku schedule add` of a reminder to the owner's Telegram; the job as listed."""
-    code, _, err = await kioku(
-        "schedule", "add", "--person", OWNER, "--to", TO, *when, "--text", text
+    """`kioku schedule add` of a reminder to the owner's Telegram; the job as stored (a job
+    due in a second may be sent, and gone from the list, before a `list` could run)."""
+    code, out, err = await kioku(
+        "schedule", "add", "--person", OWNER, "--to", TO, *when, "--text", text, "--json"
     )
     assert code == 0, err
-    code, listed, err = await kioku("schedule", "list", "--json")
-    assert code == 0, err
-    return next(job for job in json.loads(listed) if job["text"] == text)
+    job: dict[str, Any] = json.loads(out)
+    assert job["text"] == text
+    return job
 
 
 def texts(tg: FakeTelegram) -> list[str]:

@@ -65,6 +65,8 @@ EXPECTED: dict[str, Expected] = {
     "message_channels_docs": Expected("body"),
     "file_share_photo_channel": Expected("body"),
     "file_share_inaccessible_connect": Expected("body"),
+    "file_share_audio_channel": Expected("body"),
+    "file_share_documents_channel": Expected("body"),
     "thread_broadcast_channel": Expected("body"),
     # Edits and deletions, bots (kioku itself first), joins: nobody writing to kioku.
     "message_changed_channel": Expected("body"),

@@ -32,6 +32,8 @@ NO_LINK = "Slack gave no download link for the file"  # what the person is told
 FILES: dict[str, list[tuple[str, str, str]]] = {
     "app_mention_with_photo": [("image", "test.png", FETCHED)],
     "file_share_photo_channel": [("image", "file.png", FETCHED)],
+    "file_share_photo_im_docs": [("image", "ghostrap.png", FETCHED)],
+    "file_share_text_im": [("document", "namenamename.txt", FETCHED)],  # a snippet
     # Slack Connect's stub: no name, no type, no link, until files.info is asked.
     "file_share_inaccessible_connect": [("document", "document", NO_LINK)],
     # An uploaded mp3: Slack adds its own transcoding (`aac`), waveform and transcription.

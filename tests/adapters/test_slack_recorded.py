@@ -37,6 +37,8 @@ module_fixture = pytest_asyncio.fixture(scope="module", loop_scope="module")
 PERSON = "U0ALICE"  # the sender the recorded payloads were re-pointed to: the owner here
 SECRET = "signing-secret"
 PHOTO = media("receipt.jpg")  # the bytes served for a recorded file
+# ...but for a text snippet, its own text: its `preview`, the 12 bytes its `size` declares.
+SERVED = {"file_share_text_im": b"hug a kitten"}
 
 
 @dataclass(frozen=True)
@@ -60,11 +62,16 @@ EXPECTED: dict[str, Expected] = {
     "app_mention_with_photo": Expected("event", ("C111", "1707806347.397809"), ("F111",)),
     "message_im_docs": Expected("body", ("D024BE91L", None)),
     "message_im_thread_reply": Expected("event", ("D111", "1726133698.626339")),
+    # Files shared in a direct message: answered in place, each file fetched with the token.
+    "file_share_photo_im_docs": Expected("event", ("D0L4B9P0Q", None), ("F0RDC39U1",)),
+    "file_share_text_im": Expected("body", ("D0442US94JD", None), ("F04EEHX1EES",)),
     # A channel message that is not a mention: kioku hears mentions as app_mention.
     "socket_message_channels_retry": Expected("socket"),
     "message_channels_docs": Expected("body"),
     "file_share_photo_channel": Expected("body"),
     "file_share_inaccessible_connect": Expected("body"),
+    "file_share_audio_channel": Expected("body"),
+    "file_share_documents_channel": Expected("body"),
     "thread_broadcast_channel": Expected("body"),
     # Edits and deletions, bots (kioku itself first), joins: nobody writing to kioku.
     "message_changed_channel": Expected("body"),
@@ -193,7 +200,7 @@ async def http_mode(
 
 def payload_of(name: str, slack: FakeSlack) -> Any:
     """The recorded payload, its files served by the fake."""
-    return slack.hosted(recorded(name), PHOTO)
+    return slack.hosted(recorded(name), SERVED.get(name, PHOTO))
 
 
 def socket_message(name: str, slack: FakeSlack) -> Any:

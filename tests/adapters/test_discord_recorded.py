@@ -1,11 +1,14 @@
 """Recorded Discord traffic, raw through the fake gateway into a running `kioku serve`.
 
-Each payload of tests/fixtures/recorded/discord/ (see PROVENANCE.md) is sent byte for byte;
-then a probe message goes into the same conversation (the payload's channel, or Alice's DM
-for events that are no message). kioku answers in order within a conversation, so once the
+Each payload of tests/fixtures/recorded/discord/ (see PROVENANCE.md) is sent byte for byte
+but for its attachments' CDN addresses, pointed at the fake (which serves them); then a
+probe message goes into the same conversation (the payload's channel, or Alice's DM for
+events that are no message). kioku answers in order within a conversation, so once the
 probe is answered every answer to the payload has been posted: the test counts them (one
-for what a person would expect an answer to, none for the rest) and reads the daemon's log
-since the payload: no `*_malformed` line, nothing at ERROR, nothing unhandled.
+for what a person would expect an answer to, a notice before it when kioku cannot read
+part of the message, none for the rest), checks the files of an answered message were
+downloaded, and reads the daemon's log since the payload: no `*_malformed` line, nothing
+at ERROR, nothing unhandled.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from tests.helpers.daemon import WAIT, Daemon
 from tests.helpers.door_daemon import DoorLog, door_daemon
 from tests.helpers.gateway_rig import GatedAnthropic
 from tests.helpers.media import media
-from tests.helpers.media_files import png_with_alpha
+from tests.helpers.media_files import gif, png_with_alpha
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 module_fixture = pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -54,6 +57,7 @@ EXPECTED: dict[str, Outcome] = {
     "message_create_image_dm_shape.json": "answered",
     "message_create_document_dm_shape.json": "answered",
     "message_create_voice_message_dm_shape.json": "answered",
+    "message_create_forward_image_dm_shape.json": "answered",  # a person forwards a GIF
     "message_create_sticker_dm_shape.json": "noticed",  # a sticker beside text and an image
     "message_create_guild_unaddressed.json": "ignored",  # guild chatter, no mention
     "message_create_in_thread.json": "ignored",  # chatter in a thread, no mention
@@ -101,6 +105,7 @@ FILES = {
     "1174514575220158545": b"final:\n  revised: draft\n",  # the.yml
     "1112476845502365786": media("voice.ogg"),  # voice-message.ogg
     "1106366167486038016": png_with_alpha(333, 287),  # image.png beside the sticker
+    "1296237494987133070": gif(300, 300),  # 100km.gif, in a forwarded message
 }
 
 
@@ -208,7 +213,9 @@ async def test_a_recorded_payload_is_answered_once_or_ignored_without_complaint(
     if EXPECTED[name] in ("answered", "noticed"):
         assert [post.reply_to for post in earlier] == [payload["d"]["id"]]
         assert earlier[0].channel_id == payload["d"]["channel_id"]
-        files = [file["id"] for file in payload["d"].get("attachments", [])]
+        data = payload["d"]
+        forwarded = [snapshot["message"] for snapshot in data.get("message_snapshots", [])]
+        files = [file["id"] for message in [data, *forwarded] for file in message["attachments"]]
         assert [file for file in files if file not in served.discord.downloads] == []
     else:
         assert earlier == []

@@ -19,7 +19,7 @@ from adapters.discord import DiscordAdapter
 from config.settings import DiscordSettings
 from tests.fakes.discord import CHANNEL_ID, GUILD_ID, RECORDED, THREAD_ID, FakeDiscord
 from tests.helpers.media import media
-from tests.helpers.media_files import png_with_alpha
+from tests.helpers.media_files import gif, png_with_alpha
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -117,3 +117,15 @@ async def test_a_recorded_forward_by_a_person_is_read_as_the_quoted_message(serv
         "Forwarded message:\n> If some folks have spare bandwidth then helping out ArchiveTeam"
     )
     assert inbound.sender_name == "Amelia 🍄"
+
+
+async def test_a_recorded_forward_of_an_image_is_read_as_the_forwarded_image(served: Served):
+    animation = gif(300, 300)
+    inbound = await served.read(
+        "message_create_forward_image_dm_shape.json", {"1296237494987133070": animation}
+    )
+    [file] = inbound.attachments
+    assert (inbound.text, inbound.unreadable) == ("", ())
+    assert (file.kind, file.name, file.mime) == ("image", "100km.gif", "image/gif")
+    assert (file.width, file.height, file.size) == (300, 300, 2965649)
+    assert await file.fetch(LIMIT) == animation

@@ -1,11 +1,14 @@
 """Recorded Discord traffic, raw through the fake gateway into a running `kioku serve`.
 
-Each payload of tests/fixtures/recorded/discord/ (see PROVENANCE.md) is sent byte for byte;
-then a probe message goes into the same conversation (the payload's channel, or Alice's DM
-for events that are no message). kioku answers in order within a conversation, so once the
+Each payload of tests/fixtures/recorded/discord/ (see PROVENANCE.md) is sent byte for byte
+but for its attachments' CDN addresses, pointed at the fake (which serves them); then a
+probe message goes into the same conversation (the payload's channel, or Alice's DM for
+events that are no message). kioku answers in order within a conversation, so once the
 probe is answered every answer to the payload has been posted: the test counts them (one
-for what a person would expect an answer to, none for the rest) and reads the daemon's log
-since the payload: no `*_malformed` line, nothing at ERROR, nothing unhandled.
+for what a person would expect an answer to, a notice before it when kioku cannot read
+part of the message, none for the rest), checks the files of an answered message were
+downloaded, and reads the daemon's log since the payload: no `*_malformed` line, nothing
+at ERROR, nothing unhandled.
 """
 
 from __future__ import annotations
@@ -34,19 +37,31 @@ from tests.fakes.discord import (
 from tests.helpers.daemon import WAIT, Daemon
 from tests.helpers.door_daemon import DoorLog, door_daemon
 from tests.helpers.gateway_rig import GatedAnthropic
+from tests.helpers.media import media
+from tests.helpers.media_files import gif, png_with_alpha
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 module_fixture = pytest_asyncio.fixture(scope="module", loop_scope="module")
 
-Outcome = Literal["answered", "ignored", "private"]
+Outcome = Literal["answered", "noticed", "ignored", "private"]
 
 # What a person expects of each recorded payload: "private" is an interaction answered to
-# its asker alone (none of the recorded commands is kioku's: it says so), never in the channel.
+# its asker alone (none of the recorded commands is kioku's: it says so), never in the channel;
+# "noticed" is told what kioku cannot read on the message, then answered.
 EXPECTED: dict[str, Outcome] = {
     "message_create_reply_to_bot.json": "answered",  # a reply to kioku's message
     "message_create_dm_docs_example.json": "answered",  # a stranger's DM: a pairing code
     "message_create_dm_userdoccers_example.json": "answered",
+    # Real messages kept without `guild_id` (out-of-your-element's test data), so read as
+    # DMs, from people kioku lets in (`READERS`): it fetches and reads their files.
+    "message_create_image_dm_shape.json": "answered",
+    "message_create_document_dm_shape.json": "answered",
+    "message_create_voice_message_dm_shape.json": "answered",
+    "message_create_forward_image_dm_shape.json": "answered",  # a person forwards a GIF
+    "message_create_sticker_dm_shape.json": "noticed",  # a sticker beside text and an image
     "message_create_guild_unaddressed.json": "ignored",  # guild chatter, no mention
+    "message_create_in_thread.json": "ignored",  # chatter in a thread, no mention
+    "message_create_forward_by_person.json": "ignored",  # a forward into a guild channel
     "message_create_pin_notice.json": "ignored",  # a system message
     "message_create_forward_by_bot.json": "ignored",  # another bot's message
     "message_create_crosspost_webhook.json": "ignored",  # a followed channel's webhook
@@ -82,6 +97,16 @@ EXPECTED: dict[str, Outcome] = {
 }
 # Sent by the fake itself at every connection: what the whole module runs on.
 AT_CONNECT = ("ready.json", "guild_create.json")
+# The authors of the `*_dm_shape.json` messages, on kioku's Discord allow list.
+READERS = ["discord:320067006521147393", "discord:142843483923677184", "discord:113340068197859328"]
+# What the fake serves for their attachments (by id): the recorded files were never published.
+FILES = {
+    "1124628646431297546": png_with_alpha(466, 85),  # image.png
+    "1174514575220158545": b"final:\n  revised: draft\n",  # the.yml
+    "1112476845502365786": media("voice.ogg"),  # voice-message.ogg
+    "1106366167486038016": png_with_alpha(333, 287),  # image.png beside the sticker
+    "1296237494987133070": gif(300, 300),  # 100km.gif, in a forwarded message
+}
 
 
 @dataclass
@@ -93,8 +118,8 @@ class Served:
     numbers: count[int]
 
     async def probe(self, payload: dict[str, Any]) -> tuple[list[Post], Post]:
-        """Ask in the payload's conversation; the posts made before the probe's answer (since
-        `payload` was sent), and that answer."""
+        """Ask in the payload's conversation (as its author, when kioku lets them in); the
+        posts made before the probe's answer (since `payload` was sent), and that answer."""
         fake = self.discord
         before = len(fake.posts)
         text = f"probe {next(self.numbers)}"
@@ -103,7 +128,12 @@ class Served:
         if "guild_id" in data:
             asked = fake.message(f"<@{BOT_ID}> {text}", channel_id=channel, mentions=[BOT_USER])
         else:
-            asked = fake.message(text, channel_id=channel, guild=False)
+            # kioku takes turns per person: a person it lets in asks after their own message.
+            author = data.get("author", {})
+            known = f"discord:{author.get('id')}" in READERS
+            asked = fake.message(
+                text, channel_id=channel, guild=False, author=author if known else ALICE
+            )
         await fake.push(asked)
         while True:
             post = await fake.next_post(WAIT)
@@ -128,6 +158,7 @@ async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Serv
             "KIOKU_DISCORD__API_BASE": fake.api_base,
             "KIOKU_DISCORD__GATEWAY_URL": fake.gateway_url,
             "KIOKU_OWNER__IDENTITIES": f'["discord:{ALICE_ID}"]',
+            "KIOKU_DISCORD__ALLOW": json.dumps(READERS),
         }
         async with door_daemon(tmp_path_factory.mktemp("discord"), api, **settings) as daemon:
             await fake.wait_ready(1, within=WAIT)
@@ -166,15 +197,26 @@ async def test_recorded_ready_and_guild_create_bring_kioku_up(served: Served) ->
 async def test_a_recorded_payload_is_answered_once_or_ignored_without_complaint(
     served: Served, name: str
 ) -> None:
-    text = recorded_text(name)
+    text = served.discord.on_this_cdn(recorded_text(name), FILES)
     payload = json.loads(text)
     log = DoorLog(served.daemon.log)
     log.begin()
     await served.discord.inject(text)
     earlier, _ = await served.probe(payload)
-    if EXPECTED[name] == "answered":
+    if EXPECTED[name] == "noticed":
+        notice, *earlier = earlier
+        assert (notice.reply_to, notice.channel_id) == (
+            payload["d"]["id"],
+            payload["d"]["channel_id"],
+        )
+        assert notice.content.startswith("I can't read a sticker")
+    if EXPECTED[name] in ("answered", "noticed"):
         assert [post.reply_to for post in earlier] == [payload["d"]["id"]]
         assert earlier[0].channel_id == payload["d"]["channel_id"]
+        data = payload["d"]
+        forwarded = [snapshot["message"] for snapshot in data.get("message_snapshots", [])]
+        files = [file["id"] for message in [data, *forwarded] for file in message["attachments"]]
+        assert [file for file in files if file not in served.discord.downloads] == []
     else:
         assert earlier == []
     if EXPECTED[name] == "private":

@@ -16,7 +16,8 @@ One guild (`GUILD_ID`) with a text channel (`CHANNEL_ID`), a public thread under
 acknowledging heartbeats and dispatching, `send_raw(frame)` sends any bytes as a frame and
 `inject(payload)` any gateway payload (a recorded one) exactly as given.
 Files: `attachment(name, type, data)` (and `voice_message(data, seconds)`) serve `data`
-at the attachment's `url` on this server, as Discord's CDN does; `refuse_downloads`
+at the attachment's `url` on this server, as Discord's CDN does (`on_this_cdn` points a
+recorded payload's attachment urls here); `refuse_downloads`
 answers the next downloads with an error status.
 
 The world is a recorded one (tests/fixtures/recorded/discord/, see PROVENANCE.md): the bot,
@@ -408,6 +409,19 @@ class FakeDiscord:
             "waveform": "AAAAAAAAAAAA",
             "flags": 0,
         }
+
+    def on_this_cdn(self, payload: str, files: dict[str, bytes] | None = None) -> str:
+        """A recorded payload whose attachment urls (Discord's CDN and media proxy) point at
+        this server instead, which serves `files` (attachment id -> bytes) there: recorded
+        messages name files whose bytes were never published."""
+        self._files.update(files or {})
+        here = f"http://127.0.0.1:{self._port}/attachments/"
+        for cdn in (
+            "https://cdn.discordapp.com/attachments/",
+            "https://media.discordapp.net/attachments/",
+        ):
+            payload = payload.replace(cdn, here)
+        return payload
 
     def refuse_downloads(self, *statuses: int) -> None:
         """The next downloads get these statuses (404, 403, 500, ...) instead of the bytes."""

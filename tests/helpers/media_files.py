@@ -1,5 +1,5 @@
 """Small media files made on the spot for the media tests: a JPEG carrying GPS EXIF, XMP,
-an ICC profile and a comment; noisy photos that compress badly; PNGs with transparency;
+an ICC profile and a comment; noisy photos that compress badly; PNGs with transparency; GIFs;
 PDFs with and without a text layer (pypdf, Pillow); WAV and OGG/Opus audio."""
 
 from __future__ import annotations
@@ -57,6 +57,15 @@ def png_with_alpha(width: int = 400, height: int = 300) -> bytes:
     image.paste((255, 0, 0, 255), (10, 10, 100, 100))
     out = io.BytesIO()
     image.save(out, "PNG")
+    return out.getvalue()
+
+
+def gif(width: int, height: int) -> bytes:
+    """A one-frame GIF, the format of the animations people forward on Discord."""
+    image = Image.new("P", (width, height), 0)
+    image.paste(1, (10, 10, width // 2, height // 2))
+    out = io.BytesIO()
+    image.save(out, "GIF")
     return out.getvalue()
 
 

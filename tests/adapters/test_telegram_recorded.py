@@ -73,11 +73,18 @@ EXPECTED: dict[str, Expect] = {
     "private-forward-origin-user-nulls": Expect(True, owner(1234567)),
     "private-forward-origin-hidden-user": Expect(True, owner(1234567)),
     "private-forward-origin-channel": Expect(True, owner(1234567)),
+    "private-document": Expect(True, owner(12345678)),
+    "private-voice": Expect(True, owner(12345678)),
     # From an older Bot API: no `file_unique_id` (before 4.5).
     "private-voice-bot-api-2017": Expect(True, owner(12345678)),
     # A DM with nothing in it (Telegram's "empty" message: no sender, no content).
     "private-empty-message": Expect(False, owner(1234567890)),
-    # In a group kioku answers only when addressed: none of these address it.
+    # In a group kioku answers only when addressed: `/command@itsname`, a reply to it.
+    "group-command-at-the-bot": Expect(True, group(-275439610), {"pinkjjbot": BOT["username"]}),
+    "supergroup-reply-to-the-bot": Expect(
+        True, group(-1001389039341) | {580288862: BOT_ID}, {"pinkjjbot": BOT["username"]}
+    ),
+    # None of these address it.
     "supergroup-story": Expect(False, group(-1001293752024)),
     "supergroup-bare-command-reply-to-story": Expect(False, group(-1001293752024)),
     "supergroup-pinned-message": Expect(False, group(-1001276785818)),
@@ -111,6 +118,19 @@ EXPECTED: dict[str, Expect] = {
 
 def test_every_recorded_update_has_an_expectation() -> None:
     assert sorted(EXPECTED) == names()
+
+
+def test_a_command_to_the_recorded_bot_is_repointed_at_ours_with_its_entity() -> None:
+    message = repoint(
+        recorded("group-command-at-the-bot"), {}, usernames={"pinkjjbot": "kioku_bot"}
+    )
+    assert message["message"]["text"] == "/jj@kioku_bot"
+    assert message["message"]["entities"] == [{"offset": 0, "length": 13, "type": "bot_command"}]
+
+
+def test_a_bot_named_in_a_text_cannot_be_repointed_at_a_name_of_another_length() -> None:
+    with pytest.raises(ValueError, match="entity offsets"):
+        repoint(recorded("group-command-at-the-bot"), {}, usernames={"pinkjjbot": "kioku"})
 
 
 class Replay:

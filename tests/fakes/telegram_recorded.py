@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -25,6 +26,8 @@ ANSWERS = RECORDED / "answers"
 _ID_KEYS = frozenset({"id", "user_id", "chat_id", "migrate_to_chat_id", "migrate_from_chat_id"})
 # Keys whose value is a message's id in its chat (a forum topic's id is its first message's).
 _MESSAGE_ID_KEYS = frozenset({"message_id", "message_thread_id"})
+# Keys whose text may name a bot as `@username` (a mention, or `/command@username`).
+_TEXT_KEYS = frozenset({"text", "caption"})
 
 
 def names() -> list[str]:
@@ -55,7 +58,8 @@ def repoint(
     usernames: Mapping[str, str] | None = None,
 ) -> Any:
     """`value` with each user or chat id in `ids` replaced, every message id moved by
-    `shift`, and each username in `usernames` replaced; all else as it was."""
+    `shift`, and each username in `usernames` replaced, as a `username` and as `@username`
+    in a text or caption; all else as it was."""
     usernames = usernames or {}
     if isinstance(value, list):
         return [repoint(item, ids, shift=shift, usernames=usernames) for item in value]
@@ -69,9 +73,26 @@ def repoint(
             moved[key] = item + shift
         elif key == "username" and isinstance(item, str):
             moved[key] = usernames.get(item, item)
+        elif key in _TEXT_KEYS and isinstance(item, str):
+            moved[key] = _rename(item, usernames)
         else:
             moved[key] = repoint(item, ids, shift=shift, usernames=usernames)
     return moved
+
+
+def _rename(text: str, usernames: Mapping[str, str]) -> str:
+    """`text` with each `@old` of `usernames` as `@new`. The entities' offsets and lengths
+    (UTF-16 units) stay as recorded, so a name may only become one of its own length."""
+    for old, new in usernames.items():
+        pattern = re.compile(rf"@{re.escape(old)}\b")
+        if pattern.search(text) and _units(old) != _units(new):
+            raise ValueError(f"@{old} cannot become @{new}: entity offsets would shift")
+        text = pattern.sub(f"@{new}", text)
+    return text
+
+
+def _units(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
 
 
 def _is_int(value: Any) -> bool:

@@ -93,6 +93,12 @@ EXPECTED: dict[str, Expect] = {
     "supergroup-document-every-field-null": Expect(False, group(-9877654320000)),
     "forum-topic-created": Expect(False, group(-1001847508954)),
     "forum-topic-message": Expect(False, group(-1001847508954)),
+    # In a topic kioku opened, a message "replies" to the topic's creation, not to kioku.
+    "forum-topic-person-in-a-topic-the-bot-opened": Expect(
+        False,
+        group(-1001854699958) | {5950953118: BOT_ID},
+        {"telik_dev_operator_bot": BOT["username"]},
+    ),
     "forum-topic-edited-by-the-bot": Expect(
         False, group(-1001971186208) | {6129457865: BOT_ID}, {"sicheebot": BOT["username"]}
     ),

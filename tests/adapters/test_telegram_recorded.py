@@ -81,6 +81,9 @@ EXPECTED: dict[str, Expect] = {
     "private-empty-message": Expect(False, owner(1234567890)),
     # In a group kioku answers only when addressed: `/command@itsname`, a reply to it.
     "group-command-at-the-bot": Expect(True, group(-275439610), {"pinkjjbot": BOT["username"]}),
+    "group-mention-of-the-bot-with-a-command": Expect(
+        True, group(-348651357), {"nvt_ssh_bot": BOT["username"]}
+    ),
     "supergroup-reply-to-the-bot": Expect(
         True, group(-1001389039341) | {580288862: BOT_ID}, {"pinkjjbot": BOT["username"]}
     ),
@@ -134,9 +137,17 @@ def test_a_command_to_the_recorded_bot_is_repointed_at_ours_with_its_entity() ->
     assert message["message"]["entities"] == [{"offset": 0, "length": 13, "type": "bot_command"}]
 
 
-def test_a_bot_named_in_a_text_cannot_be_repointed_at_a_name_of_another_length() -> None:
-    with pytest.raises(ValueError, match="entity offsets"):
-        repoint(recorded("group-command-at-the-bot"), {}, usernames={"pinkjjbot": "kioku"})
+def test_a_mention_of_the_recorded_bot_renamed_shorter_keeps_its_entity_on_the_name() -> None:
+    update = repoint(
+        recorded("group-mention-of-the-bot-with-a-command"),
+        {},
+        usernames={"nvt_ssh_bot": "kioku_bot"},
+    )
+    assert update["message"]["text"] == "/my_id @kioku_bot"
+    assert update["message"]["entities"] == [
+        {"offset": 0, "length": 6, "type": "bot_command"},
+        {"offset": 7, "length": 10, "type": "mention"},
+    ]
 
 
 class Replay:

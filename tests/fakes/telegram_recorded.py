@@ -26,8 +26,9 @@ ANSWERS = RECORDED / "answers"
 _ID_KEYS = frozenset({"id", "user_id", "chat_id", "migrate_to_chat_id", "migrate_from_chat_id"})
 # Keys whose value is a message's id in its chat (a forum topic's id is its first message's).
 _MESSAGE_ID_KEYS = frozenset({"message_id", "message_thread_id"})
-# Keys whose text may name a bot as `@username` (a mention, or `/command@username`).
-_TEXT_KEYS = frozenset({"text", "caption"})
+# Keys whose text may name a bot as `@username` (a mention, or `/command@username`), and
+# the key of the entities that point into that text.
+_TEXT_ENTITIES = {"text": "entities", "caption": "caption_entities"}
 
 
 def names() -> list[str]:
@@ -59,7 +60,7 @@ def repoint(
 ) -> Any:
     """`value` with each user or chat id in `ids` replaced, every message id moved by
     `shift`, and each username in `usernames` replaced, as a `username` and as `@username`
-    in a text or caption; all else as it was."""
+    in a text or caption (its entities moved to match); all else as it was."""
     usernames = usernames or {}
     if isinstance(value, list):
         return [repoint(item, ids, shift=shift, usernames=usernames) for item in value]
@@ -73,26 +74,34 @@ def repoint(
             moved[key] = item + shift
         elif key == "username" and isinstance(item, str):
             moved[key] = usernames.get(item, item)
-        elif key in _TEXT_KEYS and isinstance(item, str):
-            moved[key] = _rename(item, usernames)
         else:
             moved[key] = repoint(item, ids, shift=shift, usernames=usernames)
+    for text_key, entities_key in _TEXT_ENTITIES.items():
+        text = moved.get(text_key)
+        if isinstance(text, str):
+            moved[text_key] = _rename(text, moved.get(entities_key), usernames)
     return moved
 
 
-def _rename(text: str, usernames: Mapping[str, str]) -> str:
-    """`text` with each `@old` of `usernames` as `@new`. The entities' offsets and lengths
-    (UTF-16 units) stay as recorded, so a name may only become one of its own length."""
+def _rename(text: str, entities: Any, usernames: Mapping[str, str]) -> str:
+    """`text` with each `@old` of `usernames` as `@new`; `entities` (offsets and lengths
+    in UTF-16 code units) are moved in place so each still covers what it covered."""
     for old, new in usernames.items():
-        pattern = re.compile(rf"@{re.escape(old)}\b")
-        if pattern.search(text) and _units(old) != _units(new):
-            raise ValueError(f"@{old} cannot become @{new}: entity offsets would shift")
-        text = pattern.sub(f"@{new}", text)
+        delta = _units(new) - _units(old)
+        for match in reversed(list(re.finditer(rf"@{re.escape(old)}\b", text))):
+            start = _units(text[: match.start()])
+            end = start + _units(match.group())
+            for entity in entities if isinstance(entities, list) else ():
+                if entity["offset"] >= end:
+                    entity["offset"] += delta
+                elif entity["offset"] <= start and entity["offset"] + entity["length"] >= end:
+                    entity["length"] += delta
+            text = f"{text[: match.start()]}@{new}{text[match.end() :]}"
     return text
 
 
 def _units(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _is_int(value: Any) -> bool:

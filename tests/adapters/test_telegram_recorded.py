@@ -177,14 +177,13 @@ class Replay:
 
     def update(self, name: str) -> dict[str, Any]:
         """The recorded update `name`, re-pointed, under the next update_id; its files
-        served (sound as a real OGG, anything else as a real JPEG)."""
+        served (sound as a real OGG, text as a real CSV, anything else as a real JPEG)."""
         expect = EXPECTED[name]
         shift = 10_000_000 * next(self.shifts)  # past any recorded message id
         update = repoint(recorded(name), expect.ids, shift=shift, usernames=expect.usernames)
         update["update_id"] = self.tg.new_update_id()
-        for kind, file_id in _files(update):
-            sound = kind in ("voice", "audio")
-            self.tg.host(file_id, media("voice.ogg" if sound else "receipt.jpg"))
+        for kind, file_id, mime_type in _files(update):
+            self.tg.host(file_id, media(_stand_in(kind, mime_type)))
         return update
 
     async def owner_answered(self) -> int:
@@ -289,12 +288,21 @@ def _replied_to(call: Call) -> int | None:
     return json.loads(raw)["message_id"] if raw else None
 
 
-def _files(value: Any, kind: str = "") -> Iterator[tuple[str, str]]:
-    """(the field that holds it, file_id) for every file in `value`."""
+def _stand_in(kind: str, mime_type: str) -> str:
+    """The test medium served for a recorded file: a sound, a text, or a photo."""
+    if kind in ("voice", "audio"):
+        return "voice.ogg"
+    return "notes.csv" if mime_type.startswith("text/") else "receipt.jpg"
+
+
+def _files(value: Any, kind: str = "") -> Iterator[tuple[str, str, str]]:
+    """(the field that holds it, file_id, its declared mime_type or "") for every file in
+    `value`."""
     if isinstance(value, dict):
+        mime_type = value.get("mime_type")
         for key, item in value.items():
             if key == "file_id" and isinstance(item, str):
-                yield kind, item
+                yield kind, item, mime_type if isinstance(mime_type, str) else ""
             else:
                 yield from _files(item, key)
     elif isinstance(value, list):

@@ -73,11 +73,21 @@ EXPECTED: dict[str, Expect] = {
     "private-forward-origin-user-nulls": Expect(True, owner(1234567)),
     "private-forward-origin-hidden-user": Expect(True, owner(1234567)),
     "private-forward-origin-channel": Expect(True, owner(1234567)),
+    "private-document": Expect(True, owner(12345678)),
+    "private-voice": Expect(True, owner(12345678)),
     # From an older Bot API: no `file_unique_id` (before 4.5).
     "private-voice-bot-api-2017": Expect(True, owner(12345678)),
     # A DM with nothing in it (Telegram's "empty" message: no sender, no content).
     "private-empty-message": Expect(False, owner(1234567890)),
-    # In a group kioku answers only when addressed: none of these address it.
+    # In a group kioku answers only when addressed: `/command@itsname`, a reply to it.
+    "group-command-at-the-bot": Expect(True, group(-275439610), {"pinkjjbot": BOT["username"]}),
+    "group-mention-of-the-bot-with-a-command": Expect(
+        True, group(-348651357), {"nvt_ssh_bot": BOT["username"]}
+    ),
+    "supergroup-reply-to-the-bot": Expect(
+        True, group(-1001389039341) | {580288862: BOT_ID}, {"pinkjjbot": BOT["username"]}
+    ),
+    # None of these address it.
     "supergroup-story": Expect(False, group(-1001293752024)),
     "supergroup-bare-command-reply-to-story": Expect(False, group(-1001293752024)),
     "supergroup-pinned-message": Expect(False, group(-1001276785818)),
@@ -86,6 +96,12 @@ EXPECTED: dict[str, Expect] = {
     "supergroup-document-every-field-null": Expect(False, group(-9877654320000)),
     "forum-topic-created": Expect(False, group(-1001847508954)),
     "forum-topic-message": Expect(False, group(-1001847508954)),
+    # In a topic kioku opened, a message "replies" to the topic's creation, not to kioku.
+    "forum-topic-person-in-a-topic-the-bot-opened": Expect(
+        False,
+        group(-1001854699958) | {5950953118: BOT_ID},
+        {"telik_dev_operator_bot": BOT["username"]},
+    ),
     "forum-topic-edited-by-the-bot": Expect(
         False, group(-1001971186208) | {6129457865: BOT_ID}, {"sicheebot": BOT["username"]}
     ),
@@ -111,6 +127,27 @@ EXPECTED: dict[str, Expect] = {
 
 def test_every_recorded_update_has_an_expectation() -> None:
     assert sorted(EXPECTED) == names()
+
+
+def test_a_command_to_the_recorded_bot_is_repointed_at_ours_with_its_entity() -> None:
+    message = repoint(
+        recorded("group-command-at-the-bot"), {}, usernames={"pinkjjbot": "kioku_bot"}
+    )
+    assert message["message"]["text"] == "/jj@kioku_bot"
+    assert message["message"]["entities"] == [{"offset": 0, "length": 13, "type": "bot_command"}]
+
+
+def test_a_mention_of_the_recorded_bot_renamed_shorter_keeps_its_entity_on_the_name() -> None:
+    update = repoint(
+        recorded("group-mention-of-the-bot-with-a-command"),
+        {},
+        usernames={"nvt_ssh_bot": "kioku_bot"},
+    )
+    assert update["message"]["text"] == "/my_id @kioku_bot"
+    assert update["message"]["entities"] == [
+        {"offset": 0, "length": 6, "type": "bot_command"},
+        {"offset": 7, "length": 10, "type": "mention"},
+    ]
 
 
 class Replay:
@@ -140,14 +177,13 @@ class Replay:
 
     def update(self, name: str) -> dict[str, Any]:
         """The recorded update `name`, re-pointed, under the next update_id; its files
-        served (sound as a real OGG, anything else as a real JPEG)."""
+        served (sound as a real OGG, text as a real CSV, anything else as a real JPEG)."""
         expect = EXPECTED[name]
         shift = 10_000_000 * next(self.shifts)  # past any recorded message id
         update = repoint(recorded(name), expect.ids, shift=shift, usernames=expect.usernames)
         update["update_id"] = self.tg.new_update_id()
-        for kind, file_id in _files(update):
-            sound = kind in ("voice", "audio")
-            self.tg.host(file_id, media("voice.ogg" if sound else "receipt.jpg"))
+        for kind, file_id, mime_type in _files(update):
+            self.tg.host(file_id, media(_stand_in(kind, mime_type)))
         return update
 
     async def owner_answered(self) -> int:
@@ -252,12 +288,21 @@ def _replied_to(call: Call) -> int | None:
     return json.loads(raw)["message_id"] if raw else None
 
 
-def _files(value: Any, kind: str = "") -> Iterator[tuple[str, str]]:
-    """(the field that holds it, file_id) for every file in `value`."""
+def _stand_in(kind: str, mime_type: str) -> str:
+    """The test medium served for a recorded file: a sound, a text, or a photo."""
+    if kind in ("voice", "audio"):
+        return "voice.ogg"
+    return "notes.csv" if mime_type.startswith("text/") else "receipt.jpg"
+
+
+def _files(value: Any, kind: str = "") -> Iterator[tuple[str, str, str]]:
+    """(the field that holds it, file_id, its declared mime_type or "") for every file in
+    `value`."""
     if isinstance(value, dict):
+        mime_type = value.get("mime_type")
         for key, item in value.items():
             if key == "file_id" and isinstance(item, str):
-                yield kind, item
+                yield kind, item, mime_type if isinstance(mime_type, str) else ""
             else:
                 yield from _files(item, key)
     elif isinstance(value, list):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -25,6 +26,9 @@ ANSWERS = RECORDED / "answers"
 _ID_KEYS = frozenset({"id", "user_id", "chat_id", "migrate_to_chat_id", "migrate_from_chat_id"})
 # Keys whose value is a message's id in its chat (a forum topic's id is its first message's).
 _MESSAGE_ID_KEYS = frozenset({"message_id", "message_thread_id"})
+# Keys whose text may name a bot as `@username` (a mention, or `/command@username`), and
+# the key of the entities that point into that text.
+_TEXT_ENTITIES = {"text": "entities", "caption": "caption_entities"}
 
 
 def names() -> list[str]:
@@ -55,7 +59,8 @@ def repoint(
     usernames: Mapping[str, str] | None = None,
 ) -> Any:
     """`value` with each user or chat id in `ids` replaced, every message id moved by
-    `shift`, and each username in `usernames` replaced; all else as it was."""
+    `shift`, and each username in `usernames` replaced, as a `username` and as `@username`
+    in a text or caption (its entities moved to match); all else as it was."""
     usernames = usernames or {}
     if isinstance(value, list):
         return [repoint(item, ids, shift=shift, usernames=usernames) for item in value]
@@ -71,7 +76,32 @@ def repoint(
             moved[key] = usernames.get(item, item)
         else:
             moved[key] = repoint(item, ids, shift=shift, usernames=usernames)
+    for text_key, entities_key in _TEXT_ENTITIES.items():
+        text = moved.get(text_key)
+        if isinstance(text, str):
+            moved[text_key] = _rename(text, moved.get(entities_key), usernames)
     return moved
+
+
+def _rename(text: str, entities: Any, usernames: Mapping[str, str]) -> str:
+    """`text` with each `@old` of `usernames` as `@new`; `entities` (offsets and lengths
+    in UTF-16 code units) are moved in place so each still covers what it covered."""
+    for old, new in usernames.items():
+        delta = _units(new) - _units(old)
+        for match in reversed(list(re.finditer(rf"@{re.escape(old)}\b", text))):
+            start = _units(text[: match.start()])
+            end = start + _units(match.group())
+            for entity in entities if isinstance(entities, list) else ():
+                if entity["offset"] >= end:
+                    entity["offset"] += delta
+                elif entity["offset"] <= start and entity["offset"] + entity["length"] >= end:
+                    entity["length"] += delta
+            text = f"{text[: match.start()]}@{new}{text[match.end() :]}"
+    return text
+
+
+def _units(text: str) -> int:
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _is_int(value: Any) -> bool:

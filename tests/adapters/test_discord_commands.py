@@ -125,7 +125,7 @@ async def test_an_unchanged_set_is_not_registered_again(home: Path, fake: FakeDi
     # Every guild of the recorded READY: the fake's, and five that stay unavailable.
     guilds = [guild["id"] for guild in recorded("ready.json")["d"]["guilds"]]
     async with served(home, fake):
-        pass
+        await fake.wait_command_gets(1 + len(guilds))  # the first sync read every scope
     with capture_logs() as logs:
         async with served(home, fake):
             await fake.wait_command_gets(2 * (1 + len(guilds)))  # global and each guild, twice

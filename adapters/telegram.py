@@ -17,34 +17,40 @@ import asyncio
 import contextlib
 import secrets
 import time
-import warnings
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, replace
-from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import urlsplit
 
 import structlog
 from aiohttp import web
-from telegram import Bot, BotCommand, InputFile, Message, ReplyParameters, Update
-from telegram.constants import ChatAction, ParseMode
+from telegram import Bot, BotCommand, InputFile, Update
+from telegram.constants import ChatAction
 from telegram.error import (
     BadRequest,
     ChatMigrated,
     InvalidToken,
-    NetworkError,
     RetryAfter,
     TelegramError,
 )
-from telegram.warnings import PTBDeprecationWarning
 
 from adapters.backoff import Backoff
 from adapters.base import Adapter, Address, Delta, InboundHandler, MenuCommand, Outbound
 from adapters.chunking import utf16_length
 from adapters.long_reply import FILE_NAME, caption, file_bytes, goes_as_file
 from adapters.telegram_files import FileRequest
-from adapters.telegram_html import split_for_telegram, to_html, to_plain
+from adapters.telegram_html import split_for_telegram, to_plain
 from adapters.telegram_inbound import to_inbound
+from adapters.telegram_send import (
+    RETRY_CAP,
+    editor,
+    formatted,
+    poster,
+    reply_parameters,
+    retry_seconds,
+    retrying,
+    thread_of,
+)
 from adapters.telegram_updates import (
     PROBLEM_CHARS,
     BoundedRequest,
@@ -59,10 +65,7 @@ LIMIT = 4096  # UTF-16 code units per message
 TYPING_EVERY = 4.0  # Telegram shows "typing…" for about 5 s per sendChatAction
 TYPING_AT_MOST = 600.0
 EDIT_EVERY = 1.0
-SEND_ATTEMPTS = 5
-RETRY_CAP = 30.0  # seconds: the backoff cap for polling and for sends
 STALLS_BEFORE_FAILING = 5
-T = TypeVar("T")
 
 
 class PollingStalled(RuntimeError):
@@ -153,7 +156,7 @@ class TelegramAdapter(Adapter):
             if s.webhook_url:
                 await self._start_webhook(s.webhook_url)
             else:
-                await self._retrying(bot.delete_webhook)
+                await retrying(bot.delete_webhook, self.retry_base)
         except BaseException:
             await self.stop()  # a half-started adapter holds no connection or port
             raise
@@ -270,8 +273,9 @@ class TelegramAdapter(Adapter):
         await site.start()
         server = site._server
         self.webhook_port = server.sockets[0].getsockname()[1] if server else None
-        await self._retrying(
-            lambda: self.bot.set_webhook(url, allowed_updates=["message"], secret_token=token)
+        await retrying(
+            lambda: self.bot.set_webhook(url, allowed_updates=["message"], secret_token=token),
+            self.retry_base,
         )
         log.info("telegram_webhook_serving", listen=self.settings.webhook_listen)
 
@@ -297,23 +301,24 @@ class TelegramAdapter(Adapter):
             return
         for index, chunk in enumerate(chunks):
             if index == 0 and draft is not None and draft.message_id is not None:
-                await self._formatted(chunk, self._editor(address, draft.message_id))
+                await formatted(chunk, editor(self.bot, address, draft.message_id), self.retry_base)
             else:
-                await self._formatted(chunk, self._poster(address, reply=index == 0))
+                await formatted(chunk, poster(self.bot, address, reply=index == 0), self.retry_base)
 
     async def _sent_as_file(self, address: Address, text: str) -> bool:
         """The reply as one `reply.md` document answering the message; False if Telegram
         refuses it (no right to send documents there): then it goes as messages."""
         first = caption(text)
         try:
-            await self._retrying(
+            await retrying(
                 lambda: self.bot.send_document(
                     address.chat,
                     InputFile(file_bytes(text), filename=FILE_NAME),
                     caption=to_plain(first).strip() if first else None,
-                    message_thread_id=_thread(address),
-                    reply_parameters=_reply_parameters(address),
-                )
+                    message_thread_id=thread_of(address),
+                    reply_parameters=reply_parameters(address),
+                ),
+                self.retry_base,
             )
         except BadRequest as exc:
             log.warning("telegram_reply_file_refused", chat=address.chat, error=str(exc))
@@ -342,10 +347,10 @@ class TelegramAdapter(Adapter):
         try:
             if draft.message_id is None:
                 self._stop_typing(_key(address))
-                sent = await self._poster(address, reply=True)(draft.text, None)
+                sent = await poster(self.bot, address, reply=True)(draft.text, None)
                 draft.message_id = sent.message_id
             else:
-                await self._editor(address, draft.message_id)(draft.text, None)
+                await editor(self.bot, address, draft.message_id)(draft.text, None)
             draft.edited = now
         except RetryAfter as exc:
             draft.edited = now + retry_seconds(exc)
@@ -364,7 +369,7 @@ class TelegramAdapter(Adapter):
             delay = TYPING_EVERY
             try:
                 await self.bot.send_chat_action(
-                    address.chat, ChatAction.TYPING, message_thread_id=_thread(address)
+                    address.chat, ChatAction.TYPING, message_thread_id=thread_of(address)
                 )
             except RetryAfter as exc:
                 delay = max(delay, retry_seconds(exc))
@@ -378,86 +383,6 @@ class TelegramAdapter(Adapter):
         if task is not None:
             task.cancel()
 
-    def _poster(self, address: Address, *, reply: bool) -> Callable[..., Awaitable[Message]]:
-        parameters = _reply_parameters(address) if reply else None
-
-        def post(text: str, mode: str | None) -> Awaitable[Message]:
-            return self.bot.send_message(
-                address.chat,
-                text,
-                parse_mode=mode,
-                message_thread_id=_thread(address),
-                reply_parameters=parameters,
-            )
-
-        return post
-
-    def _editor(self, address: Address, message_id: int) -> Callable[..., Awaitable[Any]]:
-        async def edit(text: str, mode: str | None) -> Any:
-            try:
-                return await self.bot.edit_message_text(
-                    text, chat_id=address.chat, message_id=message_id, parse_mode=mode
-                )
-            except BadRequest as exc:
-                if "not modified" not in str(exc).lower():
-                    raise
-                return None
-
-        return edit
-
-    async def _formatted(
-        self, chunk: str, call: Callable[[str, str | None], Awaitable[Any]]
-    ) -> Any:
-        """Send one chunk as HTML; if Telegram cannot parse the entities, as plain text."""
-        rendered = to_html(chunk) or chunk
-        try:
-            return await self._retrying(lambda: call(rendered, ParseMode.HTML))
-        except BadRequest as exc:
-            if "parse entities" not in str(exc).lower():
-                raise
-            log.info("telegram_html_refused", error=str(exc))
-        return await self._retrying(lambda: call(to_plain(chunk) or chunk, None))
-
-    async def _retrying(self, call: Callable[[], Awaitable[T]]) -> T:
-        """Wait out flood limits and network errors; raise after SEND_ATTEMPTS tries."""
-        backoff = Backoff(base=self.retry_base, cap=RETRY_CAP)
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                return await call()
-            except BadRequest:
-                raise
-            except RetryAfter as exc:
-                if attempt >= SEND_ATTEMPTS:
-                    raise
-                delay = retry_seconds(exc)
-            except NetworkError as exc:
-                if attempt >= SEND_ATTEMPTS:
-                    raise
-                delay = backoff.next_delay()
-                log.info("telegram_send_retry", error=repr(exc), retry_in=round(delay, 2))
-            await asyncio.sleep(delay)
-
-
-def retry_seconds(exc: RetryAfter) -> float:
-    """The wait Telegram asked for (the library gives int or timedelta by configuration)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PTBDeprecationWarning)
-        value = exc.retry_after
-    return value.total_seconds() if isinstance(value, timedelta) else float(value)
-
 
 def _key(address: Address) -> Key:
     return (address.chat, address.thread, address.reply_to)
-
-
-def _reply_parameters(address: Address) -> ReplyParameters | None:
-    reply_to = address.reply_to
-    if not reply_to or not reply_to.isdigit():
-        return None
-    return ReplyParameters(int(reply_to), allow_sending_without_reply=True)
-
-
-def _thread(address: Address) -> int | None:
-    return int(address.thread) if address.thread.isdigit() else None

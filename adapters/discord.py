@@ -35,7 +35,7 @@ from adapters.discord_gateway import BoundedGateway
 from adapters.discord_inbound import to_inbound
 from adapters.discord_payloads import completing
 from adapters.long_reply import FILE_NAME, caption, file_bytes, goes_as_file
-from config.settings import DiscordSettings
+from config.platform_settings import DiscordSettings
 
 log = structlog.get_logger("kioku.discord")
 

@@ -30,7 +30,7 @@ import structlog
 from discord import app_commands
 
 from adapters.base import Inbound, MenuCommand
-from config.settings import DiscordSettings
+from config.platform_settings import DiscordSettings
 
 log = structlog.get_logger("kioku.discord")
 

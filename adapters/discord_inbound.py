@@ -32,7 +32,7 @@ from adapters.base import (
     kind_by_type,
 )
 from adapters.shapes import Malformed, require
-from config.settings import DiscordSettings
+from config.platform_settings import DiscordSettings
 
 log = structlog.get_logger("kioku.discord")
 

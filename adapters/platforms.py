@@ -17,7 +17,8 @@ from typing import Any
 from adapters.base import Adapter, InboundHandler, MenuCommand
 from adapters.cli_protocol import socket_path
 from adapters.cli_socket import Claim, CliSocketAdapter, Reload, StatusSource
-from config.settings import PlatformSettings, Settings
+from config.platform_settings import PlatformSettings
+from config.settings import Settings
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ from adapters.slack_inbound import to_inbound
 from adapters.slack_mrkdwn import to_mrkdwn
 from adapters.slack_unread import on_error
 from config.load import ConfigError
-from config.settings import SlackSettings
+from config.platform_settings import SlackSettings
 
 log = structlog.get_logger("kioku.slack")
 

@@ -57,7 +57,7 @@ from adapters.telegram_updates import (
     UpdatesMalformed,
     webhook_app,
 )
-from config.settings import TelegramSettings
+from config.platform_settings import TelegramSettings
 
 log = structlog.get_logger("kioku.telegram")
 

@@ -7,21 +7,22 @@ the values come from, and in which order, is `config.sources`.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from config.durations import parse_duration
 from config.paths import kioku_home
+from config.platform_settings import (
+    CliSettings,
+    DiscordSettings,
+    SlackSettings,
+    TelegramSettings,
+)
+from config.provider_settings import ProvidersSettings
+from config.section import Section
 from config.sources import gather
-
-
-class Section(BaseModel):
-    """Base for config sections: unknown keys are errors, values are validated on assignment."""
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
 class NotesSettings(Section):
@@ -151,121 +152,6 @@ class SessionSettings(Section):
     )
     dm_scope: Literal["chat", "person"] = Field(
         "chat", description="chat: one session per DM chat; person: one across all their DMs"
-    )
-
-
-DmPolicy = Literal["pairing", "allowlist", "open", "disabled"]
-
-
-class PlatformSettings(Section):
-    """Who may talk to kioku in direct messages on one platform."""
-
-    dm_policy: DmPolicy = Field(
-        "pairing", description="pairing: strangers get a code to approve; allowlist: silent"
-    )
-    allow: list[str] = Field(
-        default_factory=list, description="identities let in under every policy but disabled"
-    )
-
-
-class CliSettings(PlatformSettings):
-    """The local socket: the daemon's own account is the owner; other accounts are strangers."""
-
-
-class TelegramSettings(PlatformSettings):
-    """The Telegram adapter (python-telegram-bot); it starts when `token` is set."""
-
-    token: SecretStr | None = Field(None, description="the bot token from @BotFather")
-    base_url: str | None = Field(
-        None, description="Bot API base, e.g. http://127.0.0.1:8081/bot (self-hosted server)"
-    )
-    base_file_url: str | None = Field(None, description="Bot API file base, with base_url")
-    webhook_url: str | None = Field(
-        None, description="public https URL for webhook mode; unset: long polling"
-    )
-    webhook_listen: str = Field("127.0.0.1:8443", description="host:port the webhook serves on")
-    webhook_secret: SecretStr | None = Field(
-        None, description="secret token Telegram sends with each webhook call"
-    )
-    poll_timeout: float = Field(30.0, gt=0, le=300, description="long-poll seconds")
-    silence_limit: float = Field(
-        15.0,
-        gt=0,
-        le=600,
-        description="seconds a long poll may run past poll_timeout before kioku drops it "
-        "and polls again (a silent connection)",
-    )
-    streaming: bool = Field(False, description="edit the reply as it grows (at most once a second)")
-
-
-# A Discord snowflake: 17 to 20 digits for any server made since 2015.
-GUILD_ID = re.compile(r"[0-9]{15,20}")
-
-
-class DiscordSettings(PlatformSettings):
-    """The Discord adapter (discord.py); it starts when `token` is set."""
-
-    token: SecretStr | None = Field(None, description="the bot token")
-    api_base: str | None = Field(None, description="REST base other than Discord's (tests)")
-    gateway_url: str | None = Field(None, description="gateway websocket other than Discord's")
-    guilds: list[str] = Field(
-        default_factory=list, description="guild ids kioku answers in; empty: every guild"
-    )
-    channels: list[str] = Field(
-        default_factory=list, description="channel ids kioku answers in; empty: every channel"
-    )
-    command_guilds: list[str] = Field(
-        default_factory=list,
-        description="guild ids to register the slash commands in (they show at once there); "
-        "empty: registered globally",
-    )
-    allow_mass_mentions: bool = Field(
-        False, description="let replies ping @everyone, @here and roles"
-    )
-    silence_limit: float = Field(
-        90.0,
-        gt=0,
-        le=600,
-        description="seconds without a frame from Discord's gateway (heartbeat acks "
-        "included) before kioku replaces the connection",
-    )
-
-    @field_validator("command_guilds", mode="before")
-    @classmethod
-    def _guild_ids(cls, value: object) -> object:
-        """Ids may be written as TOML numbers; each must be a Discord snowflake."""
-        if not isinstance(value, list):
-            return value
-        ids = [
-            str(item) if isinstance(item, int) and not isinstance(item, bool) else item
-            for item in value
-        ]
-        for item in ids:
-            if not isinstance(item, str) or not GUILD_ID.fullmatch(item):
-                raise ValueError(
-                    f"{item!r} is not a Discord server id: give the number Discord shows with "
-                    "Developer Mode on (right-click the server → Copy Server ID), "
-                    'e.g. command_guilds = ["123456789012345678"]'
-                )
-        return ids
-
-
-class SlackSettings(PlatformSettings):
-    """The Slack adapter (slack-bolt); it starts when `bot_token` is set."""
-
-    bot_token: SecretStr | None = Field(None, description="xoxb-... bot token")
-    app_token: SecretStr | None = Field(None, description="xapp-... token for Socket Mode")
-    signing_secret: SecretStr | None = Field(
-        None, description="signing secret for HTTP Events API mode (instead of app_token)"
-    )
-    listen: str = Field("127.0.0.1:3000", description="host:port of HTTP mode's /slack/events")
-    base_url: str | None = Field(None, description="Web API base other than Slack's (tests)")
-    silence_limit: float = Field(
-        40.0,
-        gt=0,
-        le=600,
-        description="seconds without a pong on the Socket Mode websocket before kioku "
-        "replaces it (pinged every quarter of this)",
     )
 
 
@@ -444,104 +330,6 @@ class SttSettings(Section):
     )
     ffmpeg: str = Field("ffmpeg", description="the ffmpeg program (a name on PATH or a path)")
     echo: bool = Field(True, description="show the transcript back briefly")
-
-
-SECRET_NAME = re.compile(r"key|token|secret|password|credential", re.IGNORECASE)
-
-
-class ProviderSettings(BaseModel):
-    """One external memory provider (`[providers.<name>]`); a third-party provider's own
-    keys are kept as given and handed to it (`extra`), credentials among them masked."""
-
-    model_config = ConfigDict(extra="allow", validate_assignment=True)
-
-    enabled: bool = False
-    persons: list[str] = Field(
-        default_factory=lambda: ["*"], description='persons whose memory it sees; "*": all'
-    )
-    groups: list[str] = Field(
-        default_factory=list,
-        description='group chats it sees, as "<platform>:<chat>"; "*": all; none by default',
-    )
-    timeout: float = Field(10.0, gt=0, le=600, description="seconds per background call")
-
-    @model_validator(mode="after")
-    def _mask_credentials(self) -> ProviderSettings:
-        """A third-party provider's own keys named like credentials (`api_key`, `token`,
-        `password`…) are secrets: masked in `kioku config show` and in every log line."""
-        for key, value in (self.model_extra or {}).items():
-            if isinstance(value, str) and SECRET_NAME.search(key):
-                self.model_extra[key] = SecretStr(value)  # type: ignore[index]
-        return self
-
-
-class SupermemorySettings(ProviderSettings):
-    """Supermemory through its Python SDK; each scope is one container tag."""
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
-
-    api_key: SecretStr | None = Field(None, description="the Supermemory API key")
-    base_url: str | None = Field(None, description="an API base other than Supermemory's")
-
-
-class LocalVectorsSettings(ProviderSettings):
-    """Semantic recall with no cloud: embeddings from an OpenAI-compatible endpoint,
-    vectors in a database of its own under $KIOKU_HOME."""
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
-
-    base_url: str = Field("http://127.0.0.1:11434/v1", description="the /v1/embeddings server")
-    model: str = Field("nomic-embed-text", description="the embedding model")
-    api_key: SecretStr | None = Field(None, description="the embeddings server's key")
-    batch: int = Field(64, ge=1, le=2048, description="texts per embeddings request")
-    cache_mb: int = Field(
-        256, ge=0, le=65_536, description="vectors of recently searched scopes kept in memory (MB)"
-    )
-
-
-class ProvidersSettings(BaseModel):
-    """External memory providers beside the built-in layers (`agent/memory_providers/`):
-    the shared limits, then one table per provider, built-in or third-party."""
-
-    model_config = ConfigDict(extra="allow", validate_assignment=True)
-    EXTRA_TABLES: ClassVar[type[BaseModel]] = ProviderSettings
-    """What a third-party provider's table is, for the environment's `KIOKU_PROVIDERS__<NAME>__…`
-    (config.sources decodes its lists as JSON by it)."""
-
-    recall_timeout: float = Field(
-        1.5, gt=0, le=30, description="a provider slower than this is skipped for the turn (s)"
-    )
-    recall_chars: int = Field(
-        4000, ge=100, le=100_000, description="recalled text added to one message, at most"
-    )
-    queue_limit: int = Field(
-        10_000, ge=10, le=1_000_000, description="mirror calls waiting per provider, at most"
-    )
-    sync_every: float = Field(
-        30.0,
-        gt=0,
-        le=3600,
-        description="how often the daemon looks for history deleted outside it (seconds)",
-    )
-    supermemory: SupermemorySettings = SupermemorySettings()
-    local_vectors: LocalVectorsSettings = LocalVectorsSettings()
-
-    @model_validator(mode="after")
-    def _plugins_are_tables(self) -> ProvidersSettings:
-        for name, value in (self.model_extra or {}).items():
-            if not isinstance(value, ProviderSettings):
-                if not isinstance(value, dict):
-                    raise ValueError(
-                        f"providers.{name} must be a table of that provider's settings, "
-                        f"such as [providers.{name}] enabled = true"
-                    )
-                self.model_extra[name] = ProviderSettings.model_validate(value)
-        return self
-
-    def configured(self) -> dict[str, ProviderSettings]:
-        """Every provider's settings by name: the built-in ones, then third-party ones."""
-        plugins = {name: value for name, value in (self.model_extra or {}).items()}
-        return {"supermemory": self.supermemory, "local_vectors": self.local_vectors, **plugins}
 
 
 class Settings(BaseModel):

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
-from config.settings import ProviderSettings, Settings
+from config.provider_settings import ProviderSettings
+from config.settings import Settings
 from gateway.checkup import Finding
 
 

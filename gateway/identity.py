@@ -31,7 +31,8 @@ import structlog
 from adapters.base import Inbound
 from adapters.platforms import PLATFORM_NAMES
 from config.load import ConfigError
-from config.settings import PlatformSettings, Settings
+from config.platform_settings import PlatformSettings
+from config.settings import Settings
 from memory.access import codes, identities
 from memory.access.people import OWNER, person_dir
 from memory.store.database import Store

@@ -15,7 +15,9 @@ import pytest
 import typer
 from pydantic import BaseModel
 
-from config.settings import PlatformSettings, ProviderSettings, Settings
+from config.platform_settings import PlatformSettings
+from config.provider_settings import ProviderSettings
+from config.settings import Settings
 from gateway.cli.app import app
 from tests.helpers.paths import ROOT
 

@@ -32,7 +32,7 @@ from agent.memory_providers.mirror import Mirror
 from agent.memory_providers.scopes import admits
 from agent.memory_providers.screening import screened
 from agent.untrusted import shorten
-from config.settings import ProviderSettings, ProvidersSettings
+from config.provider_settings import ProviderSettings, ProvidersSettings
 from memory.history.erasures import forget_erasures
 from memory.outbox import Outbox
 from memory.store.database import Store

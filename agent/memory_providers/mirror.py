@@ -26,7 +26,7 @@ import structlog
 from agent.memory_providers.base import MemoryProvider, Scope, TurnRecord
 from agent.memory_providers.scopes import admits, parse_scope
 from agent.untrusted import shorten
-from config.settings import ProviderSettings, ProvidersSettings
+from config.provider_settings import ProviderSettings, ProvidersSettings
 from memory.history.erasures import Erasure, pending, taken
 from memory.outbox import Job, Outbox
 from memory.store.database import Store

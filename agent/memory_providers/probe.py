@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from agent.memory_providers.base import Scope, TurnRecord
 from agent.memory_providers.loading import NotLoadable, prepared
-from config.settings import ProviderSettings
+from config.provider_settings import ProviderSettings
 
 RECALL_WAIT = 15.0
 T = TypeVar("T")

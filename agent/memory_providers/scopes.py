@@ -9,7 +9,7 @@ providers were given.
 from __future__ import annotations
 
 from agent.memory_providers.base import Scope
-from config.settings import ProviderSettings
+from config.provider_settings import ProviderSettings
 from memory.store.records import Session
 
 EVERYONE = "*"

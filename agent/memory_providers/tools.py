@@ -17,7 +17,7 @@ from agent.memory_providers.scopes import admits
 from agent.memory_providers.screening import screened
 from agent.tools.context import ToolContext
 from agent.tools.registry import Tool, ToolError
-from config.settings import ProviderSettings
+from config.provider_settings import ProviderSettings
 
 if TYPE_CHECKING:
     from agent.memory_providers.manager import MemoryProviders

@@ -14,7 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from adapters.base import Adapter, Inbound, Outbound
-from config.settings import DiscordSettings, PlatformSettings, SlackSettings, TelegramSettings
+from config.platform_settings import (
+    DiscordSettings,
+    PlatformSettings,
+    SlackSettings,
+    TelegramSettings,
+)
 from gateway.owner_claims import CLAIMED, carries
 
 Noticed = Callable[[str], None]

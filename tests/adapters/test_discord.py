@@ -14,7 +14,7 @@ from structlog.testing import capture_logs
 
 from adapters.base import AdapterFailed, Address, Inbound, Outbound
 from adapters.discord import DiscordAdapter
-from config.settings import DiscordSettings
+from config.platform_settings import DiscordSettings
 from tests.fakes.discord import (
     ALICE,
     ALICE_DM_ID,

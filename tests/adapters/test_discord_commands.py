@@ -18,7 +18,7 @@ from structlog.testing import capture_logs
 from adapters.base import Address, Outbound
 from adapters.discord import DiscordAdapter
 from adapters.discord_commands import DESCRIPTION_LIMIT, NOT_HERE, option_name
-from config.settings import DiscordSettings
+from config.platform_settings import DiscordSettings
 from gateway.commands.handlers import SLASH_COMMANDS
 from tests.fakes.discord import (
     ALICE_DM_ID,

@@ -14,7 +14,7 @@ import discord
 import pytest
 
 from adapters.discord import DiscordAdapter
-from config.settings import DiscordSettings
+from config.platform_settings import DiscordSettings
 from tests.fakes.discord import (
     ALICE_DM_ID,
     ALICE_ID,

@@ -9,7 +9,7 @@ import pytest
 
 from adapters.base import Address, Inbound, Outbound
 from adapters.discord import MESSAGE_LIMIT, DiscordAdapter
-from config.settings import DiscordSettings
+from config.platform_settings import DiscordSettings
 from tests.fakes.discord import CHANNEL_ID, FakeDiscord
 
 ASKED = "1234567890123456789"

@@ -13,7 +13,7 @@ import pytest_asyncio
 
 from adapters.base import Attachment, FetchFailed, Inbound, TooLarge
 from adapters.discord import DiscordAdapter
-from config.settings import DiscordSettings
+from config.platform_settings import DiscordSettings
 from tests.fakes.discord import FakeDiscord
 from tests.helpers.media import media
 

@@ -16,7 +16,7 @@ import pytest_asyncio
 
 from adapters.base import Inbound
 from adapters.discord import DiscordAdapter
-from config.settings import DiscordSettings
+from config.platform_settings import DiscordSettings
 from tests.fakes.discord import CHANNEL_ID, GUILD_ID, RECORDED, THREAD_ID, FakeDiscord
 from tests.helpers.media import media
 from tests.helpers.media_files import gif, png_with_alpha

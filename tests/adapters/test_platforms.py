@@ -20,7 +20,8 @@ from adapters.platforms import (
 from adapters.slack import SlackAdapter
 from adapters.telegram import TelegramAdapter
 from config.load import load_settings
-from config.settings import PlatformSettings, Settings
+from config.platform_settings import PlatformSettings
+from config.settings import Settings
 
 MENU = [MenuCommand("help", "this list")]
 

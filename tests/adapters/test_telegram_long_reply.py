@@ -10,7 +10,7 @@ import pytest
 
 from adapters.base import Address, Delta, Inbound, Outbound
 from adapters.telegram import LIMIT, TelegramAdapter
-from config.settings import TelegramSettings
+from config.platform_settings import TelegramSettings
 from tests.fakes.telegram import TOKEN, FakeTelegram, Fault, too_many
 
 AIKO = 42

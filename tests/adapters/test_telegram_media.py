@@ -13,7 +13,7 @@ import pytest_asyncio
 
 from adapters.base import Attachment, FetchFailed, Inbound, TooLarge
 from adapters.telegram import TelegramAdapter
-from config.settings import TelegramSettings
+from config.platform_settings import TelegramSettings
 from tests.fakes.telegram import TOKEN, FakeTelegram, Fault
 from tests.helpers.media import media
 

@@ -59,7 +59,8 @@ from agent.prompt import TurnContext  # noqa: E402
 from agent.providers import RetryPolicy  # noqa: E402
 from agent.providers.anthropic import AnthropicProvider  # noqa: E402
 from agent.turn import Turn  # noqa: E402
-from config.settings import ProvidersSettings, Settings  # noqa: E402
+from config.provider_settings import ProvidersSettings  # noqa: E402
+from config.settings import Settings  # noqa: E402
 from memory.store.database import Store  # noqa: E402
 from memory.store.records import Conversation, NewMessage  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic  # noqa: E402

@@ -32,7 +32,7 @@ from adapters.slack_files import SlackFiles
 from adapters.slack_inbound import to_inbound as slack_inbound
 from adapters.telegram_inbound import to_inbound as telegram_inbound
 from adapters.telegram_updates import UpdatesMalformed, read_answer
-from config.settings import DiscordSettings
+from config.platform_settings import DiscordSettings
 from tests.fakes.discord import BOT_USER, FakeDiscord
 from tests.fakes.slack import BOT_USER as SLACK_BOT
 from tests.fakes.slack import FakeSlack, event_callback

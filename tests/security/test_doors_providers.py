@@ -22,7 +22,7 @@ import pytest
 from agent.memory_providers.base import Host, ProviderError, Scope, TurnRecord
 from agent.memory_providers.builtin.embedding_answer import answer_cap
 from agent.memory_providers.builtin.local_vectors import LocalVectors
-from config.settings import LocalVectorsSettings
+from config.provider_settings import LocalVectorsSettings
 from memory.vectors.rows import NotFinite, VectorRow
 from memory.vectors.store import VectorStore
 from tests.fakes.embeddings_api import FakeEmbeddings

@@ -34,7 +34,7 @@ from adapters.discord_inbound import (
 from adapters.slack import SlackAdapter
 from adapters.slack_files import SlackFiles
 from adapters.slack_inbound import to_inbound as slack_to_inbound
-from config.settings import DiscordSettings
+from config.platform_settings import DiscordSettings
 from tests.fakes.discord import (
     ALICE,
     ALICE_DM_ID,

@@ -13,7 +13,7 @@ import pytest
 from agent.memory_providers.lexical import lexical_search
 from agent.memory_providers.manager import MemoryProviders
 from config.paths import ensure_home
-from config.settings import ProvidersSettings
+from config.provider_settings import ProvidersSettings
 from memory.store.database import Store
 from tests.helpers.provider_plugins import install_plugins
 

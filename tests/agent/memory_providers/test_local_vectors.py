@@ -16,7 +16,7 @@ from pydantic import SecretStr
 from agent.memory_providers.base import Host, Passage, ProviderError, Scope, TurnRecord
 from agent.memory_providers.builtin.backfill import backfill
 from agent.memory_providers.builtin.local_vectors import LocalVectors
-from config.settings import LocalVectorsSettings
+from config.provider_settings import LocalVectorsSettings
 from tests.fakes.embeddings_api import FakeEmbeddings
 
 ALICE = Scope("person", "alice")

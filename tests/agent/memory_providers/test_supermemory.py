@@ -19,7 +19,7 @@ from pydantic import SecretStr
 
 from agent.memory_providers.base import Host, Passage, ProviderError, Scope, TurnRecord
 from agent.memory_providers.builtin.supermemory import Supermemory, container_tag
-from config.settings import SupermemorySettings
+from config.provider_settings import SupermemorySettings
 from tests.fakes.supermemory_api import NAMESPACE, FakeSupermemory
 
 KEY = "sm-secret-4f9a1c7e"

@@ -27,10 +27,10 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from config.loggers import get_logger
 from memory.access import identities
 from memory.access.people import validate_person_id
 from memory.store import migrations, schema, sessions
+from memory.store.busy import StoreBusy, is_busy, optimize
 from memory.store.read_pool import ReadPool
 from memory.store.records import (
     ROLES,
@@ -44,12 +44,9 @@ from memory.store.records import (
     Usage,
     from_epoch,
 )
-from memory.store.writer import GroupCommitWriter, Op, StoreBusy, is_busy
+from memory.store.writer import GroupCommitWriter, Op
 
 T = TypeVar("T")
-log = get_logger("kioku.store")
-# The longest closing waits for another process's lock before skipping `PRAGMA optimize`.
-OPTIMIZE_WAIT_S = 1.0
 
 
 class Store:
@@ -117,28 +114,13 @@ class Store:
             self._closed = True
             try:
                 await self._writer.close()
-                await self._optimize()
+                await optimize(self._writer.db)
             finally:
                 await self._checkpointer.close()
                 await self._writer.db.close()
                 for _ in range(self._reader_count):
                     await (await self._readers.get()).close()
                 await self._read_pool.close()
-
-    async def _optimize(self) -> None:
-        """`PRAGMA optimize`, which only keeps the planner's statistics fresh: it waits at
-        most `OPTIMIZE_WAIT_S` for another process's lock (it reads, then writes, so a
-        commit in between refuses it at once), and a refusal is logged, never raised: the
-        work of whoever closes the store is done and stored by then."""
-        db = self._writer.db
-        try:
-            await db.execute(f"PRAGMA busy_timeout = {int(OPTIMIZE_WAIT_S * 1000)}")
-            await db.execute("PRAGMA optimize")
-        except sqlite3.OperationalError as exc:
-            if is_busy(exc):
-                log.debug("optimize_skipped", reason=str(exc))
-            else:
-                log.warning("optimize_failed", error=str(exc))
 
     async def __aenter__(self) -> Store:
         return self

@@ -41,6 +41,7 @@ import aiosqlite
 
 from memory.search.segment import stored_form
 from memory.store import schema
+from memory.store.busy import StoreBusy, is_busy
 from memory.store.records import NewMessage, to_epoch
 from memory.store.wal import Checkpointer, Done, WalSyncer
 
@@ -59,18 +60,6 @@ INDEX_CHUNK = 1000
 
 class UnknownSession(LookupError):
     """An append or update named a session id that is not in state.db."""
-
-
-class StoreBusy(OSError):
-    """Another process held state.db's write lock past the busy timeout: the write was not
-    made (its transaction rolled back), and trying again later works."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(
-            f"{path} is busy: another process (the running kioku, a backup, another "
-            f"command) held it for over {schema.BUSY_TIMEOUT_S:g} s, so this change was not "
-            "made; try again in a moment"
-        )
 
 
 class StoreFull(OSError):
@@ -225,12 +214,6 @@ def is_disk_full(exc: BaseException) -> bool:
     if isinstance(exc, sqlite3.Error):
         return getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_FULL
     return isinstance(exc, OSError) and exc.errno == errno.ENOSPC
-
-
-def is_busy(exc: BaseException) -> bool:
-    """SQLite's "database is locked" (another connection holds the lock), from any connection."""
-    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
-    return isinstance(exc, sqlite3.Error) and code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 def batch_size(queued: int) -> int:

@@ -27,6 +27,7 @@ from typing import Any, Literal
 import structlog
 
 from adapters.base import Adapter, Delta, Inbound, InboundHandler, Outbound
+from adapters.cli_framer import Framer, FrameTooLong
 from adapters.cli_protocol import (
     MAX_FRAME,
     Attach,
@@ -34,8 +35,6 @@ from adapters.cli_protocol import (
     BadFrame,
     ClaimOwner,
     Frame,
-    Framer,
-    FrameTooLong,
     Message,
     claim_waiting_frame,
     encode,

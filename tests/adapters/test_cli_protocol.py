@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from adapters.cli_framer import Framer
 from adapters.cli_protocol import (
     DEFAULT_CONVERSATION,
     MAX_ID,
     BadFrame,
-    Framer,
     Message,
     decode,
     encode,

@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from telegram import Update
 
-from adapters.cli_protocol import BadFrame, Framer, FrameTooLong, parse_frame
+from adapters.cli_framer import Framer, FrameTooLong
+from adapters.cli_protocol import BadFrame, parse_frame
 from adapters.slack_mrkdwn import from_slack
 from adapters.telegram_inbound import to_inbound
 from config.settings import NotesSettings

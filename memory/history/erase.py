@@ -26,16 +26,15 @@ from datetime import datetime
 
 import aiosqlite
 
+from memory.history.erase_rows import Deleted, delete_planned
 from memory.history.listing import COLUMNS, Listed, listed
 from memory.history.scrub import scrubbing
 from memory.history.selection import Asker, NotAllowed, Selection
-from memory.media.records import StoredMedia
-from memory.media.removal import remove_media_files, take_media
+from memory.media.removal import remove_media_files
 from memory.store.database import Store
 from memory.store.records import ROLES, Role, from_epoch, to_epoch
 
 PREVIEW_CHARS = 80
-END_REASON = "history_deleted"
 
 
 class UnknownHistory(LookupError):
@@ -138,9 +137,9 @@ async def survey(store: Store, asker: Asker, selection: Selection) -> Plan:
 async def erase(store: Store, plan: Plan, *, keep_open: bool = False) -> Erased:
     """Delete what `plan` lists (and only what is still as listed), then scrub it away."""
 
-    async def op(db: aiosqlite.Connection) -> _Deleted:
+    async def op(db: aiosqlite.Connection) -> Deleted:
         async with scrubbing(db):
-            return await _delete(db, plan, keep_open=keep_open)
+            return await delete_planned(db, plan, keep_open=keep_open)
 
     sessions, turns, ended, media = await store.write(op)
     truncated = await store.truncate_wal()
@@ -335,69 +334,3 @@ def _pairs(db: sqlite3.Connection, sql: str, *params: object) -> dict[int, int]:
 def _rows(db: sqlite3.Connection, sql: str, keys: Iterable[int]) -> list[tuple]:
     """`sql` (one `?` for a key) run for each key, the rows in key order."""
     return [row for key in keys for row in db.execute(sql, (key,))]
-
-
-# -- erase --------------------------------------------------------------------------------
-
-
-# Sessions and turns deleted, the open sessions ended, the media rows taken.
-_Deleted = tuple[int, int, tuple[int, ...], list[StoredMedia]]
-
-
-async def _delete(db: aiosqlite.Connection, plan: Plan, *, keep_open: bool) -> _Deleted:
-    mine = "1" if plan.asker.is_owner else "kind = 'dm' AND person_id = ?"
-    who = () if plan.asker.is_owner else (plan.asker.person,)
-    sessions = turns = 0
-    touched: set[int] = set()
-    media: list[StoredMedia] = []
-    for session in plan.sessions:
-        media += await take_media(
-            db,
-            f"session_id = (SELECT id FROM sessions WHERE id = ? AND external_id = ? AND {mine}) "
-            "AND message_id <= ?",
-            (session.id, session.name, *who, session.last_turn),
-        )
-        cursor = await db.execute(
-            f"DELETE FROM turns WHERE session_id = (SELECT id FROM sessions "
-            f"WHERE id = ? AND external_id = ? AND {mine}) AND id <= ?",
-            (session.id, session.name, *who, session.last_turn),
-        )
-        turns += cursor.rowcount
-        # A turn added since the survey keeps the session (without what went before it).
-        cursor = await db.execute(
-            f"DELETE FROM sessions WHERE id = ? AND external_id = ? AND {mine} "
-            "AND NOT EXISTS (SELECT 1 FROM turns WHERE session_id = sessions.id)",
-            (session.id, session.name, *who),
-        )
-        if cursor.rowcount:
-            sessions += 1
-        else:
-            touched.add(session.id)
-    for turn in plan.turns:
-        doomed = (
-            "id = ? AND session_id = ? AND abs(ts - ?) < 0.001 "
-            f"AND session_id IN (SELECT id FROM sessions WHERE external_id = ? AND {mine})"
-        )
-        values = (turn.id, turn.session_id, to_epoch(turn.ts), turn.session_name, *who)
-        media += await take_media(
-            db, f"message_id IN (SELECT id FROM turns WHERE {doomed})", values
-        )
-        cursor = await db.execute(f"DELETE FROM turns WHERE {doomed}", values)
-        if cursor.rowcount:
-            turns += 1
-            touched.add(turn.session_id)
-    for session_id in {*plan.retitled, *touched}:
-        await db.execute(
-            f"UPDATE sessions SET title = NULL, summary = NULL WHERE id = ? AND {mine}",
-            (session_id, *who),
-        )
-    ended: tuple[int, ...] = ()
-    if not keep_open and touched:
-        marks = ",".join("?" * len(touched))
-        rows = await db.execute_fetchall(
-            f"UPDATE sessions SET ended_at = ?, end_reason = ? "
-            f"WHERE id IN ({marks}) AND ended_at IS NULL RETURNING id",
-            (to_epoch(datetime.now().astimezone()), END_REASON, *sorted(touched)),
-        )
-        ended = tuple(sorted(int(row[0]) for row in rows))
-    return sessions, turns, ended, media

@@ -4,7 +4,8 @@ deleted turns, and writing from it would bring them back."""
 
 from __future__ import annotations
 
-from memory.history.erase import END_REASON, erase, survey
+from memory.history.erase import erase, survey
+from memory.history.erase_rows import END_REASON
 from memory.history.selection import Asker, Selection
 from tests.gateway.history.conftest import AIKO, held_anywhere
 from tests.helpers.gateway_rig import Chat, GatewayRig

@@ -13,7 +13,7 @@ import pytest
 
 from memory.search.ranking import Scope, search
 from memory.search.segment import normalize, stored_form
-from memory.store import health, migrations, schema
+from memory.store import health, migration_steps_late, migrations, schema
 from memory.store.database import Store
 from tests.helpers.paths import DATA
 
@@ -122,8 +122,8 @@ async def test_an_upgrade_cut_short_leaves_v6_intact_and_the_next_open_completes
             raise OSError("power cut")
         return stored_form(text)
 
-    monkeypatch.setattr(migrations, "BACKFILL_ROWS", 4)
-    monkeypatch.setattr(migrations, "stored_form", failing)
+    monkeypatch.setattr(migration_steps_late, "BACKFILL_ROWS", 4)
+    monkeypatch.setattr(migration_steps_late, "stored_form", failing)
     with pytest.raises(OSError, match="power cut"):
         await Store.open(v6)
     assert computed > 4, "the step failed after it had stored some bodies"

@@ -42,10 +42,12 @@ class RecordingAdapter(Adapter):
     async def working(self, address: Address) -> None:
         self.working_on.append(address)
 
-    async def next_reply(self, within: float = 5.0) -> Outbound:
+    # A bound for a reply that comes, not a measure of speed: on a loaded 2-core machine a
+    # turn over hostile notes files took over 5 s.
+    async def next_reply(self, within: float = 20.0) -> Outbound:
         return await asyncio.wait_for(self._arrived.get(), within)
 
-    async def next_text(self, within: float = 5.0) -> str:
+    async def next_text(self, within: float = 20.0) -> str:
         return (await self.next_reply(within)).text
 
     def pending(self) -> int:

@@ -47,7 +47,7 @@ MAX_HELD = 1000
 MAX_FORM_FIELDS = 100
 PROBLEM_CHARS = 200
 _PREFIX = "command:"
-# What the gateway reads as a command name (gateway.commands.registry.COMMAND).
+# What the gateway reads as a command name (gateway.commands.parsing.COMMAND).
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 # What kioku reads of a slash command, each a string, every one but `text` non-empty.
 _REQUIRED = ("command", "user_id", "team_id", "channel_id", "trigger_id", "response_url")

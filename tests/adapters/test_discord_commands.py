@@ -19,7 +19,7 @@ from adapters.base import Address, Outbound
 from adapters.discord import DiscordAdapter
 from adapters.discord_commands import DESCRIPTION_LIMIT, NOT_HERE, option_name
 from config.platform_settings import DiscordSettings
-from gateway.commands.handlers import SLASH_COMMANDS
+from gateway.commands.builtin import SLASH_COMMANDS
 from tests.fakes.discord import (
     ALICE_DM_ID,
     ALICE_ID,

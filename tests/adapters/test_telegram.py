@@ -20,7 +20,7 @@ from structlog.testing import capture_logs
 from adapters.chunking import utf16_length
 from adapters.telegram import TelegramAdapter
 from config.platform_settings import TelegramSettings
-from gateway.commands.handlers import SLASH_COMMANDS
+from gateway.commands.builtin import SLASH_COMMANDS
 from memory.access.codes import approve_pairing
 from tests.fakes.telegram import (
     BOT,

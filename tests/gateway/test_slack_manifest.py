@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from adapters.slack_manifest import manifest, manifest_yaml
-from gateway.commands.handlers import SLASH_COMMANDS
+from gateway.commands.builtin import SLASH_COMMANDS
 
 DOC = Path(__file__).parents[2] / "docs" / "slack.md"
 URL = "https://kioku.example.org/slack/events"

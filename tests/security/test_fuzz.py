@@ -19,7 +19,7 @@ from adapters.cli_protocol import BadFrame, parse_frame
 from adapters.slack_mrkdwn import from_slack
 from adapters.telegram_inbound import to_inbound
 from config.settings import NotesSettings
-from gateway.commands.registry import parse
+from gateway.commands.parsing import parse
 from gateway.identity import link_argument
 from memory.importers.jsonl import _jsonl_row
 from memory.notes.person_notes import PersonNotes

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest_asyncio
 
-from adapters.slack_manifest import manifest_yaml
+from adapters.slack.manifest import manifest_yaml
 from gateway.commands.builtin import SLASH_COMMANDS
 from tests.fakes.discord import ALICE_ID
 from tests.fakes.slack import TEAM

@@ -42,8 +42,8 @@ from gateway.job_delivery import Courier
 from gateway.retention import RetentionSweeper
 from gateway.scheduled_turns import ScheduledTurns
 from gateway.scheduler import Scheduler, schedule_status
+from gateway.service.notify import Notifier
 from gateway.supervisor import Supervisor
-from gateway.systemd import Notifier
 from memory.media import count_media
 from memory.store.database import Store
 from memory.store.migrations import SchemaVersionError

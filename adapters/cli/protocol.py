@@ -1,7 +1,7 @@
 """The CLI socket's protocol, defined once for the daemon's end and the client's.
 
 The daemon (`adapters/cli/adapter.py`) listens on `$KIOKU_HOME/gateway.sock`; `kioku chat`,
-`kioku status` and `kioku mcp list` connect to it (`gateway/cli/socket_client.py`).
+`kioku status` and `kioku mcp list` connect to it (`gateway/client/socket_client.py`).
 One JSON object per line each way, in UTF-8, at most `MAX_FRAME` bytes and nested at most
 `MAX_JSON_DEPTH` levels (config.limits); a line that breaks a rule is a `BadFrame`:
 

@@ -17,7 +17,7 @@ import typer
 from adapters.cli.protocol import socket_path
 from config.paths import kioku_home
 from gateway.cli.common import fail
-from gateway.cli.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
+from gateway.client.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
 
 EXIT_NOT_RUNNING = 3
 DATABASE = "state.db"

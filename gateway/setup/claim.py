@@ -95,7 +95,7 @@ def section_of(platform: str, values: Mapping[str, Any]) -> PlatformSettings:
 def daemon_serves(home: Path, platform: str) -> bool:
     """Whether a daemon answers on the home's socket and runs `platform`'s adapter."""
     from adapters.cli.protocol import socket_path
-    from gateway.cli.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
+    from gateway.client.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
 
     try:
         with SocketClient(socket_path(home), 5.0) as client:
@@ -110,7 +110,7 @@ def claim_through_daemon(
 ) -> str | None:
     """The daemon's claim (None on timeout); `DaemonError` for a refusal."""
     from adapters.cli.protocol import socket_path
-    from gateway.cli.socket_client import SocketClient
+    from gateway.client.socket_client import SocketClient
 
     with SocketClient(socket_path(home), 10.0) as client:
         return client.claim_owner(platform, code, within, waiting)
@@ -119,7 +119,7 @@ def claim_through_daemon(
 def reload_daemon(home: Path) -> None:
     """Have the daemon take the new owner identities now."""
     from adapters.cli.protocol import socket_path
-    from gateway.cli.socket_client import SocketClient
+    from gateway.client.socket_client import SocketClient
 
     with SocketClient(socket_path(home), 10.0) as client:
         client.reload()

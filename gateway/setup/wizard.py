@@ -162,7 +162,7 @@ class Wizard:
         bot = found[0].verdict
         self.bots[platform] = bot.name  # type: ignore[attr-defined]
         if platform == "discord":
-            from gateway.online.platforms import discord_invite_url
+            from gateway.doctor.online.platforms import discord_invite_url
 
             ask.say(f"  Invite it to a server: {discord_invite_url(bot.user_id)}")  # type: ignore[attr-defined]
         self._set(answer)

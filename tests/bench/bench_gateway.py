@@ -115,7 +115,7 @@ def serve_daemon(provider: Provider, beside: Callable[[], Awaitable[None]] | Non
     from config.paths import ensure_home
     from gateway import instance
     from gateway.daemon import Daemon
-    from gateway.systemd import Notifier
+    from gateway.service.notify import Notifier
 
     settings = load_settings()
     configure_logging(settings.log.level, settings.log.format)

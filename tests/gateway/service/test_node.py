@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 
 from config.settings import McpServerSettings, McpSettings
-from gateway.service_mcp import DEFAULT_PATH, mcp_needs, unit_path_value
-from gateway.service_units import UnitSpec, render
+from gateway.service.mcp_needs import DEFAULT_PATH, mcp_needs, unit_path_value
+from gateway.service.units import UnitSpec, render
 from tests.helpers.paths import FAKES, KIOKU, ROOT
 from tests.helpers.unit_files import keys
 

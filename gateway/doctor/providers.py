@@ -7,7 +7,7 @@ import asyncio
 
 from config.provider_settings import ProviderSettings
 from config.settings import Settings
-from gateway.checkup import Finding
+from gateway.doctor.finding import Finding
 
 
 async def check_providers(settings: Settings) -> list[Finding]:

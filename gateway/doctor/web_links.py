@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from adapters.platforms import PLATFORMS
 from config.settings import Settings
-from gateway.checkup import Finding
+from gateway.doctor.finding import Finding
 from web.links import LOCAL_PLATFORMS, base_url, local_only
 
 FIX = (

@@ -11,8 +11,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import pytest_asyncio
 
-from gateway.online.models import check_anthropic, check_openai
-from gateway.online.platforms import (
+from gateway.doctor.online.models import check_anthropic, check_openai
+from gateway.doctor.online.platforms import (
     DISCORD_PERMISSIONS,
     check_discord,
     check_slack,

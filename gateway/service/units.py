@@ -18,7 +18,7 @@ from pathlib import Path
 
 from config.paths import DEFAULT_HOME, SYSTEM_HOME
 from config.settings import Settings
-from gateway.service_mcp import mcp_needs, unit_path_value
+from gateway.service.mcp_needs import mcp_needs, unit_path_value
 from memory.files import atomic_write
 
 SYSTEM_USER = "kioku"

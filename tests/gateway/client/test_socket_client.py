@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from adapters.cli.protocol import MAX_FRAME, socket_path, too_long
-from gateway.cli.socket_client import DaemonError, NotRunning, SocketClient
+from gateway.client.socket_client import DaemonError, NotRunning, SocketClient
 from tests.helpers.echo_socket import echo_process
 
 TIMEOUT = 10.0

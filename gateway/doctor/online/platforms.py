@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping
 from urllib.parse import urlencode
 
-from gateway.online import TIMEOUT, BotVerdict, Verdict
+from gateway.doctor.online import TIMEOUT, BotVerdict, Verdict
 
 TELEGRAM_API = "https://api.telegram.org/bot"
 DISCORD_API = "https://discord.com/api/v10"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.service_recipe import (
+from gateway.service.recipe import (
     SYSTEMD_RUNNING,
     Step,
     blocked_for_others,
@@ -17,7 +17,7 @@ from gateway.service_recipe import (
     shell_only_secrets,
     system_recipe,
 )
-from gateway.service_units import UnitSpec
+from gateway.service.units import UnitSpec
 from tests.helpers.paths import KIOKU
 
 UNIT = "[Service]\nExecStart=/x\n"

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from gateway.cli.status_shape import MAX_COUNT, status_problem
+from gateway.client.status_shape import MAX_COUNT, status_problem
 
 FULL = {
     "type": "status",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.checkup_online import _same_model
+from gateway.doctor.online.findings import _same_model
 
 
 @pytest.mark.parametrize(

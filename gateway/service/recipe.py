@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from config.paths import SYSTEM_HOME
-from gateway.service_units import SYSTEM_UNIT_PATH, SYSTEM_USER, UnitSpec
+from gateway.service.units import SYSTEM_UNIT_PATH, SYSTEM_USER, UnitSpec
 
 SYSTEMD_RUNNING = Path("/run/systemd/system")
 PROVIDER_KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")

@@ -4,7 +4,7 @@ The offline checks say the settings are complete; only the services can say they
 the model endpoint (its listing holds `llm.model`; Ollama says whether the model takes
 tools; a local server announces the context it cuts prompts at), each platform with its
 token, each enabled MCP server. All run at once, each within a few seconds, so a dead
-endpoint or a wrong token shows quickly. The checks are gateway/online's, as `kioku
+endpoint or a wrong token shows quickly. The checks are this package's, as `kioku
 setup` uses them.
 
 Online is the default only while no daemon runs: a running daemon already holds these
@@ -21,8 +21,8 @@ from pydantic import SecretStr
 
 from agent.providers.context_length import Announced, announced_context, window_mismatch
 from config.settings import LLMSettings, McpServerSettings, Settings
-from gateway.checkup import Finding
-from gateway.online import ModelVerdict, Verdict
+from gateway.doctor.finding import Finding
+from gateway.doctor.online import ModelVerdict, Verdict
 
 TIMEOUT = 5.0
 """Seconds each service has to answer."""
@@ -46,7 +46,7 @@ async def check_online(settings: Settings) -> list[Finding]:
 async def _model(llm: LLMSettings) -> list[Finding]:
     """The listing holds `llm.model` (and, with Ollama, it takes tools); for a local
     server, the context it announces against `llm.context_window`."""
-    from gateway.online.models import check_anthropic, check_openai, ollama_capabilities
+    from gateway.doctor.online.models import check_anthropic, check_openai, ollama_capabilities
 
     key = _secret(llm.api_key)
     if llm.provider == "anthropic":
@@ -85,7 +85,7 @@ def _listing(
     where: str,
     capabilities: frozenset[str] | None,
 ) -> Finding:
-    from gateway.online.models import MAX_MODELS
+    from gateway.doctor.online.models import MAX_MODELS
 
     topic = "model endpoint"
     if not verdict.ok:
@@ -159,7 +159,7 @@ def _platforms(settings: Settings) -> Sequence[Awaitable[list[Finding]]]:
     """A check for each platform token set: Telegram `getMe`, Discord's current user,
     Slack's `auth.test` (and the scopes it names) and, with an app token, a Socket Mode
     connection."""
-    from gateway.online import platforms
+    from gateway.doctor.online import platforms
 
     telegram, discord, slack = settings.telegram, settings.discord, settings.slack
     checks = []
@@ -179,7 +179,7 @@ def _platforms(settings: Settings) -> Sequence[Awaitable[list[Finding]]]:
 
 async def _slack_bot(token: str, settings: Settings) -> list[Finding]:
     """`auth.test`, and the scopes it says the token has against those kioku uses."""
-    from gateway.online.platforms import check_slack
+    from gateway.doctor.online.platforms import check_slack
 
     verdict = await check_slack(token, settings.slack.base_url, TIMEOUT)
     findings = [_verdict("slack bot", "slack.bot_token", "auth.test", verdict)]

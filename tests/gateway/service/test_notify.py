@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.systemd import Notifier
+from gateway.service.notify import Notifier
 
 
 @pytest.fixture

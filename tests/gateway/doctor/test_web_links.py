@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from config.paths import ensure_home
-from gateway.checkup import Finding, examine
+from gateway.doctor.examine import examine
+from gateway.doctor.finding import Finding
 
 
 async def web_page(home: Path) -> Finding | None:

@@ -10,7 +10,8 @@ import pytest
 
 from config.paths import ensure_home
 from gateway import instance
-from gateway.checkup import Finding, examine
+from gateway.doctor.examine import examine
+from gateway.doctor.finding import Finding
 from memory.store.database import Store
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from config.load import load_settings
 from config.settings import Settings
-from gateway.service_units import (
+from gateway.service.units import (
     DEPLOYED,
     DOCUMENTED_EXECUTABLE,
     SYSTEM_UNIT_PATH,

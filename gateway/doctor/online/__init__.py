@@ -1,12 +1,13 @@
 """Online checks: ask the real service whether a key or token works, and what it names.
 
-Shared by `kioku setup` and (later) `kioku doctor --online`. Each check is a coroutine
-that never raises for a refused credential or an unreachable endpoint: it returns a
-`Verdict` saying what was found, or what is wrong and what to do about it. Nothing here
-prints or prompts, and no credential ever appears in a verdict or a log line.
+Shared by `kioku setup` and `kioku doctor --online` (findings.py turns verdicts into the
+doctor's findings). Each check is a coroutine that never raises for a refused credential
+or an unreachable endpoint: it returns a `Verdict` saying what was found, or what is wrong
+and what to do about it. Nothing here prints or prompts, and no credential ever appears in
+a verdict or a log line.
 
-- `gateway.online.models`: a model key (Anthropic, OpenAI-compatible), with its models.
-- `gateway.online.platforms`: Telegram, Discord and Slack tokens, with the bot's name.
+- `gateway.doctor.online.models`: a model key (Anthropic, OpenAI-compatible), its models.
+- `gateway.doctor.online.platforms`: Telegram, Discord and Slack tokens, with the bot's name.
 """
 
 from __future__ import annotations

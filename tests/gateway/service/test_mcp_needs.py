@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from config.settings import McpServerSettings, McpSettings
-from gateway.service_mcp import DEFAULT_PATH, McpNeeds, mcp_needs, unit_path_value
+from gateway.service.mcp_needs import DEFAULT_PATH, McpNeeds, mcp_needs, unit_path_value
 
 
 def program(folder: Path, name: str) -> Path:

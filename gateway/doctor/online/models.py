@@ -7,7 +7,7 @@ Studio, OpenAI, OpenRouter): `GET {base_url}/models`.
 
 from __future__ import annotations
 
-from gateway.online import TIMEOUT, ModelVerdict
+from gateway.doctor.online import TIMEOUT, ModelVerdict
 
 MAX_MODELS = 200
 """Models read from one listing; OpenRouter offers several hundred."""

@@ -33,7 +33,7 @@ from adapters.cli.protocol import (
 )
 
 if TYPE_CHECKING:
-    from gateway.cli.attach_files import LocalFile
+    from gateway.client.attach_files import LocalFile
 
 
 class NotRunning(ConnectionError):
@@ -90,7 +90,7 @@ class SocketClient:
         while True:
             frame = self._receive(deadline)
             if frame.get("type") == "status":
-                from gateway.cli.status_shape import status_problem
+                from gateway.client.status_shape import status_problem
 
                 problem = status_problem(frame)
                 if problem is not None:
@@ -165,7 +165,7 @@ class SocketClient:
     def _send_file(self, message_id: str, item: LocalFile) -> None:
         """The file's `attach` frames; one that ended short is refused by the daemon, so
         nothing of it stays there."""
-        from gateway.cli.attach_files import NotAttachable, Pieces
+        from gateway.client.attach_files import NotAttachable, Pieces
 
         pieces = Pieces(item)
         for frame in attach_frames(message_id, item.name, item.mime, item.size, iter(pieces)):

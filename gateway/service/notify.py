@@ -4,7 +4,8 @@ The protocol is one datagram of `KEY=value` lines to the socket named by
 `$NOTIFY_SOCKET` (a path, or `@name` in the abstract namespace); libsystemd is not
 needed for that. Watchdog pings are sent by a task on the event loop itself, so a
 loop that is stuck stops pinging and systemd restarts the daemon. Outside systemd
-(no `$NOTIFY_SOCKET`) every call does nothing.
+(no `$NOTIFY_SOCKET`) every call does nothing. It sits beside the unit it answers: the
+unit's `Type=notify` waits for READY=1, and its `WatchdogSec=` for the pings.
 """
 
 from __future__ import annotations

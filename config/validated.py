@@ -14,6 +14,7 @@ wrong. The note holds no secret: a digest and three numbers.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -69,14 +70,10 @@ def remember(settings: Settings) -> None:
             return
     except OSError:
         return
-    scratch = home / f"{RECORD}.{os.getpid()}"
-    try:
-        descriptor = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "wb") as file:
-            file.write(data)
-        os.replace(scratch, path)
-    except OSError:
-        scratch.unlink(missing_ok=True)
+    from plumbing.files import atomic_write  # only here: the quick commands only recall
+
+    with contextlib.suppress(OSError):
+        atomic_write(path, data)
 
 
 def recall() -> Essentials | None:

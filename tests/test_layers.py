@@ -1,8 +1,9 @@
 """The layers point one way (DESIGN.md), and only memory/ touches the database.
 
-adapters/ imports only config/; memory/ imports nothing above it; agent/ imports no
-adapter, gateway or web module; web/ reaches memory through named functions, never the
-gateway. Outside memory/ nothing runs SQL or hands the store a function to run.
+inputs/ and plumbing/ are at the bottom, below config/; adapters/ imports only config/
+and them; memory/ imports nothing above it; agent/ imports no adapter, gateway or web
+module; web/ reaches memory through named functions, never the gateway. Outside memory/
+nothing runs SQL or hands the store a function to run.
 """
 
 from __future__ import annotations
@@ -15,14 +16,19 @@ import pytest
 
 from tests.helpers.paths import ROOT
 
+BOTTOM = {"inputs", "plumbing"}
+"""Input limits and hygiene; atomic files and backoff: every layer may import them, and
+they import nothing of the project but themselves."""
 MAY_IMPORT = {
-    "config": {"config"},
-    "adapters": {"adapters", "config"},
-    "memory": {"memory", "config"},
-    "agent": {"agent", "memory", "config"},
-    "web": {"web", "memory", "config"},
+    "inputs": {"inputs"},
+    "plumbing": {"plumbing"},
+    "config": {"config", *BOTTOM},
+    "adapters": {"adapters", "config", *BOTTOM},
+    "memory": {"memory", "config", *BOTTOM},
+    "agent": {"agent", "memory", "config", *BOTTOM},
+    "web": {"web", "memory", "config", *BOTTOM},
 }
-PROJECT = {"config", "adapters", "memory", "agent", "gateway", "web"}
+PROJECT = {"config", "adapters", "memory", "agent", "gateway", "web", *BOTTOM}
 SQL_CALLS = {"execute", "executemany", "executescript", "execute_fetchall", "execute_insert"}
 
 

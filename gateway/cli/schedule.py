@@ -146,7 +146,7 @@ def add_command(
     """Schedule a reminder (--text) or a task (--prompt) for a person, sent to one of theirs."""
     from datetime import UTC, datetime
 
-    from config.durations import parse_duration
+    from inputs.durations import parse_duration
     from memory.access.identities import identities_of
     from memory.schedule.jobs import NewJob, create_job
     from memory.schedule.timing import BadSchedule, local_time, parse_when, upcoming
@@ -225,7 +225,7 @@ def _target(identity: str) -> Target:
 def _instant(text: str, zone: ZoneInfo) -> datetime:
     from datetime import UTC, datetime
 
-    from config.text_limits import shown
+    from inputs.text import shown
     from memory.schedule.timing import BadSchedule
 
     try:

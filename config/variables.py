@@ -79,12 +79,14 @@ class KiokuEnvSource(EnvSettingsSource):
     def next_field(
         self, field: FieldInfo | Any | None, key: str, case_sensitive: bool | None = None
     ) -> FieldInfo | None:
-        """A model's field by name, or the type of the model's extra tables
-        (`EXTRA_TABLES`), whose fields are then known too."""
+        """A model's field by name, or one of the model's extra tables (`EXTRA_TABLES`),
+        whose fields are then known too."""
         found = super().next_field(field, key, case_sensitive)
         annotation = field.annotation if isinstance(field, FieldInfo) else field
         if found is None and isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            return getattr(annotation, "EXTRA_TABLES", None)
+            extra = getattr(annotation, "EXTRA_TABLES", None)
+            # As a field, so that a value for the whole table must be JSON, as a section's.
+            return None if extra is None else FieldInfo.from_annotation(extra)
         return found
 
     @contextmanager

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
-from pydantic_settings import DotEnvSettingsSource, EnvSettingsSource
+from pydantic_settings import BaseSettings, DotEnvSettingsSource, EnvSettingsSource
 
 from inputs.limits import InputRefused, loads
 
@@ -60,6 +60,8 @@ class KiokuEnvSource(EnvSettingsSource):
     def prepare_field_value(
         self, field_name: str, field: FieldInfo, value: Any, value_is_complex: bool
     ) -> Any:
+        """pydantic-settings' reading of one section; a value it cannot decode names its
+        variable."""
         with self._blame(self.env_prefix + field_name):
             return super().prepare_field_value(field_name, field, value, value_is_complex)
 
@@ -105,7 +107,7 @@ class KiokuDotEnvSource(KiokuEnvSource, DotEnvSettingsSource):
     """`$KIOKU_HOME/.env`: unknown `KIOKU_` names there are kept, so validation reports
     them as unknown settings; other programs' variables in the file are ignored."""
 
-    def __init__(self, settings_cls: Any, env_file: Path) -> None:
+    def __init__(self, settings_cls: type[BaseSettings], env_file: Path) -> None:
         self.where = str(env_file)
         super().__init__(
             settings_cls,

@@ -189,7 +189,7 @@ async def _slack_bot(token: str, settings: Settings) -> list[Finding]:
 
 
 def _slack_scopes(granted: frozenset[str], settings: Settings) -> Finding:
-    from adapters.slack_scopes import missing_scopes
+    from adapters.slack.scopes import missing_scopes
 
     settings_on = {"media.long_replies_as_file"} if settings.media.long_replies_as_file else set()
     missing = missing_scopes(granted, frozenset(settings_on))

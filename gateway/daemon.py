@@ -34,7 +34,7 @@ from config.paths import ensure_home
 from config.settings import Settings
 from gateway import instance
 from gateway.backups import ScheduledBackups
-from gateway.commands.handlers import SLASH_COMMANDS
+from gateway.commands.builtin import SLASH_COMMANDS
 from gateway.gateway import Gateway
 from gateway.identity import Identities
 from gateway.job_delivery import Courier

@@ -1,9 +1,10 @@
 """The layers point one way (DESIGN.md), and only memory/ touches the database.
 
 inputs/ and plumbing/ are at the bottom, below config/; adapters/ imports only config/
-and them; memory/ imports nothing above it; agent/ imports no adapter, gateway or web
-module; web/ reaches memory through named functions, never the gateway. Outside memory/
-nothing runs SQL or hands the store a function to run.
+and them, and a platform's package (adapters/telegram/, ...) no other platform's; memory/
+imports nothing above it; agent/ imports no adapter, gateway or web module; web/ reaches
+memory through named functions, never the gateway. Outside memory/ nothing runs SQL or
+hands the store a function to run.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from adapters.platforms import PLATFORM_NAMES
 from tests.helpers.paths import ROOT
 
 BOTTOM = {"inputs", "plumbing"}
@@ -54,6 +56,36 @@ def test_each_layer_imports_only_what_lies_below_it(layer: str) -> None:
         for path, tree in modules(layer)
         for name in imported(tree)
         if name.split(".")[0] in PROJECT - MAY_IMPORT[layer]
+    )
+    assert crossing == []
+
+
+PLATFORM_PACKAGES = sorted(
+    p.name for p in (ROOT / "adapters").iterdir() if (p / "__init__.py").exists()
+)
+
+
+def imported_modules(tree: ast.AST) -> set[str]:
+    """Every module an import names, `from adapters import slack` as `adapters.slack`."""
+    names = imported(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def test_each_platform_of_the_registry_is_a_package_of_adapters() -> None:
+    assert sorted(PLATFORM_NAMES) == PLATFORM_PACKAGES
+
+
+@pytest.mark.parametrize("platform", PLATFORM_PACKAGES)
+def test_a_platform_package_imports_no_other_platform(platform: str) -> None:
+    others = {f"adapters.{name}" for name in PLATFORM_PACKAGES if name != platform}
+    crossing = sorted(
+        f"{path.relative_to(ROOT)}: {name}"
+        for path, tree in modules(f"adapters/{platform}")
+        for name in imported_modules(tree)
+        if ".".join(name.split(".")[:2]) in others
     )
     assert crossing == []
 

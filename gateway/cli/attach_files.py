@@ -2,7 +2,7 @@
 
 The daemon never gets a path (it may run as another account, and would open whatever that
 account can read): the client reads the file, as the person who typed the command, and
-sends its bytes in `attach` frames (`adapters/cli_protocol.py`). A file that cannot be
+sends its bytes in `attach` frames (`adapters/cli/protocol.py`). A file that cannot be
 sent is refused here, before anything goes out, with what is wrong and what to do.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapters.cli_protocol import (
+from adapters.cli.protocol import (
     CHUNK_BYTES,
     MAX_ATTACHED_BYTES,
     MAX_ATTACHMENTS,

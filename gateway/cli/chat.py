@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from adapters.cli_protocol import DEFAULT_CONVERSATION, socket_path
+from adapters.cli.protocol import DEFAULT_CONVERSATION, socket_path
 from config.paths import kioku_home
 from gateway.cli.common import EXIT_USAGE, fail
 from gateway.cli.socket_client import (

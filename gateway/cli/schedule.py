@@ -46,7 +46,7 @@ async def _zone(store: Store, settings: Settings, person: str) -> ZoneInfo:
 
 def _wake_daemon(settings: Settings) -> str:
     """Tell a running daemon that jobs changed; what to print about it."""
-    from adapters.cli_protocol import socket_path
+    from adapters.cli.protocol import socket_path
     from gateway.cli.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
 
     try:

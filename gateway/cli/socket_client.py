@@ -2,7 +2,7 @@
 
 A plain blocking socket: these commands run no event loop, and a blocking read is
 what lets Ctrl-C end them at once. What the daemon sends is held to the limits the
-daemon holds its clients to (`MAX_FRAME`, the decode of `cli_protocol`), and a status
+daemon holds its clients to (`MAX_FRAME`, the decode of `adapters.cli.protocol`), and a status
 must have the shape the commands print (`status_shape`): anything else is a
 `DaemonError`, never a traceback.
 """
@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from adapters.cli_protocol import (
+from adapters.cli.protocol import (
     DEFAULT_CONVERSATION,
     MAX_FRAME,
     BadFrame,

@@ -14,7 +14,7 @@ from typing import Any
 
 import typer
 
-from adapters.cli_protocol import socket_path
+from adapters.cli.protocol import socket_path
 from config.paths import kioku_home
 from gateway.cli.common import fail
 from gateway.cli.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient

@@ -21,7 +21,7 @@ from gateway.online import TIMEOUT, BotVerdict, Verdict
 TELEGRAM_API = "https://api.telegram.org/bot"
 DISCORD_API = "https://discord.com/api/v10"
 
-# What adapters/discord.py does: read and answer messages, in channels, threads and DMs,
+# What adapters/discord/adapter.py does: read and answer messages, in channels, threads and DMs,
 # and send a long reply as a file (media.long_replies_as_file).
 VIEW_CHANNELS = 1 << 10
 SEND_MESSAGES = 1 << 11

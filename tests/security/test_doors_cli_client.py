@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.cli_protocol import MAX_FRAME, socket_path
+from adapters.cli.protocol import MAX_FRAME, socket_path
 from gateway.cli.socket_client import DaemonError, NoAnswer, SocketClient
 from inputs.limits import MAX_JSON_DEPTH
 from tests.helpers.echo_socket import _Misbehaving, misbehaving

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.cli_protocol import MAX_FRAME, socket_path, too_long
+from adapters.cli.protocol import MAX_FRAME, socket_path, too_long
 from gateway.cli.socket_client import DaemonError, NotRunning, SocketClient
 from tests.helpers.echo_socket import echo_process
 

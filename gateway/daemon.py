@@ -28,7 +28,6 @@ from agent.memory_providers.lexical import lexical_search
 from agent.memory_providers.manager import MemoryProviders
 from agent.providers import Provider, build_provider
 from agent.providers.context_length import resolve_context_window
-from config.durations import parse_duration
 from config.load import ConfigError, load_settings
 from config.logs import LEVELS
 from config.paths import ensure_home
@@ -44,6 +43,7 @@ from gateway.scheduled_turns import ScheduledTurns
 from gateway.scheduler import Scheduler, schedule_status
 from gateway.service.notify import Notifier
 from gateway.supervisor import Supervisor
+from inputs.durations import parse_duration
 from memory.media import count_media
 from memory.store.database import Store
 from memory.store.migrations import SchemaVersionError

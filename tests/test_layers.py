@@ -1,11 +1,12 @@
 """The layers point one way (DESIGN.md), and only memory/ touches the database.
 
-adapters/ imports only config/, and a platform's package (adapters/telegram/, ...) no
-other platform's; memory/ imports nothing above it; agent/ imports no adapter, gateway or
-web module; web/ reaches memory through named functions, never the gateway. Outside
-memory/ nothing runs SQL or hands the store a function to run. Inside gateway/, the rooms
-(doctor/, service/, client/…) sit below the `kioku` command's printing face and import
-none of it. No product module imports itself through others.
+inputs/ and plumbing/ are at the bottom, below config/; adapters/ imports only config/
+and them, and a platform's package (adapters/telegram/, ...) no other platform's; memory/
+imports nothing above it; agent/ imports no adapter, gateway or web module; web/ reaches
+memory through named functions, never the gateway. Outside memory/ nothing runs SQL or
+hands the store a function to run. Inside gateway/, the rooms (doctor/, service/,
+client/…) sit below the `kioku` command's printing face and import none of it. No product
+module imports itself through others.
 """
 
 from __future__ import annotations
@@ -19,14 +20,19 @@ import pytest
 from adapters.platforms import PLATFORM_NAMES
 from tests.helpers.paths import ROOT
 
+BOTTOM = {"inputs", "plumbing"}
+"""Input limits and hygiene; atomic files and backoff: every layer may import them, and
+they import nothing of the project but themselves."""
 MAY_IMPORT = {
-    "config": {"config"},
-    "adapters": {"adapters", "config"},
-    "memory": {"memory", "config"},
-    "agent": {"agent", "memory", "config"},
-    "web": {"web", "memory", "config"},
+    "inputs": {"inputs"},
+    "plumbing": {"plumbing"},
+    "config": {"config", *BOTTOM},
+    "adapters": {"adapters", "config", *BOTTOM},
+    "memory": {"memory", "config", *BOTTOM},
+    "agent": {"agent", "memory", "config", *BOTTOM},
+    "web": {"web", "memory", "config", *BOTTOM},
 }
-PROJECT = {"config", "adapters", "memory", "agent", "gateway", "web"}
+PROJECT = {"config", "adapters", "memory", "agent", "gateway", "web", *BOTTOM}
 FACES = ("gateway/cli/", "gateway/setup/", "gateway/__main__.py")
 """What prints and picks exit codes: the `kioku` command and its setup wizard."""
 ROOM_NEVER_IMPORTS = {

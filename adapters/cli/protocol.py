@@ -3,7 +3,7 @@
 The daemon (`adapters/cli/adapter.py`) listens on `$KIOKU_HOME/gateway.sock`; `kioku chat`,
 `kioku status` and `kioku mcp list` connect to it (`gateway/client/socket_client.py`).
 One JSON object per line each way, in UTF-8, at most `MAX_FRAME` bytes and nested at most
-`MAX_JSON_DEPTH` levels (config.limits); a line that breaks a rule is a `BadFrame`:
+`MAX_JSON_DEPTH` levels (inputs.limits); a line that breaks a rule is a `BadFrame`:
 
     client -> daemon  {"type": "attach", "id": str, "name": str, "mime": str, "size": int,
                        "data": base64 str, "last": bool}   a piece of a file for message id
@@ -44,8 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from config.limits import InputRefused, loads
-from config.text_limits import LONE_SURROGATE
+from inputs.limits import InputRefused, loads
+from inputs.text import LONE_SURROGATE
 
 SOCKET_NAME = "gateway.sock"
 MAX_FRAME = 256 * 1024

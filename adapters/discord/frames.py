@@ -24,7 +24,7 @@ from typing import Any
 import discord
 import structlog
 
-from config.limits import MAX_JSON_DEPTH, InputRefused, json_depth
+from inputs.limits import MAX_JSON_DEPTH, InputRefused, json_depth
 
 log = structlog.get_logger("kioku.discord")
 

@@ -30,7 +30,7 @@ from slack_sdk.socket_mode.aiohttp import SocketModeClient
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.commands import check_command, is_interactive, read_form
-from config.limits import loads
+from inputs.limits import loads
 
 log = structlog.get_logger("kioku.slack")
 

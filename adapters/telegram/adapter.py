@@ -34,7 +34,6 @@ from telegram.error import (
     TelegramError,
 )
 
-from adapters.backoff import Backoff
 from adapters.base import Adapter, Address, Delta, InboundHandler, MenuCommand, Outbound
 from adapters.chunking import utf16_length
 from adapters.long_reply import FILE_NAME, caption, file_bytes, goes_as_file
@@ -58,6 +57,7 @@ from adapters.telegram.updates import (
     webhook_app,
 )
 from config.platform_settings import TelegramSettings
+from plumbing.backoff import Backoff
 
 log = structlog.get_logger("kioku.telegram")
 

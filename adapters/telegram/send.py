@@ -20,9 +20,9 @@ from telegram.constants import ParseMode
 from telegram.error import BadRequest, NetworkError, RetryAfter
 from telegram.warnings import PTBDeprecationWarning
 
-from adapters.backoff import Backoff
 from adapters.base import Address
 from adapters.telegram.formatting import to_html, to_plain
+from plumbing.backoff import Backoff
 
 log = structlog.get_logger("kioku.telegram")
 

@@ -32,7 +32,7 @@ from telegram import Bot, Update
 from telegram.error import TelegramError
 from telegram.request import HTTPXRequest
 
-from config.limits import JSON_TOKENS, InputRefused, loads
+from inputs.limits import JSON_TOKENS, InputRefused, loads
 
 log = structlog.get_logger("kioku.telegram")
 JSONDict = dict[str, Any]

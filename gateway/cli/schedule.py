@@ -213,7 +213,7 @@ async def _create(store: Store, settings: Settings, asked: NewJobOptions) -> tup
     person or identity that is not theirs, BadSchedule for a time that cannot be."""
     from datetime import UTC, datetime
 
-    from config.durations import parse_duration
+    from inputs.durations import parse_duration
     from memory.access.identities import identities_of
     from memory.schedule.jobs import NewJob, create_job
     from memory.schedule.timing import local_time, parse_when, upcoming
@@ -263,7 +263,7 @@ def _target(identity: str) -> Target:
 def _instant(text: str, zone: ZoneInfo) -> datetime:
     from datetime import UTC, datetime
 
-    from config.text_limits import shown
+    from inputs.text import shown
     from memory.schedule.timing import BadSchedule
 
     try:

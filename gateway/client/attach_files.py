@@ -21,7 +21,7 @@ from adapters.cli.protocol import (
     MAX_ATTACHMENTS,
     MAX_FILE_NAME,
 )
-from config.text_limits import well_formed
+from inputs.text import well_formed
 
 GENERIC_MIME = "application/octet-stream"
 

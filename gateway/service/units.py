@@ -19,7 +19,7 @@ from pathlib import Path
 from config.paths import DEFAULT_HOME, SYSTEM_HOME
 from config.settings import Settings
 from gateway.service.mcp_needs import mcp_needs, unit_path_value
-from memory.files import atomic_write
+from plumbing.files import atomic_write
 
 SYSTEM_USER = "kioku"
 SYSTEM_UNIT_PATH = Path("/etc/systemd/system/kioku.service")

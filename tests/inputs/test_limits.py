@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from config.limits import MAX_JSON_DEPTH, InputRefused, json_depth, loads
+from inputs.limits import MAX_JSON_DEPTH, InputRefused, json_depth, loads
 from tests.helpers.hostile import DEEP, ITEMS
 
 JSON_VALUES = st.recursive(

@@ -1,10 +1,12 @@
 """Files that survive a crash: atomic replacement and folder fsync.
 
-Notes, skills, skill proposals and usage counts, and the CLI's unit file are all
+Notes, skills, skill proposals and usage counts, the service's unit file, the
+setup wizard's config.toml and .env and the settings' validation note are all
 written the same way: a temp file in the same folder is fsynced and renamed over the
 old file, then the folder is fsynced so the rename itself is on disk. A crash at any
 point leaves either the old file or the new one, never a mix. Everything here blocks
-and is meant for `asyncio.to_thread`.
+(in the daemon it runs in `asyncio.to_thread`); it sits below every layer so that all
+of them write files this one way.
 """
 
 from __future__ import annotations

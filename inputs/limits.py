@@ -8,7 +8,7 @@ refuses too-deep or too-large input with `InputRefused` — a `ValueError`, so a
 existing "bad input" path turns it into its own error (exit 1, an error frame, a 4xx,
 a tool error, a logged drop).
 
-This lives in config/ because every layer has a door and every layer may import config.
+This lives at the bottom (inputs/) because every layer has a door and may import it.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from config.limits import InputRefused
-from config.text_limits import Line, check_toml, decode_text, read_text, text_lines
+from inputs.limits import InputRefused
+from inputs.text import Line, check_toml, decode_text, read_text, text_lines
 
 LIMIT = 8
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.files import atomic_write, fsync_directory
+from plumbing.files import atomic_write, fsync_directory
 
 
 def mode_of(path: Path) -> int:

@@ -27,7 +27,7 @@ from gateway.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from memory.history.erase import Plan
+    from memory.history.plan import Plan
     from memory.store.database import Store
 
 SHOWN = 50
@@ -53,7 +53,9 @@ def _date(value: str | None) -> datetime | None:
 
 
 async def _known_person(store: Store, person: str | None) -> None:
-    if person is not None and await store.get_person(person) is None:
+    from memory.access.identities import get_person
+
+    if person is not None and await get_person(store, person) is None:
         raise LookupError(f"no person {person!r}; `kioku people list` shows them")
 
 
@@ -121,8 +123,9 @@ def history_delete(
     yes: bool = typer.Option(False, "--yes", "-y", help="Delete without asking."),
 ) -> None:
     """Delete sessions or messages for good: lists what will go and asks first."""
-    from memory.history.erase import counted, erase, survey
+    from memory.history.erase import erase, survey
     from memory.history.listing import find_session
+    from memory.history.plan import counted
     from memory.history.selection import Asker, EmptySelection, NotAllowed, Selection
 
     moment = _date(before)

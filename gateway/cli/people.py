@@ -258,9 +258,10 @@ def people_tz(
 
 async def _own_zone(store: Store, person: str) -> str | None:
     """The person's own zone; `NoSuchPerson` for someone state.db does not hold."""
+    from memory.access.identities import get_person
     from memory.access.timezones import NoSuchPerson, timezone_of
 
-    if await store.get_person(person) is None:
+    if await get_person(store, person) is None:
         raise NoSuchPerson(f"no person {person!r}; `kioku people list` shows them")
     return await timezone_of(store, person)
 

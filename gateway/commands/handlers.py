@@ -20,6 +20,7 @@ from gateway.commands import history, schedule
 from gateway.commands.registry import Registry, Request, SlashCommand
 from gateway.queues import LineState
 from gateway.sessions import OpenSession
+from memory.access.identities import get_person
 from memory.access.web_tokens import issue_web_token
 from memory.notes.files import NotesFileError
 from memory.notes.format import FILE_NAMES, TARGETS, NotesState
@@ -128,7 +129,7 @@ class Commands:
     async def whoami(self, request: Request) -> str:
         if request.person is None:
             return UNKNOWN_PERSON
-        person = await self.store.get_person(request.person)
+        person = await get_person(self.store, request.person)
         name = f" ({person.display_name})" if person and person.display_name else ""
         head = f"You are {request.person}{name}."
         if request.in_group:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import aiosqlite
 
+from memory.access.identities import get_person
 from memory.access.people import OWNER, person_dir
 from memory.history.erasures import forget_scope
 from memory.history.scrub import scrubbing
@@ -136,7 +137,7 @@ def _refuse_owner(person: str) -> None:
 
 
 async def _known(store: Store, person: str) -> bool:
-    return await store.get_person(person) is not None
+    return await get_person(store, person) is not None
 
 
 async def _count(db: aiosqlite.Connection, person: str) -> ForgetReport:

@@ -11,18 +11,25 @@ passed in by the caller.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import aiosqlite
-
-from memory.access.people import OWNER, slug
+from memory.access.people import OWNER, slug, validate_person_id
 from memory.store.records import Person, from_epoch
 
 if TYPE_CHECKING:
-    # The store's own methods are built on this module, so it is imported for typing only.
+    # For typing only: `kioku search`'s quick path calls `has_person` and should not pay
+    # for importing the store's machinery.
+    import sqlite3
+
+    import aiosqlite
+
     from memory.store.database import Store
+
+PERSON_COLUMNS = "id, display_name, created_at"
+PERSON_EXISTS = "SELECT 1 FROM persons WHERE id = ?"
 
 
 class KeptByOwner(PermissionError):
@@ -55,14 +62,74 @@ async def person_of(db: aiosqlite.Connection, identity: str) -> str | None:
 
 
 async def person_exists(db: aiosqlite.Connection, person: str) -> bool:
-    return await fetch_one(db, "SELECT 1 FROM persons WHERE id = ?", (person,)) is not None
+    return await fetch_one(db, PERSON_EXISTS, (person,)) is not None
 
 
-async def get_person(db: aiosqlite.Connection, person: str) -> Person | None:
-    row = await fetch_one(
-        db, "SELECT id, display_name, created_at FROM persons WHERE id = ?", (person,)
-    )
-    return None if row is None else Person(row[0], row[1], from_epoch(row[2]))
+def has_person(db: sqlite3.Connection, person: str) -> bool:
+    """`person_exists` on a plain read connection (`memory.store.quick_read`'s)."""
+    return db.execute(PERSON_EXISTS, (person,)).fetchone() is not None
+
+
+async def get_person(store: Store, person: str) -> Person | None:
+    """The person `person`, or None if there is none."""
+
+    def read(db: sqlite3.Connection) -> Person | None:
+        sql = f"SELECT {PERSON_COLUMNS} FROM persons WHERE id = ?"
+        return _person(db.execute(sql, (person,)).fetchone())
+
+    return await store.read(read)
+
+
+async def person_for(store: Store, identity: str) -> str | None:
+    """The person an identity is linked to, if any."""
+
+    def read(db: sqlite3.Connection) -> str | None:
+        sql = "SELECT person_id FROM identities WHERE identity = ?"
+        row = db.execute(sql, (identity,)).fetchone()
+        return None if row is None else str(row["person_id"])
+
+    return await store.read(read)
+
+
+async def ensure_person(store: Store, person: str, display_name: str | None = None) -> Person:
+    """The person `person`, created if missing; a missing display name is filled in."""
+    validate_person_id(person)
+
+    async def op(db: aiosqlite.Connection) -> Person:
+        await db.execute(
+            "INSERT INTO persons(id, display_name, created_at) VALUES (?, ?, ?) "
+            "ON CONFLICT(id) DO UPDATE SET "
+            "display_name = coalesce(persons.display_name, excluded.display_name)",
+            (person, display_name, time.time()),
+        )
+        found = _person(
+            await fetch_one(db, f"SELECT {PERSON_COLUMNS} FROM persons WHERE id = ?", (person,))
+        )
+        assert found is not None
+        return found
+
+    return await store.write(op)
+
+
+async def link_identity(store: Store, identity: str, person: str) -> None:
+    """Make `identity` (`telegram:123`) resolve to `person`, moving it if linked elsewhere."""
+    platform, _, rest = identity.partition(":")
+    if not platform or not rest:
+        raise ValueError(f"identity {identity!r} must look like 'platform:id'")
+    validate_person_id(person)
+
+    async def op(db: aiosqlite.Connection) -> None:
+        if not await person_exists(db, person):
+            raise LookupError(f"no person {person!r}; create it before linking identities")
+        await set_link(db, identity, person, time.time())
+
+    await store.write(op)
+
+
+def _person(row: Any) -> Person | None:
+    if row is None:
+        return None
+    return Person(row["id"], row["display_name"], from_epoch(row["created_at"]))
 
 
 async def has_anything(db: aiosqlite.Connection, person: str, identity: str | None = None) -> bool:

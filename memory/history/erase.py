@@ -22,95 +22,23 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
 
 import aiosqlite
 
 from memory.history.erase_rows import Deleted, delete_planned
-from memory.history.listing import COLUMNS, Listed, listed
+from memory.history.listing import COLUMNS, listed
+from memory.history.plan import DoomedSession, DoomedTurn, Plan
 from memory.history.scrub import scrubbing
 from memory.history.selection import Asker, NotAllowed, Selection
 from memory.media.removal import remove_media_files
 from memory.store.database import Store
-from memory.store.records import ROLES, Role, from_epoch, to_epoch
+from memory.store.records import ROLES, from_epoch, to_epoch
 
 PREVIEW_CHARS = 80
 
 
 class UnknownHistory(LookupError):
     """A session or message id that state.db does not hold."""
-
-
-@dataclass(frozen=True)
-class DoomedSession(Listed):
-    """A session that goes whole: its turns up to `last_turn` (a newer one keeps it)."""
-
-    last_turn: int
-
-
-@dataclass(frozen=True)
-class DoomedTurn:
-    """A turn that goes from a session that stays."""
-
-    id: int
-    session_id: int
-    session_name: str
-    role: Role
-    speaker: str | None
-    ts: datetime
-    preview: str
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What one deletion takes: whole sessions, single turns, and the sessions whose
-    title and summary go (those keeping turns, and those whose title quotes a phrase)."""
-
-    asker: Asker
-    sessions: tuple[DoomedSession, ...]
-    turns: tuple[DoomedTurn, ...]
-    retitled: tuple[int, ...]
-
-    @property
-    def is_empty(self) -> bool:
-        return not (self.sessions or self.turns or self.retitled)
-
-    @property
-    def turn_count(self) -> int:
-        return sum(session.turns for session in self.sessions) + len(self.turns)
-
-    def describe(self, limit: int = 20) -> list[str]:
-        """Lines a person reads before confirming: each session and turn, up to `limit`."""
-        lines = [
-            f"session {s.name} (id {s.id}, {s.platform} {s.kind}"
-            + (f" of {s.person}" if s.person else "")
-            + f", {s.started_at:%Y-%m-%d %H:%M}, {s.turns} turns"
-            + (", open" if s.is_open else "")
-            + f"): {s.title or 'untitled'}"
-            for s in self.sessions
-        ]
-        lines += [
-            f"message {t.id} in {t.session_name} ({t.role}, {t.ts:%Y-%m-%d %H:%M}): {t.preview}"
-            for t in self.turns
-        ]
-        whole = {t.session_id for t in self.turns}
-        lines += [
-            f"title and summary of session {sid}" for sid in self.retitled if sid not in whole
-        ]
-        if len(lines) > limit:
-            lines = [*lines[:limit], f"… and {len(lines) - limit} more"]
-        return lines
-
-    def totals(self) -> str:
-        return counted(len(self.sessions), self.turn_count)
-
-
-def counted(sessions: int, turns: int) -> str:
-    """ "1 whole session and 3 turns": the totals people read before and after a deletion."""
-    return (
-        f"{sessions} whole session{'' if sessions == 1 else 's'} "
-        f"and {turns} turn{'' if turns == 1 else 's'}"
-    )
 
 
 @dataclass(frozen=True)

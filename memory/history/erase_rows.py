@@ -4,16 +4,13 @@ only those still as listed, inside one write transaction."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 import aiosqlite
 
+from memory.history.plan import Plan
 from memory.media.records import StoredMedia
 from memory.media.removal import take_media
 from memory.store.records import to_epoch
-
-if TYPE_CHECKING:
-    from memory.history.erase import Plan
 
 END_REASON = "history_deleted"
 """Why an open session that lost turns was ended."""

@@ -4,7 +4,7 @@ Finding. Each word of the query (see memory.search.words) becomes quoted FTS5 te
 so no user text ever reaches FTS5's query syntax. Latin words are matched as FTS5
 stems them (porter: plans/planned/planning), in British and American spelling alike
 (colour/color); a CJK word is found by all of the bigrams the index holds for it (see
-memory.search.segment), a long one also by any one of them; a kana written alone (シ
+memory.store.segment), a long one also by any one of them; a kana written alone (シ
 and ツ) is searched as itself.
 
 Which turns are ranked is memory.search.candidates: the newest in scope holding each
@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any
 
 from memory.search.candidates import find, idf
 from memory.search.scope import Scope, resolve
-from memory.search.segment import bigrams, normalize
 from memory.search.words import (
     MAX_TERMS,
     Word,
@@ -43,6 +42,7 @@ from memory.search.words import (
     spellings,
 )
 from memory.store.records import ContextTurn, Hit, SessionResult, from_epoch
+from memory.store.segment import bigrams, normalize
 
 if TYPE_CHECKING:
     from memory.store.database import Store

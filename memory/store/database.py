@@ -11,7 +11,8 @@ last committed state and never waits for the writer.
 
 This module is the machinery (connections, the writer, the reader pool) and the
 `Store` methods the rest of kioku calls; the SQL behind them that concerns sessions
-lives in `memory.store.sessions`, and persons and identities in `memory.access.identities`.
+lives in `memory.store.sessions`. Persons and identities are `memory.access`'s, built on
+`read` and `write` like every other part of `memory`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
-import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, closing
 from pathlib import Path
@@ -27,8 +27,6 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from memory.access import identities
-from memory.access.people import validate_person_id
 from memory.store import migrations, schema, sessions
 from memory.store.busy import StoreBusy, is_busy, optimize
 from memory.store.read_pool import ReadPool
@@ -39,7 +37,6 @@ from memory.store.records import (
     IntegrityReport,
     Message,
     NewMessage,
-    Person,
     Session,
     Usage,
     from_epoch,
@@ -146,37 +143,6 @@ class Store:
         frame keeps the deleted text); False if readers held it (the next checkpoint will)."""
         return await self._writer.truncate_wal()
 
-    async def ensure_person(self, person: str, display_name: str | None = None) -> Person:
-        """The person `person`, created if missing; a missing display name is filled in."""
-        validate_person_id(person)
-
-        async def op(db: aiosqlite.Connection) -> Person:
-            await db.execute(
-                "INSERT INTO persons(id, display_name, created_at) VALUES (?, ?, ?) "
-                "ON CONFLICT(id) DO UPDATE SET "
-                "display_name = coalesce(persons.display_name, excluded.display_name)",
-                (person, display_name, time.time()),
-            )
-            found = await identities.get_person(db, person)
-            assert found is not None
-            return found
-
-        return await self.write(op)
-
-    async def link_identity(self, identity: str, person: str) -> None:
-        """Make `identity` (`telegram:123`) resolve to `person`, moving it if linked elsewhere."""
-        platform, _, rest = identity.partition(":")
-        if not platform or not rest:
-            raise ValueError(f"identity {identity!r} must look like 'platform:id'")
-        validate_person_id(person)
-
-        async def op(db: aiosqlite.Connection) -> None:
-            if not await identities.person_exists(db, person):
-                raise LookupError(f"no person {person!r}; create it before linking identities")
-            await identities.set_link(db, identity, person, time.time())
-
-        await self.write(op)
-
     async def open_session(self, conversation: Conversation) -> Session:
         """The open session of `conversation`, or a new one started now."""
         return await self.write(lambda db: sessions.open_session(db, conversation))
@@ -228,15 +194,6 @@ class Store:
         """Run `fn` with a plain read-only connection, off the event loop, in one hop
         (for `memory` modules only, as `write`): for reads of several statements."""
         return await self._read_pool.run(fn)
-
-    async def get_person(self, person: str) -> Person | None:
-        async with self.reading() as db:
-            return await identities.get_person(db, person)
-
-    async def person_for(self, identity: str) -> str | None:
-        """The person an identity is linked to, if any."""
-        async with self.reading() as db:
-            return await identities.person_of(db, identity)
 
     async def get_session(self, session_id: int) -> Session | None:
         async with self.reading() as db:
@@ -317,6 +274,7 @@ class Store:
 async def connect(path: Path) -> aiosqlite.Connection:
     """A connection to state.db as every kioku connection is set up (the store's own use)."""
     db = await aiosqlite.connect(path, isolation_level=None, timeout=schema.BUSY_TIMEOUT_S)
+    db.row_factory = sqlite3.Row
     try:
         for pragma in schema.CONNECTION_PRAGMAS:
             await db.execute(pragma)

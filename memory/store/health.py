@@ -23,10 +23,10 @@ from typing import Any
 
 import aiosqlite
 
-from memory.search.segment import segment, stored_form
 from memory.store import migrations, schema
 from memory.store.layout import layout_version
 from memory.store.schema import FTS_TABLE
+from memory.store.segment import segment, stored_form
 
 # Turns read at a time while their indexed text is recomputed.
 BODY_ROWS = 5000

@@ -9,7 +9,6 @@ import time
 
 import aiosqlite
 
-from memory.access.people import OWNER
 from memory.store.schema import FTS_TABLE, SCOPE_TOKEN
 
 # Up to v6 the index's view and triggers called this function, which kioku registered
@@ -101,9 +100,10 @@ async def v1_core(db: aiosqlite.Connection) -> None:
         END;
         """,
     )
+    # The owner's person id (`memory.access.people.OWNER`) as v1 created it.
     await db.execute(
-        "INSERT INTO persons(id, display_name, created_at) VALUES (?, NULL, ?)",
-        (OWNER, time.time()),
+        "INSERT INTO persons(id, display_name, created_at) VALUES ('owner', NULL, ?)",
+        (time.time(),),
     )
 
 

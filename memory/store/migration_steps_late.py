@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import aiosqlite
 
-from memory.search.segment import stored_form
 from memory.store.migration_steps_early import run_script
 from memory.store.schema import FTS_TABLE, SCOPE_TOKEN
+from memory.store.segment import stored_form
 
 # Turns per read while v7 stores their segmented text.
 BACKFILL_ROWS = 5000

@@ -16,7 +16,6 @@ from collections.abc import Awaitable, Callable
 
 import aiosqlite
 
-from memory.search.segment import segment
 from memory.store import schema
 from memory.store.layout import layout_version
 from memory.store.migration_steps_early import (
@@ -35,6 +34,7 @@ from memory.store.migration_steps_late import (
     v10_media,
     v11_erasures,
 )
+from memory.store.segment import segment
 
 Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
 MIGRATIONS: tuple[Migration, ...] = (

@@ -14,7 +14,6 @@ from typing import Any
 
 import aiosqlite
 
-from memory.access.identities import person_exists
 from memory.store.records import Activity, Conversation, Session, Usage, from_epoch
 from memory.store.writer import UnknownSession
 
@@ -34,7 +33,7 @@ async def open_session(db: aiosqlite.Connection, conversation: Conversation) -> 
         row = await cursor.fetchone()
     if row is not None:
         return session_from_row(row)
-    if conversation.person and not await person_exists(db, conversation.person):
+    if conversation.person and not await _person_exists(db, conversation.person):
         raise LookupError(f"no person {conversation.person!r}; create it first")
     started = time.time()
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(started))
@@ -174,6 +173,12 @@ async def activity(db: aiosqlite.Connection, session_id: int) -> Activity:
     assert row is not None
     count, last = row
     return Activity(count, None if last is None else from_epoch(last))
+
+
+async def _person_exists(db: aiosqlite.Connection, person: str) -> bool:
+    """Checked before a DM's session is started, so a missing person is a clear error."""
+    async with db.execute("SELECT 1 FROM persons WHERE id = ?", (person,)) as cursor:
+        return await cursor.fetchone() is not None
 
 
 def session_from_row(row: Any) -> Session:

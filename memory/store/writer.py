@@ -39,10 +39,10 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from memory.search.segment import stored_form
 from memory.store import schema
 from memory.store.busy import StoreBusy, is_busy
 from memory.store.records import NewMessage, to_epoch
+from memory.store.segment import stored_form
 from memory.store.wal import Checkpointer, Done, WalSyncer
 
 T = TypeVar("T")
@@ -256,6 +256,7 @@ class _AppendConnection:
         db = sqlite3.connect(
             self.path, isolation_level=None, timeout=schema.BUSY_TIMEOUT_S, cached_statements=256
         )
+        db.row_factory = sqlite3.Row
         for pragma in (*schema.CONNECTION_PRAGMAS, *schema.WRITER_PRAGMAS):
             db.execute(pragma)
         self._db = db

@@ -31,6 +31,7 @@ from zoneinfo import ZoneInfo
 
 from cronsim import CronSim
 
+from memory.access.identities import ensure_person
 from memory.schedule.jobs import NewJob, Target, changes, claim_due, create_job, next_wake
 from memory.schedule.timing import When, next_after, parse_when
 from memory.store.database import Store
@@ -79,7 +80,7 @@ def next_runs(runs: int) -> list[tuple[str, str, float, float | None, float]]:
 
 async def _fill(store: Store, count: int, now: datetime) -> None:
     for person in range(PERSONS):
-        await store.ensure_person(f"p{person:03d}")
+        await ensure_person(store, f"p{person:03d}")
     zone = ZoneInfo("Asia/Tokyo")
     news = []
     for index in range(count):

@@ -17,6 +17,7 @@ from adapters.base import Inbound
 from agent.prompt import TurnContext
 from gateway.job_delivery import Courier, retry_delay
 from gateway.scheduler import Scheduler
+from memory.access.identities import ensure_person, link_identity
 from memory.schedule.jobs import (
     NewJob,
     Run,
@@ -51,8 +52,8 @@ class Answers:
 @pytest.fixture
 async def store(tmp_path: Path) -> AsyncIterator[Store]:
     async with await Store.open(tmp_path / "state.db") as opened:
-        await opened.ensure_person("alice")
-        await opened.link_identity("telegram:100", "alice")
+        await ensure_person(opened, "alice")
+        await link_identity(opened, "telegram:100", "alice")
         yield opened
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from memory.access.identities import ensure_person
 from memory.history.erase import erase, survey
 from memory.history.selection import Asker, NotAllowed, Selection
 from memory.store.database import Store
@@ -24,7 +25,7 @@ async def world(home: Path) -> AsyncIterator[tuple[Store, dict[str, int]]]:
     async with await Store.open(home / "state.db") as store:
         ids: dict[str, int] = {}
         for person in ("aiko", "ben"):
-            await store.ensure_person(person)
+            await ensure_person(store, person)
         for key, conversation, speaker in (
             ("aiko_dm", Conversation("telegram", "1", "dm", "aiko"), "aiko"),
             ("ben_dm", Conversation("discord", "2", "dm", "ben"), "ben"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from memory.access.identities import ensure_person
 from memory.access.web_tokens import (
     LINK_TTL,
     SESSION_TTL,
@@ -21,7 +22,7 @@ T0 = 1_700_000_000.0
 
 @pytest.fixture(autouse=True)
 async def aiko(store: Store) -> None:
-    await store.ensure_person("aiko")
+    await ensure_person(store, "aiko")
 
 
 async def test_a_token_signs_in_once_and_checking_it_does_not_spend_it(store: Store) -> None:

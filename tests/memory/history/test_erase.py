@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from memory.access.identities import ensure_person
 from memory.history.erase import UnknownHistory, erase, survey
 from memory.history.selection import Asker, EmptySelection, NotAllowed, Selection
 from memory.search.ranking import Scope, search
@@ -32,7 +33,7 @@ async def say(
 @pytest.fixture
 async def people(store: Store) -> Store:
     for person in ("alice", "bob"):
-        await store.ensure_person(person)
+        await ensure_person(store, person)
     return store
 
 

@@ -14,10 +14,11 @@ from pathlib import Path
 import aiosqlite
 import pytest
 
-from memory.search.segment import segment
+from memory.access.identities import ensure_person, get_person, link_identity, person_for
 from memory.store import migrations, schema
 from memory.store.database import Store, unreadable
 from memory.store.records import Activity, Conversation, NewMessage, Usage
+from memory.store.segment import segment
 from memory.store.writer import UnknownSession
 
 
@@ -36,7 +37,7 @@ async def test_fresh_database_is_at_the_latest_version_in_wal_mode_with_owner(
 ) -> None:
     path = tmp_path / "state.db"
     async with await Store.open(path) as store:
-        assert await store.get_person("owner") is not None
+        assert await get_person(store, "owner") is not None
     db = sqlite3.connect(path)
     assert db.execute("PRAGMA user_version").fetchone()[0] == migrations.SCHEMA_VERSION
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -129,31 +130,31 @@ async def test_closing_an_unknown_session_is_an_error(store: Store) -> None:
 
 
 async def test_identities_resolve_to_their_person_and_can_move(store: Store) -> None:
-    await store.ensure_person("alice", "Alice")
-    await store.ensure_person("bob")
-    await store.link_identity("telegram:1", "alice")
-    assert await store.person_for("telegram:1") == "alice"
-    await store.link_identity("telegram:1", "bob")
-    assert await store.person_for("telegram:1") == "bob"
-    assert await store.person_for("discord:9") is None
+    await ensure_person(store, "alice", "Alice")
+    await ensure_person(store, "bob")
+    await link_identity(store, "telegram:1", "alice")
+    assert await person_for(store, "telegram:1") == "alice"
+    await link_identity(store, "telegram:1", "bob")
+    assert await person_for(store, "telegram:1") == "bob"
+    assert await person_for(store, "discord:9") is None
 
 
 async def test_linking_to_a_missing_person_is_refused(store: Store) -> None:
     with pytest.raises(LookupError, match="no person 'carol'"):
-        await store.link_identity("slack:T:U", "carol")
+        await link_identity(store, "slack:T:U", "carol")
     with pytest.raises(ValueError, match="platform:id"):
-        await store.link_identity("nocolon", "owner")
+        await link_identity(store, "nocolon", "owner")
 
 
 async def test_ensure_person_keeps_an_existing_display_name(store: Store) -> None:
-    await store.ensure_person("alice", "Alice")
-    person = await store.ensure_person("alice", "Someone Else")
+    await ensure_person(store, "alice", "Alice")
+    person = await ensure_person(store, "alice", "Someone Else")
     assert person.display_name == "Alice"
 
 
 async def test_recent_sessions_cover_dms_and_groups_taken_part_in(store: Store) -> None:
-    await store.ensure_person("alice")
-    await store.ensure_person("bob")
+    await ensure_person(store, "alice")
+    await ensure_person(store, "bob")
     alice_dm = await store.open_session(dm("alice"))
     group = await store.open_session(Conversation("discord", "chan", "group"))
     other_group = await store.open_session(Conversation("discord", "other", "group"))

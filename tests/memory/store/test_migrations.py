@@ -8,11 +8,11 @@ import aiosqlite
 import pytest
 
 from memory.search.ranking import Scope, search
-from memory.search.segment import segment
 from memory.store import migrations, schema
 from memory.store.database import Store
 from memory.store.layout import layout_version
 from memory.store.records import NewMessage
+from memory.store.segment import segment
 
 # (id, session, speaker, role, content, tool name, tool arguments, tool result, platform id, ts)
 V2_MESSAGES = [

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import sqlite3
 import stat
 import subprocess
 from dataclasses import dataclass
@@ -251,6 +250,7 @@ async def _check_database(path: Path) -> list[Finding]:
     if not await asyncio.to_thread(path.exists):
         return [Finding("note", "database", f"{path} does not exist yet (created on first start)")]
     from memory.store.database import unreadable
+    from memory.store.errors import StoreError
     from memory.store.health import diagnose
 
     reason = await asyncio.to_thread(unreadable, path)
@@ -258,7 +258,7 @@ async def _check_database(path: Path) -> list[Finding]:
         return [_corrupt(path, reason)]
     try:
         health = await diagnose(path)
-    except sqlite3.DatabaseError as exc:
+    except StoreError as exc:
         return [_corrupt(path, str(exc))]
     if health.damage:
         return [_corrupt(path, "; ".join(health.damage[:5]))]

@@ -28,7 +28,8 @@ from typing import Any, TypeVar
 import aiosqlite
 
 from memory.store import migrations, schema, sessions
-from memory.store.busy import StoreBusy, is_busy, optimize
+from memory.store.busy import optimize
+from memory.store.errors import store_error
 from memory.store.read_pool import ReadPool
 from memory.store.records import (
     ROLES,
@@ -71,13 +72,12 @@ class Store:
     @classmethod
     async def open(cls, path: Path, *, readers: int = 2) -> Store:
         """Open (creating and migrating if needed) the database at `path`; `StoreBusy` when
-        another process held its lock past the busy timeout (nothing was done yet)."""
+        another process held its lock past the busy timeout (nothing was done yet), and
+        the `StoreError` of its kind when SQLite fails otherwise."""
         try:
             return await cls._open(path, readers)
-        except sqlite3.OperationalError as exc:
-            if is_busy(exc):
-                raise StoreBusy(path) from None
-            raise
+        except sqlite3.Error as exc:
+            raise store_error(exc, path) from None
 
     @classmethod
     async def _open(cls, path: Path, readers: int) -> Store:
@@ -187,13 +187,18 @@ class Store:
         db = await self._readers.get()
         try:
             yield db
+        except sqlite3.Error as exc:
+            raise store_error(exc, self.path) from exc
         finally:
             self._readers.put_nowait(db)
 
     async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run `fn` with a plain read-only connection, off the event loop, in one hop
         (for `memory` modules only, as `write`): for reads of several statements."""
-        return await self._read_pool.run(fn)
+        try:
+            return await self._read_pool.run(fn)
+        except sqlite3.Error as exc:
+            raise store_error(exc, self.path) from exc
 
     async def get_session(self, session_id: int) -> Session | None:
         async with self.reading() as db:

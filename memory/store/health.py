@@ -14,6 +14,7 @@ a database whose `user_version` is wrong, and that is one of the things to fix h
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -24,6 +25,7 @@ from typing import Any
 import aiosqlite
 
 from memory.store import migrations, schema
+from memory.store.errors import store_error
 from memory.store.layout import layout_version
 from memory.store.schema import FTS_TABLE
 from memory.store.segment import segment, stored_form
@@ -165,13 +167,22 @@ async def kioku_objects() -> dict[str, tuple[str, str]]:
 async def _connection(path: Path) -> AsyncIterator[aiosqlite.Connection]:
     """A connection that neither creates the file nor migrates it; the views of the layouts
     before v7 call `kioku_segment`, so it is registered."""
-    db = await aiosqlite.connect(
-        f"{path.as_uri()}?mode=rw", uri=True, isolation_level=None, timeout=schema.BUSY_TIMEOUT_S
-    )
+    try:
+        db = await aiosqlite.connect(
+            f"{path.as_uri()}?mode=rw",
+            uri=True,
+            isolation_level=None,
+            timeout=schema.BUSY_TIMEOUT_S,
+        )
+    except sqlite3.Error as exc:
+        raise store_error(exc, path) from exc
+    db.row_factory = sqlite3.Row
     try:
         await db.execute(f"PRAGMA busy_timeout = {int(schema.BUSY_TIMEOUT_S * 1000)}")
         await db.create_function(migrations.SEGMENT_FUNCTION, 1, segment, deterministic=True)
         yield db
+    except sqlite3.Error as exc:
+        raise store_error(exc, path) from exc
     finally:
         await db.close()
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import aiosqlite
 
+from memory.store.errors import UnknownSession
 from memory.store.records import Activity, Conversation, Session, Usage, from_epoch
-from memory.store.writer import UnknownSession
 
 COLUMNS = (
     "id, external_id, conversation, platform, chat, thread, kind, person_id, title, summary, "

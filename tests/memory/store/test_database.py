@@ -17,9 +17,9 @@ import pytest
 from memory.access.identities import ensure_person, get_person, link_identity, person_for
 from memory.store import migrations, schema
 from memory.store.database import Store, unreadable
+from memory.store.errors import UnknownSession
 from memory.store.records import Activity, Conversation, NewMessage, Usage
 from memory.store.segment import segment
-from memory.store.writer import UnknownSession
 
 
 @pytest.fixture

@@ -32,6 +32,7 @@ from memory.media.records import StoredMedia
 from memory.media.removal import remove_media_files, take_media
 from memory.store.database import Store
 from memory.store.records import person_scope
+from memory.store.scalar import scalar
 
 
 class CannotForget(ValueError):
@@ -81,7 +82,7 @@ async def forget_person(store: Store, home: Path, person: str) -> ForgetReport:
 
     async def op(db: aiosqlite.Connection) -> ForgetReport:
         report = await _count(db, person)
-        known = await _scalar(db, "SELECT count(*) FROM persons WHERE id = ?", person)
+        known = await scalar(db, "SELECT count(*) FROM persons WHERE id = ?", (person,))
         if not known and folder is None:
             raise CannotForget(f"kioku knows no person {person!r}; `kioku people list` shows them")
         dm = "SELECT id FROM sessions WHERE person_id = ?"
@@ -149,26 +150,27 @@ async def _count(db: aiosqlite.Connection, person: str) -> ForgetReport:
     return ForgetReport(
         person=person,
         identities=identities,
-        dm_sessions=await _scalar(db, "SELECT count(*) FROM sessions WHERE person_id = ?", person),
-        turns=await _scalar(db, f"SELECT count(*) FROM turns WHERE session_id IN ({dm})", person),
-        group_turns=await _scalar(
+        dm_sessions=await scalar(
+            db, "SELECT count(*) FROM sessions WHERE person_id = ?", (person,)
+        ),
+        turns=await scalar(db, f"SELECT count(*) FROM turns WHERE session_id IN ({dm})", (person,)),
+        group_turns=await scalar(
             db,
             f"SELECT count(*) FROM turns WHERE speaker_id = ? AND session_id NOT IN ({dm})",
-            person,
-            person,
+            (person, person),
         ),
-        jobs=await _scalar(db, "SELECT count(*) FROM jobs WHERE person_id = ?", person),
+        jobs=await scalar(db, "SELECT count(*) FROM jobs WHERE person_id = ?", (person,)),
         folder=None,
-        files=await _scalar(
-            db, f"SELECT count(*) FROM media WHERE {_THEIR_MEDIA}", person, person, person
+        files=await scalar(
+            db,
+            f"SELECT count(*) FROM media WHERE {_THEIR_MEDIA}",
+            (
+                person,
+                person,
+                person,
+            ),
         ),
     )
-
-
-async def _scalar(db: aiosqlite.Connection, sql: str, *params: str) -> int:
-    async with db.execute(sql, params) as cursor:
-        row = await cursor.fetchone()
-    return 0 if row is None else int(row[0])
 
 
 def _existing(folder: Path) -> Path | None:

@@ -43,6 +43,7 @@ from memory.schedule.runs import (
 from memory.schedule.timing import BadSchedule, first_run, local_time, zone_named
 from memory.store.database import Store
 from memory.store.records import to_epoch
+from memory.store.scalar import scalar
 
 __all__ = [
     "BadSchedule",
@@ -116,28 +117,15 @@ async def create_job(store: Store, new: NewJob, *, now: datetime, max_jobs: int)
     """Store `new` with its first run; `TooManyJobs` past `max_jobs` live jobs of the person,
     `BadSchedule` for an `until` before the first run, `NoSuchPerson` for no such person."""
     first = first_run(new.when, now)
-    if new.until is not None:
-        zone = zone_named(new.when.timezone)
-        until = local_time(new.until, zone)
-        if new.until <= now:
-            raise BadSchedule(
-                f"until {until} has passed; send a future until, or none to repeat until cancelled"
-            )
-        if new.until < first:
-            raise BadSchedule(
-                f"until {until} is before the first run ({local_time(first, zone)}); send a "
-                "later until, or none"
-            )
+    _check_until(new, first, now)
 
     async def op(db: aiosqlite.Connection) -> int:
         async with db.execute("SELECT 1 FROM persons WHERE id = ?", (new.person,)) as cursor:
             if await cursor.fetchone() is None:
                 raise NoSuchPerson(f"no person {new.person!r}; `kioku people list` shows them")
-        async with db.execute(
-            f"SELECT count(*) FROM jobs WHERE person_id = ? AND {LIVE}", (new.person,)
-        ) as cursor:
-            row = await cursor.fetchone()
-        live = int(row[0]) if row else 0
+        live = await scalar(
+            db, f"SELECT count(*) FROM jobs WHERE person_id = ? AND {LIVE}", (new.person,)
+        )
         if live >= max_jobs:
             raise TooManyJobs(
                 f"{new.person} has {live} reminders and scheduled tasks, the most allowed "
@@ -174,6 +162,23 @@ async def create_job(store: Store, new: NewJob, *, now: datetime, max_jobs: int)
     job_id = await store.write(op)
     changes(store).notify()
     return await get_job(store, job_id, new.person)
+
+
+def _check_until(new: NewJob, first: datetime, now: datetime) -> None:
+    """`BadSchedule` for an `until` that has passed or comes before the first run."""
+    if new.until is None:
+        return
+    zone = zone_named(new.when.timezone)
+    until = local_time(new.until, zone)
+    if new.until <= now:
+        raise BadSchedule(
+            f"until {until} has passed; send a future until, or none to repeat until cancelled"
+        )
+    if new.until < first:
+        raise BadSchedule(
+            f"until {until} is before the first run ({local_time(first, zone)}); send a "
+            "later until, or none"
+        )
 
 
 async def list_jobs(store: Store, person: str | None) -> list[Job]:

@@ -42,6 +42,7 @@ from memory.store.records import (
     Usage,
     from_epoch,
 )
+from memory.store.scalar import scalar
 from memory.store.writer import GroupCommitWriter, Op
 
 T = TypeVar("T")
@@ -235,8 +236,8 @@ class Store:
     async def size_bytes(self) -> int:
         """Bytes the database occupies (pages in use, WAL content included)."""
         async with self.reading() as db:
-            page_count = await _scalar(db, "PRAGMA page_count")
-            page_size = await _scalar(db, "PRAGMA page_size")
+            page_count = await scalar(db, "PRAGMA page_count")
+            page_size = await scalar(db, "PRAGMA page_size")
         return page_count * page_size
 
     async def check_integrity(self) -> IntegrityReport:
@@ -248,7 +249,7 @@ class Store:
             async with db.execute("PRAGMA foreign_key_check") as cursor:
                 problems += [f"foreign key: {tuple(r)}" for r in await cursor.fetchall()]
             counts = {
-                table: await _scalar(db, f"SELECT count(*) FROM {table}")
+                table: await scalar(db, f"SELECT count(*) FROM {table}")
                 for table in ("persons", "sessions", "turns")
             }
             version = await migrations.user_version(db)
@@ -315,8 +316,8 @@ async def _after_upgrade(db: aiosqlite.Connection, before: int) -> None:
     """After migrating: VACUUM once when coming from before `ZEROED_SINCE` (every page
     rewritten, so a later deletion leaves nothing of old deletions behind), or when a
     rebuilt table left a quarter of the file free."""
-    free = await _scalar(db, "PRAGMA freelist_count")
-    if 0 < before < ZEROED_SINCE or free * 4 > await _scalar(db, "PRAGMA page_count"):
+    free = await scalar(db, "PRAGMA freelist_count")
+    if 0 < before < ZEROED_SINCE or free * 4 > await scalar(db, "PRAGMA page_count"):
         await db.execute("VACUUM")
 
 
@@ -324,13 +325,6 @@ def _create_private(path: Path) -> None:
     """Create the database file readable by its owner only (it holds every conversation)."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
-
-
-async def _scalar(db: aiosqlite.Connection, sql: str) -> int:
-    async with db.execute(sql) as cursor:
-        row = await cursor.fetchone()
-    assert row is not None
-    return int(row[0] or 0)
 
 
 def _message(row: Any) -> Message:

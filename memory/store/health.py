@@ -27,6 +27,7 @@ import aiosqlite
 from memory.store import migrations, schema
 from memory.store.errors import store_error
 from memory.store.layout import layout_version
+from memory.store.scalar import scalar
 from memory.store.schema import FTS_TABLE
 from memory.store.segment import segment, stored_form
 
@@ -110,8 +111,7 @@ async def diagnose(path: Path) -> Health:
             persons=await _count(db, "persons") if layout >= 1 else 0,
             sessions=await _count(db, "sessions") if layout >= 1 else 0,
             turns=await _count(db, "messages") if layout >= 1 else 0,
-            size_bytes=await _scalar(db, "PRAGMA page_count")
-            * await _scalar(db, "PRAGMA page_size"),
+            size_bytes=await scalar(db, "PRAGMA page_count") * await scalar(db, "PRAGMA page_size"),
         )
 
 
@@ -226,7 +226,7 @@ async def _dangling(
         )
         column, parent, target = next(iter(keys))
         where = _orphaned(table, column, parent, target)
-        rows = await _scalar(db, f"SELECT count(*) FROM {where}")
+        rows = await scalar(db, f"SELECT count(*) FROM {where}")
         missing = await db.execute_fetchall(
             f'SELECT DISTINCT "{column}" FROM {where} LIMIT {SHOWN}'
         )
@@ -380,11 +380,4 @@ async def _in_transaction(
 
 
 async def _count(db: aiosqlite.Connection, table: str) -> int:
-    return await _scalar(db, f"SELECT count(*) FROM {table}")
-
-
-async def _scalar(db: aiosqlite.Connection, sql: str) -> int:
-    async with db.execute(sql) as cursor:
-        row = await cursor.fetchone()
-    assert row is not None
-    return int(row[0] or 0)
+    return await scalar(db, f"SELECT count(*) FROM {table}")

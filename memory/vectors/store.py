@@ -19,6 +19,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from memory.store.scalar import scalar_now
 from memory.vectors.rows import (
     DimensionMismatch,
     NotFinite,
@@ -96,7 +97,7 @@ class VectorStore:
 
     async def count(self, scope: str) -> int:
         return await self._run(
-            lambda: self._scalar("SELECT count(*) FROM vectors WHERE scope = ?", (scope,))
+            lambda: scalar_now(self._conn, "SELECT count(*) FROM vectors WHERE scope = ?", (scope,))
         )
 
     async def embedded(self, scope: str, turn_ids: Sequence[int]) -> set[int]:
@@ -144,9 +145,6 @@ class VectorStore:
         if self._db is None:
             raise RuntimeError("the vector store is closed")
         return self._db
-
-    def _scalar(self, sql: str, params: Sequence[object] = ()) -> int:
-        return int(self._conn.execute(sql, params).fetchone()[0] or 0)
 
     def _dimensions(self) -> int | None:
         row = self._conn.execute("SELECT value FROM meta WHERE key = 'dimensions'").fetchone()
@@ -214,14 +212,14 @@ class VectorStore:
         """The scope's matrix: cached, read whole into the cache, or streamed if too large.
         Another process's commit (`kioku providers backfill` beside the daemon) changes
         SQLite's `data_version`, and the cache is dropped."""
-        version = self._scalar("PRAGMA data_version")
+        version = scalar_now(self._conn, "PRAGMA data_version")
         if version != self._data_version:
             self._cache.clear()
             self._data_version = version
         cached = self._cache.get(scope)
         if cached is not None:
             return cached
-        rows = self._scalar("SELECT count(*) FROM vectors WHERE scope = ?", (scope,))
+        rows = scalar_now(self._conn, "SELECT count(*) FROM vectors WHERE scope = ?", (scope,))
         if not self._cache.fits(rows * (dims * 4 + 8)):
             return self._stream(scope, dims)
         blocks = list(self._stream(scope, dims, size=max(rows, 1)))

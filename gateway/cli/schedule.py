@@ -39,7 +39,7 @@ SHOWN = 50
 
 
 async def _zone(store: Store, settings: Settings, person: str) -> ZoneInfo:
-    from memory.access.timezones import effective_zone, timezone_of
+    from memory.schedule.timezones import effective_zone, timezone_of
 
     return effective_zone(await timezone_of(store, person), settings.schedule.default_timezone)
 

@@ -1,6 +1,6 @@
 """How kept files leave with the history that brought them.
 
-Every deletion (`memory.history.erase`, `memory.access.forget`) takes the `media` rows
+Every deletion (`memory.history.erase`, `memory.history.forget`) takes the `media` rows
 inside its own transaction, before the turns they belong to (a trigger would otherwise
 take them away unseen), and removes the files once that transaction has
 committed. So a failed deletion leaves rows and files as they were, and a crash after

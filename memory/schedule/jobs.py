@@ -19,7 +19,6 @@ from datetime import datetime
 
 import aiosqlite
 
-from memory.access.timezones import NoSuchPerson
 from memory.schedule.records import (
     JOB_COLUMNS,
     Job,
@@ -40,6 +39,7 @@ from memory.schedule.runs import (
     problems,
     unconfirmed_runs,
 )
+from memory.schedule.timezones import NoSuchPerson
 from memory.schedule.timing import BadSchedule, first_run, local_time, zone_named
 from memory.store.database import Store
 from memory.store.records import to_epoch

@@ -177,7 +177,7 @@ async def test_deleted_history_reaches_the_provider_and_waiting_copies_of_it_go(
 async def test_forgetting_a_person_calls_forget_with_their_scope(
     start_providers: Start, store: Store, home: Path
 ) -> None:
-    from memory.access.forget import forget_person
+    from memory.history.forget import forget_person
 
     await ensure_person(store, "bob")
     providers = await start_providers(sync_every=0.05, scripted=ON)

@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 import pytest
 
 from memory.access.identities import ensure_person, link_identity
-from memory.access.timezones import set_timezone, timezone_of
 from memory.schedule.jobs import NewJob, Target, create_job, list_jobs
+from memory.schedule.timezones import set_timezone, timezone_of
 from memory.schedule.timing import parse_when, zone_named
 from memory.store.records import Conversation
 from tests.helpers.agent_rig import Rig

@@ -5,10 +5,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from memory.access.forget import forget_person
 from memory.access.identities import ensure_person
 from memory.history.erase import erase, survey
 from memory.history.erasures import Erasure, pending, taken
+from memory.history.forget import forget_person
 from memory.history.selection import Asker, Selection
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage

@@ -9,7 +9,6 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from memory.access.identities import ensure_person
-from memory.access.timezones import NoSuchPerson
 from memory.schedule.jobs import (
     BadSchedule,
     NewJob,
@@ -24,6 +23,7 @@ from memory.schedule.jobs import (
     page_of_jobs,
     run_now,
 )
+from memory.schedule.timezones import NoSuchPerson
 from memory.schedule.timing import parse_when
 from memory.store.database import Store
 

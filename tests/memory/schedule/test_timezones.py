@@ -8,9 +8,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memory.access import timezones
 from memory.access.identities import ensure_person
-from memory.access.timezones import (
+from memory.schedule import timezones
+from memory.schedule.timezones import (
     NoSuchPerson,
     effective_zone,
     set_timezone,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from memory.access.codes import issue_link_code
-from memory.access.forget import CannotForget, forget_person, survey
 from memory.access.identities import ensure_person, get_person, link_identity, person_for
+from memory.history.forget import CannotForget, forget_person, survey
 from memory.schedule.jobs import NewJob, Target, claim_due, create_job, list_jobs
 from memory.schedule.timing import parse_when
 from memory.search.ranking import Scope, search

@@ -58,7 +58,7 @@ async def fetch_one(db: aiosqlite.Connection, sql: str, params: tuple[Any, ...] 
 
 async def person_of(db: aiosqlite.Connection, identity: str) -> str | None:
     row = await fetch_one(db, "SELECT person_id FROM identities WHERE identity = ?", (identity,))
-    return None if row is None else str(row[0])
+    return None if row is None else str(row["person_id"])
 
 
 async def person_exists(db: aiosqlite.Connection, person: str) -> bool:
@@ -139,10 +139,10 @@ async def has_anything(db: aiosqlite.Connection, person: str, identity: str | No
         "SELECT EXISTS(SELECT 1 FROM identities WHERE person_id = ? AND identity IS NOT ?) "
         "OR EXISTS(SELECT 1 FROM sessions WHERE person_id = ?) "
         "OR EXISTS(SELECT 1 FROM participants WHERE person_id = ?) "
-        "OR EXISTS(SELECT 1 FROM turns WHERE speaker_id = ?)",
+        "OR EXISTS(SELECT 1 FROM turns WHERE speaker_id = ?) AS anything",
         (person, identity, person, person, person),
     )
-    return bool(row[0])
+    return bool(row["anything"])
 
 
 async def has_more_than(store: Store, person: str, identity: str) -> bool:
@@ -228,7 +228,7 @@ async def identities_of(store: Store, person: str) -> list[str]:
         rows = await db.execute_fetchall(
             "SELECT identity FROM identities WHERE person_id = ? ORDER BY identity", (person,)
         )
-    return [str(row[0]) for row in rows]
+    return [str(row["identity"]) for row in rows]
 
 
 async def list_people(store: Store) -> list[PersonEntry]:

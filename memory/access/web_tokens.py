@@ -84,17 +84,17 @@ async def _check(db: aiosqlite.Connection, token: str, now: float) -> str:
             "This sign-in link is not valid. Send /web to kioku in a direct message "
             "(or run `kioku web login`) for a new one."
         )
-    if row[2] is not None:
+    if row["used_at"] is not None:
         raise LinkRefused(
             "This sign-in link was already used; each link works once. "
             "Send /web to kioku for a new one."
         )
-    if row[1] <= now:
+    if row["expires_at"] <= now:
         raise LinkRefused(
             "This sign-in link has expired (links work for 10 minutes). "
             "Send /web to kioku for a new one."
         )
-    return str(row[0])
+    return str(row["person_id"])
 
 
 async def redeem_web_token(
@@ -132,7 +132,9 @@ async def web_session(store: Store, session_id: str, now: float) -> WebSession |
         ) as cursor,
     ):
         row = await cursor.fetchone()
-    return None if row is None else WebSession(str(row[0]), str(row[1]), float(row[2]))
+    if row is None:
+        return None
+    return WebSession(str(row["person_id"]), str(row["csrf"]), float(row["expires_at"]))
 
 
 async def end_web_session(store: Store, session_id: str) -> None:

@@ -76,5 +76,5 @@ async def delete_planned(db: aiosqlite.Connection, plan: Plan, *, keep_open: boo
             f"WHERE id IN ({marks}) AND ended_at IS NULL RETURNING id",
             (to_epoch(datetime.now().astimezone()), END_REASON, *sorted(touched)),
         )
-        ended = tuple(sorted(int(row[0]) for row in rows))
+        ended = tuple(sorted(int(row["id"]) for row in rows))
     return sessions, turns, ended, media

@@ -145,7 +145,7 @@ async def _count(db: aiosqlite.Connection, person: str) -> ForgetReport:
     async with db.execute(
         "SELECT identity FROM identities WHERE person_id = ? ORDER BY identity", (person,)
     ) as cursor:
-        identities = [str(row[0]) for row in await cursor.fetchall()]
+        identities = [str(row["identity"]) for row in await cursor.fetchall()]
     dm = "SELECT id FROM sessions WHERE person_id = ?"
     return ForgetReport(
         person=person,

@@ -270,7 +270,7 @@ async def _import_session(db: aiosqlite.Connection, past: PastSession) -> Import
     stamps = [to_epoch(m.ts) for m in past.messages if m.ts is not None]
     added = 0
     if rows:
-        session_id = int(next(iter(rows))[0])
+        session_id = int(next(iter(rows))["id"])
     else:
         started = to_epoch(past.started_at) if past.started_at else min(stamps, default=time.time())
         ended = to_epoch(past.ended_at) if past.ended_at else max(stamps, default=started)
@@ -293,7 +293,7 @@ async def _import_session(db: aiosqlite.Connection, past: PastSession) -> Import
             ),
         )
     present = {
-        (r[0], round(r[1], 6), r[2])
+        (r["role"], round(r["ts"], 6), r["content"])
         for r in await db.execute_fetchall(
             "SELECT role, ts, content FROM messages WHERE session_id = ?", (session_id,)
         )

@@ -43,7 +43,7 @@ from memory.schedule.timezones import NoSuchPerson
 from memory.schedule.timing import BadSchedule, first_run, local_time, zone_named
 from memory.store.database import Store
 from memory.store.records import to_epoch
-from memory.store.scalar import scalar
+from memory.store.scalar import scalar, scalar_now
 
 __all__ = [
     "BadSchedule",
@@ -216,7 +216,7 @@ async def page_of_jobs(
         params += group
 
     def read(db: sqlite3.Connection) -> JobPage:
-        total = int(db.execute(f"SELECT count(*) FROM jobs WHERE {where}", params).fetchone()[0])
+        total = scalar_now(db, f"SELECT count(*) FROM jobs WHERE {where}", params)
         if offset >= total or limit < 1:
             return JobPage([], total)
         rows = db.execute(
@@ -231,9 +231,7 @@ async def page_of_jobs(
 
 async def count_jobs(store: Store) -> int:
     """How many live jobs there are, everyone's (`kioku status`), without reading them."""
-    return await store.read(
-        lambda db: int(db.execute(f"SELECT count(*) FROM jobs WHERE {LIVE}").fetchone()[0])
-    )
+    return await store.read(lambda db: scalar_now(db, f"SELECT count(*) FROM jobs WHERE {LIVE}"))
 
 
 async def get_job(store: Store, job_id: int, person: str | None) -> Job:
@@ -284,7 +282,7 @@ async def _job_in(db: aiosqlite.Connection, job_id: int, person: str | None) -> 
         raise _no_such_job(job_id)
     async with db.execute(f"SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,)) as cursor:
         row = await cursor.fetchone()
-    if row is None or (person is not None and row[1] != person):
+    if row is None or (person is not None and row["person_id"] != person):
         raise _no_such_job(job_id)
     return job_from_row(row)
 

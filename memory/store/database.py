@@ -245,7 +245,11 @@ class Store:
         problems: list[str] = []
         async with self.reading() as db:
             async with db.execute("PRAGMA integrity_check") as cursor:
-                problems += [str(r[0]) for r in await cursor.fetchall() if r[0] != "ok"]
+                problems += [
+                    str(r["integrity_check"])
+                    for r in await cursor.fetchall()
+                    if r["integrity_check"] != "ok"
+                ]
             async with db.execute("PRAGMA foreign_key_check") as cursor:
                 problems += [f"foreign key: {tuple(r)}" for r in await cursor.fetchall()]
             counts = {
@@ -329,14 +333,14 @@ def _create_private(path: Path) -> None:
 
 def _message(row: Any) -> Message:
     return Message(
-        id=row[0],
-        session_id=row[1],
-        role=ROLES[row[2]],
-        content=row[3],
-        speaker=row[4],
-        ts=from_epoch(row[5]),
-        tool_name=row[6],
-        tool_arguments=row[7],
-        tool_result=row[8],
-        platform_message_id=row[9],
+        id=row["id"],
+        session_id=row["session_id"],
+        role=ROLES[row["role"]],
+        content=row["content"],
+        speaker=row["speaker_id"],
+        ts=from_epoch(row["ts"]),
+        tool_name=row["tool_name"],
+        tool_arguments=row["tool_arguments"],
+        tool_result=row["tool_result"],
+        platform_message_id=row["platform_message_id"],
     )

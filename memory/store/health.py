@@ -189,7 +189,7 @@ async def _connection(path: Path) -> AsyncIterator[aiosqlite.Connection]:
 
 async def _damage(db: aiosqlite.Connection) -> list[str]:
     rows = await db.execute_fetchall("PRAGMA integrity_check")
-    return [str(row[0]) for row in rows if row[0] != "ok"]
+    return [str(row["integrity_check"]) for row in rows if row["integrity_check"] != "ok"]
 
 
 async def _objects(db: aiosqlite.Connection) -> dict[str, str]:
@@ -216,7 +216,7 @@ async def _dangling(
     one's own business)."""
     found = []
     checked = await db.execute_fetchall("PRAGMA foreign_key_check")
-    for table, fk in sorted({(str(row[0]), int(row[3])) for row in checked}):
+    for table, fk in sorted({(str(row["table"]), int(row["fkid"])) for row in checked}):
         if table not in expected or expected[table][0] != "table":
             continue
         keys = await db.execute_fetchall(
@@ -228,10 +228,10 @@ async def _dangling(
         where = _orphaned(table, column, parent, target)
         rows = await scalar(db, f"SELECT count(*) FROM {where}")
         missing = await db.execute_fetchall(
-            f'SELECT DISTINCT "{column}" FROM {where} LIMIT {SHOWN}'
+            f'SELECT DISTINCT "{column}" AS key FROM {where} LIMIT {SHOWN}'
         )
         found.append(
-            Dangling(table, column, parent, target, rows, tuple(str(m[0]) for m in missing))
+            Dangling(table, column, parent, target, rows, tuple(str(m["key"]) for m in missing))
         )
     return found
 
@@ -267,7 +267,7 @@ async def _stale_bodies(db: aiosqlite.Connection, *, fix: bool) -> int:
         )
         if not rows:
             return stale
-        last = rows[-1][0]
+        last = rows[-1]["id"]
         wrong = await asyncio.to_thread(_recomputed, list(rows))
         stale += len(wrong)
         if fix and wrong:

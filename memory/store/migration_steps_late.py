@@ -82,7 +82,7 @@ async def v7_open_index(db: aiosqlite.Connection) -> None:
         )
         if not rows:
             break
-        last = rows[-1][0]
+        last = rows[-1]["id"]
         bodies = [(body, id_) for id_, content in rows if (body := stored_form(content))]
         await db.executemany("UPDATE turns SET body = ? WHERE id = ?", bodies)
     await run_script(db, V7_OPEN_INDEX)

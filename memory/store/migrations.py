@@ -34,6 +34,7 @@ from memory.store.migration_steps_late import (
     v10_media,
     v11_erasures,
 )
+from memory.store.scalar import scalar
 from memory.store.segment import segment
 
 Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
@@ -126,7 +127,4 @@ async def migrate(db: aiosqlite.Connection, target: int = SCHEMA_VERSION) -> int
 
 
 async def user_version(db: aiosqlite.Connection) -> int:
-    async with db.execute("PRAGMA user_version") as cursor:
-        row = await cursor.fetchone()
-    assert row is not None
-    return int(row[0])
+    return await scalar(db, "PRAGMA user_version")

@@ -54,7 +54,7 @@ async def insert_session(
     async with db.execute("SELECT id FROM scopes WHERE name = ?", (conversation.scope,)) as cursor:
         scope = await cursor.fetchone()
     assert scope is not None
-    scope_id = int(scope[0])
+    scope_id = int(scope["id"])
     async with db.execute(
         "INSERT INTO sessions(external_id, conversation, platform, chat, thread, kind, person_id, "
         "scope_id, started_at, ended_at, end_reason) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
@@ -184,18 +184,23 @@ async def _person_exists(db: aiosqlite.Connection, person: str) -> bool:
 def session_from_row(row: Any) -> Session:
     """A `Session` from a row selected as `COLUMNS`."""
     return Session(
-        id=row[0],
-        external_id=row[1],
-        conversation=row[2],
-        platform=row[3],
-        chat=row[4],
-        thread=row[5],
-        kind=row[6],
-        person=row[7],
-        title=row[8],
-        summary=row[9],
-        started_at=from_epoch(row[10]),
-        ended_at=None if row[11] is None else from_epoch(row[11]),
-        end_reason=row[12],
-        usage=Usage(row[13], row[14], row[15], row[16]),
+        id=row["id"],
+        external_id=row["external_id"],
+        conversation=row["conversation"],
+        platform=row["platform"],
+        chat=row["chat"],
+        thread=row["thread"],
+        kind=row["kind"],
+        person=row["person_id"],
+        title=row["title"],
+        summary=row["summary"],
+        started_at=from_epoch(row["started_at"]),
+        ended_at=None if row["ended_at"] is None else from_epoch(row["ended_at"]),
+        end_reason=row["end_reason"],
+        usage=Usage(
+            row["input_tokens"],
+            row["output_tokens"],
+            row["cache_read_tokens"],
+            row["cache_write_tokens"],
+        ),
     )

@@ -48,6 +48,7 @@ from memory.store.errors import (
     store_error,
 )
 from memory.store.records import NewMessage, to_epoch
+from memory.store.scalar import scalar
 from memory.store.segment import stored_form
 from memory.store.wal import Checkpointer, Done, WalSyncer
 
@@ -287,8 +288,7 @@ def insert_statements(first: int, appends: list[Append]) -> Iterator[tuple[str, 
 
 async def insert_messages(db: aiosqlite.Connection, appends: list[Append]) -> list[int]:
     """Store and index turns from inside a `write(op)` transaction (imports use this)."""
-    (row,) = await db.execute_fetchall("SELECT coalesce(max(id), 0) FROM turns")
-    first = int(row[0]) + 1
+    first = await scalar(db, "SELECT coalesce(max(id), 0) FROM turns") + 1
     for sql, params in insert_statements(first, appends):
         await db.execute(sql, params)
     return list(range(first, first + len(appends)))

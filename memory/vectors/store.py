@@ -127,6 +127,7 @@ class VectorStore:
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
         db = sqlite3.connect(self.path, check_same_thread=False)
+        db.row_factory = sqlite3.Row
         db.executescript(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
             "PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;"
@@ -148,7 +149,7 @@ class VectorStore:
 
     def _dimensions(self) -> int | None:
         row = self._conn.execute("SELECT value FROM meta WHERE key = 'dimensions'").fetchone()
-        return int(row[0]) if row else None
+        return int(row["value"]) if row else None
 
     def _add(self, scope: str, rows: Sequence[VectorRow]) -> int:
         for index, row in enumerate(rows):
@@ -174,9 +175,9 @@ class VectorStore:
                     continue
                 db.executemany(
                     "INSERT OR IGNORE INTO members VALUES (?, ?)",
-                    [(turn, found[0]) for turn in row.turn_ids],
+                    [(turn, found["id"]) for turn in row.turn_ids],
                 )
-                ids.append(found[0])
+                ids.append(found["id"])
                 kept.append(index)
         if ids:
             self._cache.append(scope, Block(np.array(ids, dtype=np.int64), matrix[kept]))
@@ -196,14 +197,14 @@ class VectorStore:
             return []
         marks = ",".join("?" * len(ranked))
         rows = {
-            row[0]: row[1:]
+            row["id"]: row
             for row in self._conn.execute(
                 f"SELECT id, turn_id, text, ts FROM vectors WHERE scope = ? AND id IN ({marks})",
                 (scope, *(row_id for row_id, _ in ranked)),
             )
         }
         return [
-            VectorHit(rows[row_id][0], rows[row_id][1], score, rows[row_id][2])
+            VectorHit(rows[row_id]["turn_id"], rows[row_id]["text"], score, rows[row_id]["ts"])
             for row_id, score in ranked
             if row_id in rows
         ]
@@ -231,8 +232,8 @@ class VectorStore:
             "SELECT id, vector FROM vectors WHERE scope = ? ORDER BY id", (scope,)
         )
         while chunk := cursor.fetchmany(size):
-            ids = np.fromiter((row[0] for row in chunk), dtype=np.int64, count=len(chunk))
-            data = b"".join(row[1] for row in chunk)
+            ids = np.fromiter((row["id"] for row in chunk), dtype=np.int64, count=len(chunk))
+            data = b"".join(row["vector"] for row in chunk)
             yield Block(ids, np.frombuffer(data, dtype=np.float32).reshape(len(chunk), dims))
 
     def _embedded(self, scope: str, turn_ids: Sequence[int]) -> set[int]:
@@ -240,7 +241,7 @@ class VectorStore:
         for part in _parts(turn_ids):
             marks = ",".join("?" * len(part))
             found.update(
-                row[0]
+                row["turn_id"]
                 for row in self._conn.execute(
                     f"SELECT turn_id FROM vectors WHERE scope = ? AND turn_id IN ({marks})",
                     (scope, *part),

@@ -155,12 +155,13 @@ async def _request_pairing(
 
 async def pending_pairings(store: Store, now: float) -> list[PairingRequest]:
     """The requests waiting for the owner's decision, oldest first (expired ones left out)."""
-    async with store.reading() as db:
-        rows = await db.execute_fetchall(
+    rows = await store.read(
+        lambda db: db.execute(
             "SELECT code, platform, identity, display_name, expires_at FROM pairing_requests "
             "WHERE expires_at > ? ORDER BY created_at",
             (now,),
-        )
+        ).fetchall()
+    )
     return [PairingRequest(**row) for row in rows]
 
 

@@ -30,6 +30,13 @@ if TYPE_CHECKING:
 
 PERSON_COLUMNS = "id, display_name, created_at"
 PERSON_EXISTS = "SELECT 1 FROM persons WHERE id = ?"
+_ANYTHING = (
+    "SELECT EXISTS(SELECT 1 FROM identities WHERE person_id = :person "
+    "AND identity IS NOT :identity) "
+    "OR EXISTS(SELECT 1 FROM sessions WHERE person_id = :person) "
+    "OR EXISTS(SELECT 1 FROM participants WHERE person_id = :person) "
+    "OR EXISTS(SELECT 1 FROM turns WHERE speaker_id = :person) AS anything"
+)
 
 
 class KeptByOwner(PermissionError):
@@ -50,7 +57,9 @@ class PersonEntry:
         }
 
 
-async def fetch_one(db: aiosqlite.Connection, sql: str, params: tuple[Any, ...] = ()) -> Any:
+async def fetch_one(
+    db: aiosqlite.Connection, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()
+) -> Any:
     """The first row of `sql`, or None (aiosqlite has no one-row shortcut)."""
     async with db.execute(sql, params) as cursor:
         return await cursor.fetchone()
@@ -134,21 +143,18 @@ def _person(row: Any) -> Person | None:
 
 async def has_anything(db: aiosqlite.Connection, person: str, identity: str | None = None) -> bool:
     """Whether `person` has history or identities (besides `identity`) that a merge would strand."""
-    row = await fetch_one(
-        db,
-        "SELECT EXISTS(SELECT 1 FROM identities WHERE person_id = ? AND identity IS NOT ?) "
-        "OR EXISTS(SELECT 1 FROM sessions WHERE person_id = ?) "
-        "OR EXISTS(SELECT 1 FROM participants WHERE person_id = ?) "
-        "OR EXISTS(SELECT 1 FROM turns WHERE speaker_id = ?) AS anything",
-        (person, identity, person, person, person),
-    )
+    row = await fetch_one(db, _ANYTHING, {"person": person, "identity": identity})
     return bool(row["anything"])
 
 
 async def has_more_than(store: Store, person: str, identity: str) -> bool:
     """Whether `person` has history or identities besides `identity` (so is no empty shell)."""
-    async with store.reading() as db:
-        return await has_anything(db, person, identity)
+
+    def read(db: sqlite3.Connection) -> bool:
+        row = db.execute(_ANYTHING, {"person": person, "identity": identity}).fetchone()
+        return bool(row["anything"])
+
+    return await store.read(read)
 
 
 async def admit_stranger(
@@ -224,27 +230,29 @@ def _refuse_if_kept(identity: str, holder: str | None, owner_keeps: Collection[s
 
 async def identities_of(store: Store, person: str) -> list[str]:
     """The identities linked to `person`, sorted."""
-    async with store.reading() as db:
-        rows = await db.execute_fetchall(
+    rows = await store.read(
+        lambda db: db.execute(
             "SELECT identity FROM identities WHERE person_id = ? ORDER BY identity", (person,)
-        )
+        ).fetchall()
+    )
     return [str(row["identity"]) for row in rows]
 
 
 async def list_people(store: Store) -> list[PersonEntry]:
     """Every person with their identities, the owner first."""
-    async with store.reading() as db:
-        rows = await db.execute_fetchall(
+    rows = await store.read(
+        lambda db: db.execute(
             "SELECT p.id, p.display_name, i.identity FROM persons AS p "
             "LEFT JOIN identities AS i ON i.person_id = p.id "
             "ORDER BY p.id != ?, p.id, i.identity",
             (OWNER,),
-        )
+        ).fetchall()
+    )
     entries: dict[str, PersonEntry] = {}
-    for person, display_name, identity in rows:
-        entry = entries.setdefault(person, PersonEntry(person, display_name, []))
-        if identity is not None:
-            entry.identities.append(identity)
+    for row in rows:
+        entry = entries.setdefault(row["id"], PersonEntry(row["id"], row["display_name"], []))
+        if row["identity"] is not None:
+            entry.identities.append(row["identity"])
     return list(entries.values())
 
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -65,8 +67,7 @@ class ForgetReport:
 async def survey(store: Store, home: Path, person: str) -> ForgetReport:
     """What `forget_person` would remove, without removing anything."""
     _refuse_owner(person)
-    async with store.reading() as db:
-        report = await _count(db, person)
+    report = await store.read(lambda db: _count_now(db, person))
     folder = await asyncio.to_thread(_existing, person_dir(home, person))
     if not await _known(store, person) and folder is None:
         raise CannotForget(f"kioku knows no person {person!r}; `kioku people list` shows them")
@@ -86,7 +87,7 @@ async def forget_person(store: Store, home: Path, person: str) -> ForgetReport:
         if not known and folder is None:
             raise CannotForget(f"kioku knows no person {person!r}; `kioku people list` shows them")
         dm = "SELECT id FROM sessions WHERE person_id = ?"
-        taken[:] = await take_media(db, _THEIR_MEDIA, (person, person, person))
+        taken[:] = await take_media(db, _THEIR_MEDIA, {"person": person})
         await db.execute(f"DELETE FROM turns WHERE session_id IN ({dm})", (person,))
         await db.execute("DELETE FROM turns WHERE speaker_id = ?", (person,))
         await db.execute("DELETE FROM sessions WHERE person_id = ?", (person,))
@@ -125,8 +126,19 @@ async def forget_person(store: Store, home: Path, person: str) -> ForgetReport:
 
 # The kept files of a person: their own (their DMs'), and those of their turns in groups.
 _THEIR_MEDIA = (
-    "owner = ? OR session_id IN (SELECT id FROM sessions WHERE person_id = ?) "
-    "OR message_id IN (SELECT id FROM turns WHERE speaker_id = ?)"
+    "owner = :person OR session_id IN (SELECT id FROM sessions WHERE person_id = :person) "
+    "OR message_id IN (SELECT id FROM turns WHERE speaker_id = :person)"
+)
+# What `survey` and `forget_person` count.
+_IDENTITIES = "SELECT identity FROM identities WHERE person_id = :person ORDER BY identity"
+_DM = "SELECT id FROM sessions WHERE person_id = :person"
+_COUNTS = (
+    "SELECT (SELECT count(*) FROM sessions WHERE person_id = :person) AS dm_sessions, "
+    f"(SELECT count(*) FROM turns WHERE session_id IN ({_DM})) AS turns, "
+    "(SELECT count(*) FROM turns WHERE speaker_id = :person "
+    f"AND session_id NOT IN ({_DM})) AS group_turns, "
+    "(SELECT count(*) FROM jobs WHERE person_id = :person) AS jobs, "
+    f"(SELECT count(*) FROM media WHERE {_THEIR_MEDIA}) AS files"
 )
 
 
@@ -142,34 +154,28 @@ async def _known(store: Store, person: str) -> bool:
 
 
 async def _count(db: aiosqlite.Connection, person: str) -> ForgetReport:
-    async with db.execute(
-        "SELECT identity FROM identities WHERE person_id = ? ORDER BY identity", (person,)
-    ) as cursor:
-        identities = [str(row["identity"]) for row in await cursor.fetchall()]
-    dm = "SELECT id FROM sessions WHERE person_id = ?"
+    """What forgetting `person` takes, inside a write transaction (`_count_now` reads)."""
+    identities = await db.execute_fetchall(_IDENTITIES, {"person": person})
+    counts = await db.execute_fetchall(_COUNTS, {"person": person})
+    return _report(person, identities, next(iter(counts)))
+
+
+def _count_now(db: sqlite3.Connection, person: str) -> ForgetReport:
+    """`_count` on a plain read connection (`store.read`)."""
+    identities = db.execute(_IDENTITIES, {"person": person}).fetchall()
+    return _report(person, identities, db.execute(_COUNTS, {"person": person}).fetchone())
+
+
+def _report(person: str, identities: Iterable[sqlite3.Row], counts: sqlite3.Row) -> ForgetReport:
     return ForgetReport(
         person=person,
-        identities=identities,
-        dm_sessions=await scalar(
-            db, "SELECT count(*) FROM sessions WHERE person_id = ?", (person,)
-        ),
-        turns=await scalar(db, f"SELECT count(*) FROM turns WHERE session_id IN ({dm})", (person,)),
-        group_turns=await scalar(
-            db,
-            f"SELECT count(*) FROM turns WHERE speaker_id = ? AND session_id NOT IN ({dm})",
-            (person, person),
-        ),
-        jobs=await scalar(db, "SELECT count(*) FROM jobs WHERE person_id = ?", (person,)),
+        identities=[str(row["identity"]) for row in identities],
+        dm_sessions=counts["dm_sessions"],
+        turns=counts["turns"],
+        group_turns=counts["group_turns"],
+        jobs=counts["jobs"],
         folder=None,
-        files=await scalar(
-            db,
-            f"SELECT count(*) FROM media WHERE {_THEIR_MEDIA}",
-            (
-                person,
-                person,
-                person,
-            ),
-        ),
+        files=counts["files"],
     )
 
 

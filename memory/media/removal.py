@@ -20,7 +20,7 @@ from memory.media.records import StoredMedia
 
 
 async def take_media(
-    db: aiosqlite.Connection, where: str, params: tuple[object, ...]
+    db: aiosqlite.Connection, where: str, params: tuple[object, ...] | dict[str, object]
 ) -> list[StoredMedia]:
     """Inside a deletion's write transaction: delete the rows of `media` matching
     `where` and return them, for `remove_media_files` after the commit."""

@@ -65,7 +65,7 @@ def of_messages(db: sqlite3.Connection, message_ids: Iterable[int]) -> list[Stor
 
 
 async def take(
-    db: aiosqlite.Connection, where: str, params: tuple[object, ...]
+    db: aiosqlite.Connection, where: str, params: tuple[object, ...] | dict[str, object]
 ) -> list[StoredMedia]:
     """Delete the rows of `media` matching `where`; returns them (their files stay)."""
     rows = await db.execute_fetchall(f"DELETE FROM media WHERE {where} RETURNING {COLUMNS}", params)

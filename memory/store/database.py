@@ -6,8 +6,9 @@ and a power cut. The price is one fsync per transaction, which group commit pays
 once for every append that queued up meanwhile, and which runs beside the next
 transaction's SQLite work instead of before it (see `memory.store.writer`).
 
-Reads run on separate connections (`query_only`): in WAL mode a reader sees the
-last committed state and never waits for the writer.
+Reads run on separate connections (`query_only`), all through `read(fn)` and its pool
+(`memory.store.read_pool`): in WAL mode a reader sees the last committed state and never
+waits for the writer.
 
 This module is the machinery (connections, the writer, the reader pool) and the
 `Store` methods the rest of kioku calls; the SQL behind them that concerns sessions
@@ -20,8 +21,8 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager, closing
+from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -42,7 +43,7 @@ from memory.store.records import (
     Usage,
     from_epoch,
 )
-from memory.store.scalar import scalar
+from memory.store.scalar import scalar, scalar_now
 from memory.store.writer import GroupCommitWriter, Op
 
 T = TypeVar("T")
@@ -58,15 +59,11 @@ class Store:
         path: Path,
         writer: aiosqlite.Connection,
         checkpointer: aiosqlite.Connection,
-        readers: list[aiosqlite.Connection],
+        readers: int,
     ) -> None:
         self.path = path
-        self._reader_count = len(readers)
-        self._readers: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
-        for reader in readers:
-            self._readers.put_nowait(reader)
         self._checkpointer = checkpointer
-        self._read_pool = ReadPool(path, len(readers), schema.BUSY_TIMEOUT_S)
+        self._read_pool = ReadPool(path, readers, schema.BUSY_TIMEOUT_S)
         self._writer = GroupCommitWriter(writer, path, checkpointer)
         self._closed = False
 
@@ -94,12 +91,7 @@ class Store:
             await writer.close()
             raise
         checkpointer = await connect(path)
-        pool = []
-        for _ in range(readers):
-            reader = await connect(path)
-            await reader.execute("PRAGMA query_only = 1")
-            pool.append(reader)
-        return cls(path, writer, checkpointer, pool)
+        return cls(path, writer, checkpointer, readers)
 
     @property
     def home(self) -> Path:
@@ -116,8 +108,6 @@ class Store:
             finally:
                 await self._checkpointer.close()
                 await self._writer.db.close()
-                for _ in range(self._reader_count):
-                    await (await self._readers.get()).close()
                 await self._read_pool.close()
 
     async def __aenter__(self) -> Store:
@@ -182,17 +172,6 @@ class Store:
 
     # -- reading ---------------------------------------------------------------------------
 
-    @asynccontextmanager
-    async def reading(self) -> AsyncIterator[aiosqlite.Connection]:
-        """Borrow a read-only connection from the pool (for `memory` modules only, as `write`)."""
-        db = await self._readers.get()
-        try:
-            yield db
-        except sqlite3.Error as exc:
-            raise store_error(exc, self.path) from exc
-        finally:
-            self._readers.put_nowait(db)
-
     async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run `fn` with a plain read-only connection, off the event loop, in one hop
         (for `memory` modules only, as `write`): for reads of several statements."""
@@ -202,61 +181,41 @@ class Store:
             raise store_error(exc, self.path) from exc
 
     async def get_session(self, session_id: int) -> Session | None:
-        async with self.reading() as db:
-            return await sessions.session_where(db, "id = ?", session_id)
+        return await self.read(lambda db: sessions.session_where(db, "id = ?", session_id))
 
     async def session_by_external_id(self, external_id: str) -> Session | None:
-        async with self.reading() as db:
-            return await sessions.session_where(db, "external_id = ?", external_id)
+        return await self.read(
+            lambda db: sessions.session_where(db, "external_id = ?", external_id)
+        )
 
     async def messages(
         self, session_id: int, *, after: int = 0, limit: int | None = None
     ) -> list[Message]:
         """A session's turns in order (after message id `after`), e.g. to rebuild its context."""
-        async with (
-            self.reading() as db,
-            db.execute(
+        rows = await self.read(
+            lambda db: db.execute(
                 f"SELECT {schema.TURN_COLUMNS} FROM turns WHERE session_id = ? AND id > ? "
                 "ORDER BY id LIMIT ?",
                 (session_id, after, -1 if limit is None else limit),
-            ) as cursor,
-        ):
-            return [_message(row) for row in await cursor.fetchall()]
+            ).fetchall()
+        )
+        return [_message(row) for row in rows]
 
     async def session_activity(self, session_id: int) -> Activity:
         """How many messages the person sent in the session, and when its last turn was."""
-        async with self.reading() as db:
-            return await sessions.activity(db, session_id)
+        return await self.read(lambda db: sessions.activity(db, session_id))
 
     async def recent_sessions(self, person: str, limit: int = 10) -> list[Session]:
         """Sessions `person` took part in (DMs and groups, every platform), newest first."""
-        async with self.reading() as db:
-            return await sessions.recent_sessions(db, person, limit)
+        return await self.read(lambda db: sessions.recent_sessions(db, person, limit))
 
     async def size_bytes(self) -> int:
         """Bytes the database occupies (pages in use, WAL content included)."""
-        async with self.reading() as db:
-            page_count = await scalar(db, "PRAGMA page_count")
-            page_size = await scalar(db, "PRAGMA page_size")
-        return page_count * page_size
+        return await self.read(_size_bytes)
 
     async def check_integrity(self) -> IntegrityReport:
         """SQLite's integrity and foreign-key checks plus FTS5's index-vs-content check."""
-        problems: list[str] = []
-        async with self.reading() as db:
-            async with db.execute("PRAGMA integrity_check") as cursor:
-                problems += [
-                    str(r["integrity_check"])
-                    for r in await cursor.fetchall()
-                    if r["integrity_check"] != "ok"
-                ]
-            async with db.execute("PRAGMA foreign_key_check") as cursor:
-                problems += [f"foreign key: {tuple(r)}" for r in await cursor.fetchall()]
-            counts = {
-                table: await scalar(db, f"SELECT count(*) FROM {table}")
-                for table in ("persons", "sessions", "turns")
-            }
-            version = await migrations.user_version(db)
+        problems, counts, version = await self.read(_checked)
 
         async def fts_check(db: aiosqlite.Connection) -> str | None:
             try:
@@ -329,6 +288,25 @@ def _create_private(path: Path) -> None:
     """Create the database file readable by its owner only (it holds every conversation)."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+
+
+def _size_bytes(db: sqlite3.Connection) -> int:
+    return scalar_now(db, "PRAGMA page_count") * scalar_now(db, "PRAGMA page_size")
+
+
+def _checked(db: sqlite3.Connection) -> tuple[list[str], dict[str, int], int]:
+    """SQLite's integrity and foreign-key problems, the rows counted, the schema version."""
+    problems = [
+        str(r["integrity_check"])
+        for r in db.execute("PRAGMA integrity_check")
+        if r["integrity_check"] != "ok"
+    ]
+    problems += [f"foreign key: {tuple(r)}" for r in db.execute("PRAGMA foreign_key_check")]
+    counts = {
+        table: scalar_now(db, f"SELECT count(*) FROM {table}")
+        for table in ("persons", "sessions", "turns")
+    }
+    return problems, counts, scalar_now(db, "PRAGMA user_version")
 
 
 def _message(row: Any) -> Message:

@@ -3,12 +3,13 @@
 A session is one stretch of a conversation, from its first turn to idle, `/new` or
 shutdown; its row carries the title, summary and token totals search and `/usage`
 show. Every function takes the connection it works on: those that change a session
-run inside `store.write(op)`, the lookups on a reader from `store.reading()`.
+run inside `store.write(op)`, the lookups on a plain read connection from `store.read`.
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 from typing import Any
 
@@ -144,35 +145,33 @@ async def add_usage(db: aiosqlite.Connection, session_id: int, usage: Usage) -> 
         raise UnknownSession(f"no session {session_id}")
 
 
-async def session_where(db: aiosqlite.Connection, where: str, value: object) -> Session | None:
+def session_where(db: sqlite3.Connection, where: str, value: object) -> Session | None:
     """The one session matching `where` (a unique column, e.g. `id = ?`), if any."""
-    async with db.execute(f"SELECT {COLUMNS} FROM sessions WHERE {where}", (value,)) as cursor:
-        row = await cursor.fetchone()
+    row = db.execute(f"SELECT {COLUMNS} FROM sessions WHERE {where}", (value,)).fetchone()
     return None if row is None else session_from_row(row)
 
 
-async def recent_sessions(db: aiosqlite.Connection, person: str, limit: int) -> list[Session]:
+def recent_sessions(db: sqlite3.Connection, person: str, limit: int) -> list[Session]:
     """Sessions `person` took part in (DMs and groups, every platform), newest first."""
-    async with db.execute(
+    rows = db.execute(
         f"SELECT {COLUMNS} FROM sessions WHERE id IN ("
         "SELECT id FROM sessions WHERE person_id = ? UNION "
         "SELECT session_id FROM participants WHERE person_id = ?) "
         "ORDER BY started_at DESC, id DESC LIMIT ?",
         (person, person, limit),
-    ) as cursor:
-        return [session_from_row(row) for row in await cursor.fetchall()]
+    )
+    return [session_from_row(row) for row in rows]
 
 
-async def activity(db: aiosqlite.Connection, session_id: int) -> Activity:
+def activity(db: sqlite3.Connection, session_id: int) -> Activity:
     """How many messages the person sent in the session, and when the last turn was."""
-    async with db.execute(
-        "SELECT count(*) FILTER (WHERE role = 'user'), max(ts) FROM messages WHERE session_id = ?",
+    row = db.execute(
+        "SELECT count(*) FILTER (WHERE role = 'user') AS sent, max(ts) AS last FROM messages "
+        "WHERE session_id = ?",
         (session_id,),
-    ) as cursor:
-        row = await cursor.fetchone()
-    assert row is not None
-    count, last = row
-    return Activity(count, None if last is None else from_epoch(last))
+    ).fetchone()
+    last = row["last"]
+    return Activity(row["sent"], None if last is None else from_epoch(last))
 
 
 async def _person_exists(db: aiosqlite.Connection, person: str) -> bool:

@@ -136,11 +136,11 @@ async def store_figures(path: Path, count: int) -> list[tuple[str, str]]:
                 f"{await _median_ms(lambda: claim_due(store, now, 21600), 200):.3f} ms",
             ),
         ]
-        async with (
-            store.reading() as db,
-            db.execute("SELECT next_run FROM jobs ORDER BY next_run LIMIT 1 OFFSET 99") as cursor,
-        ):
-            (hundredth,) = await cursor.fetchone()
+        hundredth = await store.read(
+            lambda db: db.execute(
+                "SELECT next_run FROM jobs ORDER BY next_run LIMIT 1 OFFSET 99"
+            ).fetchone()["next_run"]
+        )
         started = time.perf_counter()
         claimed = await claim_due(store, datetime.fromtimestamp(hundredth, UTC), 21600)
         rows.append(

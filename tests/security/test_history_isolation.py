@@ -41,8 +41,8 @@ async def world(home: Path) -> AsyncIterator[tuple[Store, dict[str, int]]]:
 
 
 async def texts(store: Store) -> set[str]:
-    async with store.reading() as db, db.execute("SELECT content FROM turns") as cursor:
-        return {row[0].split(":")[0] for row in await cursor.fetchall()}
+    rows = await store.read(lambda db: db.execute("SELECT content FROM turns").fetchall())
+    return {row["content"].split(":")[0] for row in rows}
 
 
 @pytest.mark.parametrize(

@@ -53,8 +53,10 @@ def said(home: Path, conversation: Conversation, *lines: tuple[str | None, str],
 
 def texts(home: Path) -> list[str]:
     async def work(store: Store) -> list[str]:
-        async with store.reading() as db, db.execute("SELECT content FROM turns ORDER BY id") as c:
-            return [row[0] for row in await c.fetchall()]
+        rows = await store.read(
+            lambda db: db.execute("SELECT content FROM turns ORDER BY id").fetchall()
+        )
+        return [row["content"] for row in rows]
 
     return with_store(home, work)
 

@@ -13,6 +13,7 @@ from memory.access import codes
 from memory.access.identities import ensure_person, link_identity, person_for
 from memory.access.people import PERSON_ID, slug
 from memory.store.database import Store
+from memory.store.scalar import scalar_now
 
 T0 = 1_700_000_000.0
 
@@ -89,8 +90,7 @@ async def test_expired_requests_are_purged_and_make_room(
     assert await codes.pending_pairings(store, clock.now) == []
     reply = (await ids.admit(dm("telegram:9"))).reply
     assert reply is not None
-    async with store.reading() as db, db.execute("SELECT count(*) FROM pairing_requests") as cur:
-        assert (await cur.fetchone())[0] == 1
+    assert await store.read(lambda db: scalar_now(db, "SELECT count(*) FROM pairing_requests")) == 1
 
 
 async def test_approve_creates_a_person_named_after_the_display_name(

@@ -38,8 +38,10 @@ async def people(store: Store) -> Store:
 
 
 async def texts(store: Store) -> list[str]:
-    async with store.reading() as db, db.execute("SELECT content FROM turns ORDER BY id") as cur:
-        return [row[0] for row in await cur.fetchall()]
+    rows = await store.read(
+        lambda db: db.execute("SELECT content FROM turns ORDER BY id").fetchall()
+    )
+    return [row["content"] for row in rows]
 
 
 async def found(store: Store, person: str, query: str) -> int:

@@ -35,8 +35,8 @@ async def test_an_erased_session_logs_each_turn_with_its_scope_and_no_text(store
         ("person:alice", first),
         ("person:alice", second),
     ]
-    async with store.reading() as db, db.execute("SELECT * FROM erasures") as cursor:
-        assert "secret" not in repr(await cursor.fetchall())
+    rows = await store.read(lambda db: db.execute("SELECT * FROM erasures").fetchall())
+    assert "secret" not in repr([tuple(row) for row in rows])
 
 
 async def test_forgetting_a_person_logs_their_group_turns_and_their_whole_scope(

@@ -15,6 +15,7 @@ from memory.schedule.timing import parse_when
 from memory.search.ranking import Scope, search
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
+from memory.store.scalar import scalar_now
 
 
 async def say(store: Store, conversation: Conversation, speaker: str | None, text: str) -> None:
@@ -41,8 +42,7 @@ async def alice_with_history(store: Store, home: Path) -> Conversation:
 
 
 async def count(store: Store, sql: str) -> int:
-    async with store.reading() as db, db.execute(sql) as cursor:
-        return int((await cursor.fetchone())[0])
+    return await store.read(lambda db: scalar_now(db, sql))
 
 
 async def test_forget_removes_dm_sessions_identities_links_and_folder(

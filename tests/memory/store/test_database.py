@@ -80,12 +80,13 @@ async def test_an_append_to_a_missing_session_fails_alone(store: Store) -> None:
 async def test_appended_turns_are_indexed_with_their_session_scope(store: Store) -> None:
     session = await store.open_session(dm())
     message_id = await store.append(session.id, NewMessage("user", "抹茶"))
-    async with store.reading() as db:
-        rows = await db.execute_fetchall(
+    rows = await store.read(
+        lambda db: db.execute(
             "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?",
             (f'"{schema.SCOPE_MARK}1" AND "抹茶"',),
-        )
-    assert [r[0] for r in rows] == [message_id]
+        ).fetchall()
+    )
+    assert [r["rowid"] for r in rows] == [message_id]
     assert segment("抹茶") == " 抹茶 茶 "
 
 
@@ -192,12 +193,13 @@ async def test_edited_and_deleted_turns_leave_the_index_in_step(store: Store) ->
 
     await store.write(edit)
     report = await store.check_integrity()
-    async with store.reading() as db:
-        rows = await db.execute_fetchall(
+    rows = await store.read(
+        lambda db: db.execute(
             "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?", ('"抹茶" OR "庭園"',)
-        )
+        ).fetchall()
+    )
     assert report.ok, report.problems
-    assert [r[0] for r in rows] == [kept]
+    assert [r["rowid"] for r in rows] == [kept]
 
 
 async def test_integrity_check_reports_a_damaged_index(store: Store) -> None:

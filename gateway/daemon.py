@@ -34,15 +34,15 @@ from config.paths import ensure_home
 from config.settings import Settings
 from gateway import instance
 from gateway.backups import ScheduledBackups
-from gateway.commands.handlers import SLASH_COMMANDS
+from gateway.commands.builtin import SLASH_COMMANDS
 from gateway.gateway import Gateway
 from gateway.identity import Identities
 from gateway.job_delivery import Courier
 from gateway.retention import RetentionSweeper
 from gateway.scheduled_turns import ScheduledTurns
 from gateway.scheduler import Scheduler, schedule_status
+from gateway.service.notify import Notifier
 from gateway.supervisor import Supervisor
-from gateway.systemd import Notifier
 from memory.media import count_media
 from memory.store.database import Store
 from memory.store.errors import StoreCorrupt, StoreError, is_disk_full

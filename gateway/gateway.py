@@ -23,8 +23,8 @@ from agent.providers import OnText
 from agent.tools.context import Origin
 from agent.turn import Turn
 from config.settings import Settings
-from gateway.commands.handlers import Commands
-from gateway.commands.registry import Command, Request, parse
+from gateway.commands.dispatch import Commands
+from gateway.commands.parsing import Command, parse
 from gateway.deletions import ChatDeletions
 from gateway.intake import Intake, take_in
 from gateway.owner_claims import CLAIMED, OwnerClaims
@@ -301,7 +301,7 @@ class Gateway:
         if cancelled is not None:
             await self._send(inbound.address, cancelled)
         try:
-            reply = await self.commands.run(Request(inbound, person, key, command))
+            reply = await self.commands.run(inbound, person, key, command)
         except Exception:
             log.exception("command_failed", command=command.name, platform=inbound.platform)
             reply = f"/{command.name} failed; the details are in kioku's log."

@@ -12,7 +12,6 @@ import asyncio
 import logging
 import os
 import signal
-import sqlite3
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,8 +45,8 @@ from gateway.supervisor import Supervisor
 from inputs.durations import parse_duration
 from memory.media import count_media
 from memory.store.database import Store
+from memory.store.errors import StoreCorrupt, StoreError, is_disk_full
 from memory.store.migrations import SchemaVersionError
-from memory.store.writer import is_disk_full
 from web.app import WebServer
 
 log = structlog.get_logger("kioku.daemon")
@@ -100,8 +99,7 @@ async def why_unopenable(path: Path, exc: Exception) -> str:
             f"cannot open {path}: {exc}. `kioku doctor` says more, and `kioku doctor --repair` "
             "sets it back when only the number is wrong"
         )
-    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
-    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+    if isinstance(exc, StoreCorrupt):
         return (
             f"cannot open {path}: {exc}. `kioku doctor` checks it; restore it from a "
             "backup, or move it aside to start with an empty history"
@@ -142,7 +140,7 @@ class Daemon:
         path = self.settings.home / "state.db"
         try:
             store = await Store.open(path)
-        except (sqlite3.DatabaseError, SchemaVersionError, OSError) as exc:
+        except (StoreError, SchemaVersionError, OSError) as exc:
             raise StartupError(await why_unopenable(path, exc)) from exc
         providers = MemoryProviders(
             self.settings.providers, self.settings.home, lexical_search(store)

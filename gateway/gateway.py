@@ -32,8 +32,8 @@ from gateway.queues import ConversationQueues, LineState
 from gateway.sessions import OpenSession, Sessions, conversation_for
 from memory.store import deliveries
 from memory.store.database import Store
+from memory.store.errors import StoreFull
 from memory.store.records import Conversation
-from memory.store.writer import StoreFull
 
 if TYPE_CHECKING:
     from gateway.identity import Identities

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import re
 import secrets
+import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
-
-import aiosqlite
 
 from memory.access.identities import (
     create_person,
@@ -104,11 +103,11 @@ class LinkAttempt:
     attempts_left: int = 0
 
 
-async def purge_expired(db: aiosqlite.Connection, now: float) -> None:
+def purge_expired(db: sqlite3.Connection, now: float) -> None:
     """Drop expired pairing requests and link codes, and lockouts that are over."""
-    await db.execute("DELETE FROM pairing_requests WHERE expires_at <= ?", (now,))
-    await db.execute("DELETE FROM link_codes WHERE expires_at <= ?", (now,))
-    await db.execute(
+    db.execute("DELETE FROM pairing_requests WHERE expires_at <= ?", (now,))
+    db.execute("DELETE FROM link_codes WHERE expires_at <= ?", (now,))
+    db.execute(
         "DELETE FROM code_failures WHERE coalesce(locked_until, first_at + ?) <= ?", (LOCKOUT, now)
     )
 
@@ -123,29 +122,27 @@ async def request_pairing(
     return await store.write(lambda db: _request_pairing(db, platform, identity, display_name, now))
 
 
-async def _request_pairing(
-    db: aiosqlite.Connection, platform: str, identity: str, display_name: str | None, now: float
+def _request_pairing(
+    db: sqlite3.Connection, platform: str, identity: str, display_name: str | None, now: float
 ) -> PairingOutcome:
-    await purge_expired(db, now)
-    if await _locked_until(db, identity, PAIR, now) is not None:
+    purge_expired(db, now)
+    if _locked_until(db, identity, PAIR, now) is not None:
         return PairingOutcome("denied")
-    row = await fetch_one(
+    row = fetch_one(
         db, "SELECT code, last_sent_at FROM pairing_requests WHERE identity = ?", (identity,)
     )
     if row is not None:
         if now - row["last_sent_at"] < PAIRING_RESEND:
             return PairingOutcome("quiet")
-        await db.execute(
+        db.execute(
             "UPDATE pairing_requests SET last_sent_at = ? WHERE code = ?", (now, row["code"])
         )
         return PairingOutcome("resent", row["code"])
-    pending = await fetch_one(
-        db, "SELECT count(*) FROM pairing_requests WHERE platform = ?", (platform,)
-    )
+    pending = fetch_one(db, "SELECT count(*) FROM pairing_requests WHERE platform = ?", (platform,))
     if pending[0] >= MAX_PENDING:
         return PairingOutcome("full")
-    code = await _unused_code(db, "pairing_requests")
-    await db.execute(
+    code = _unused_code(db, "pairing_requests")
+    db.execute(
         "INSERT INTO pairing_requests(code, platform, identity, display_name, created_at, "
         "expires_at, last_sent_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
         (code, platform, identity, display_name, now, now + PAIRING_TTL, now),
@@ -165,17 +162,17 @@ async def pending_pairings(store: Store, now: float) -> list[PairingRequest]:
     return [PairingRequest(**row) for row in rows]
 
 
-async def _take_pairing(db: aiosqlite.Connection, code: str, now: float) -> PairingRequest:
+def _take_pairing(db: sqlite3.Connection, code: str, now: float) -> PairingRequest:
     """Remove and return the pending request `code`; `CodeRefused` if unknown or expired."""
     wanted = normalise_code(code)
-    row = await fetch_one(
+    row = fetch_one(
         db,
         "SELECT code, platform, identity, display_name, expires_at FROM pairing_requests "
         "WHERE code = ?",
         (wanted,),
     )
     if row is not None:
-        await db.execute("DELETE FROM pairing_requests WHERE code = ?", (wanted,))
+        db.execute("DELETE FROM pairing_requests WHERE code = ?", (wanted,))
     if row is None:
         raise CodeRefused(
             f"no pending pairing request has the code {code!r}; `kioku pairing list` shows them"
@@ -197,20 +194,20 @@ async def approve_pairing(store: Store, code: str, as_person: str | None, now: f
     return await store.write(lambda db: _approve_pairing(db, code, as_person, now))
 
 
-async def _approve_pairing(
-    db: aiosqlite.Connection, code: str, as_person: str | None, now: float
+def _approve_pairing(
+    db: sqlite3.Connection, code: str, as_person: str | None, now: float
 ) -> Approval:
-    request = await _take_pairing(db, code, now)
-    holder = await person_of(db, request.identity)
+    request = _take_pairing(db, code, now)
+    holder = person_of(db, request.identity)
     if holder is not None:
         return Approval(holder, request.identity, created=False)
     if as_person is None:
         base = slug(request.display_name or "") or slug(request.identity) or "person"
-        person = await unique_person_id(db, base)
+        person = unique_person_id(db, base)
     else:
         person = as_person
-    created = await create_person(db, person, request.display_name, now)
-    await set_link(db, request.identity, person, now)
+    created = create_person(db, person, request.display_name, now)
+    set_link(db, request.identity, person, now)
     return Approval(person, request.identity, created)
 
 
@@ -222,9 +219,9 @@ async def deny_pairing(store: Store, code: str, now: float) -> PairingRequest:
     return await store.write(lambda db: _deny_pairing(db, code, now))
 
 
-async def _deny_pairing(db: aiosqlite.Connection, code: str, now: float) -> PairingRequest:
-    request = await _take_pairing(db, code, now)
-    await db.execute(
+def _deny_pairing(db: sqlite3.Connection, code: str, now: float) -> PairingRequest:
+    request = _take_pairing(db, code, now)
+    db.execute(
         "INSERT OR REPLACE INTO code_failures(identity, purpose, failures, first_at, "
         "locked_until) VALUES (?, ?, 0, ?, ?)",
         (request.identity, PAIR, now, now + DENIED_QUIET),
@@ -240,11 +237,11 @@ async def issue_link_code(store: Store, person: str, now: float) -> str:
     return await store.write(lambda db: _issue_link_code(db, person, now))
 
 
-async def _issue_link_code(db: aiosqlite.Connection, person: str, now: float) -> str:
-    await purge_expired(db, now)
-    await db.execute("DELETE FROM link_codes WHERE person_id = ?", (person,))
-    code = await _unused_code(db, "link_codes")
-    await db.execute(
+def _issue_link_code(db: sqlite3.Connection, person: str, now: float) -> str:
+    purge_expired(db, now)
+    db.execute("DELETE FROM link_codes WHERE person_id = ?", (person,))
+    code = _unused_code(db, "link_codes")
+    db.execute(
         "INSERT INTO link_codes(code, person_id, expires_at) VALUES (?, ?, ?)",
         (code, person, now + LINK_TTL),
     )
@@ -263,38 +260,36 @@ async def redeem_link_code(
     return await store.write(lambda db: _redeem_link_code(db, identity, code, movable, now))
 
 
-async def _redeem_link_code(
-    db: aiosqlite.Connection, identity: str, code: str, movable: bool, now: float
+def _redeem_link_code(
+    db: sqlite3.Connection, identity: str, code: str, movable: bool, now: float
 ) -> LinkAttempt:
-    await purge_expired(db, now)
-    locked = await _locked_until(db, identity, LINK, now)
+    purge_expired(db, now)
+    locked = _locked_until(db, identity, LINK, now)
     if locked is not None:
         return LinkAttempt("locked", locked_until=locked)
-    row = await fetch_one(
+    row = fetch_one(
         db,
         "SELECT person_id FROM link_codes WHERE code = ? AND expires_at > ?",
         (normalise_code(code), now),
     )
     if row is None:
-        return await _count_failure(db, identity, now)
+        return _count_failure(db, identity, now)
     target = str(row["person_id"])
-    current = await person_of(db, identity)
+    current = person_of(db, identity)
     if current == target:
         return LinkAttempt("already", target)
     if current is not None and not movable:
         return LinkAttempt("taken", target)
-    await db.execute("DELETE FROM link_codes WHERE code = ?", (normalise_code(code),))
-    await db.execute(
-        "DELETE FROM code_failures WHERE identity = ? AND purpose = ?", (identity, LINK)
-    )
-    await set_link(db, identity, target, now)
-    if current is not None and current != OWNER and not await has_anything(db, current):
-        await db.execute("DELETE FROM persons WHERE id = ?", (current,))
+    db.execute("DELETE FROM link_codes WHERE code = ?", (normalise_code(code),))
+    db.execute("DELETE FROM code_failures WHERE identity = ? AND purpose = ?", (identity, LINK))
+    set_link(db, identity, target, now)
+    if current is not None and current != OWNER and not has_anything(db, current):
+        db.execute("DELETE FROM persons WHERE id = ?", (current,))
     return LinkAttempt("linked", target)
 
 
-async def _count_failure(db: aiosqlite.Connection, identity: str, now: float) -> LinkAttempt:
-    row = await fetch_one(
+def _count_failure(db: sqlite3.Connection, identity: str, now: float) -> LinkAttempt:
+    row = fetch_one(
         db,
         "SELECT failures FROM code_failures WHERE identity = ? AND purpose = ?",
         (identity, LINK),
@@ -302,13 +297,13 @@ async def _count_failure(db: aiosqlite.Connection, identity: str, now: float) ->
     failures = 1 if row is None else int(row["failures"]) + 1
     if failures >= MAX_FAILURES:
         until = now + LOCKOUT
-        await db.execute(
+        db.execute(
             "UPDATE code_failures SET failures = ?, locked_until = ? "
             "WHERE identity = ? AND purpose = ?",
             (failures, until, identity, LINK),
         )
         return LinkAttempt("locked", locked_until=until)
-    await db.execute(
+    db.execute(
         "INSERT INTO code_failures(identity, purpose, failures, first_at) VALUES (?, ?, 1, ?) "
         "ON CONFLICT(identity, purpose) DO UPDATE SET failures = failures + 1",
         (identity, LINK, now),
@@ -316,10 +311,8 @@ async def _count_failure(db: aiosqlite.Connection, identity: str, now: float) ->
     return LinkAttempt("wrong", attempts_left=MAX_FAILURES - failures)
 
 
-async def _locked_until(
-    db: aiosqlite.Connection, identity: str, purpose: str, now: float
-) -> float | None:
-    row = await fetch_one(
+def _locked_until(db: sqlite3.Connection, identity: str, purpose: str, now: float) -> float | None:
+    row = fetch_one(
         db,
         "SELECT locked_until FROM code_failures WHERE identity = ? AND purpose = ? "
         "AND locked_until > ?",
@@ -328,8 +321,8 @@ async def _locked_until(
     return None if row is None else float(row["locked_until"])
 
 
-async def _unused_code(db: aiosqlite.Connection, table: str) -> str:
+def _unused_code(db: sqlite3.Connection, table: str) -> str:
     while True:
         code = new_code()
-        if await fetch_one(db, f"SELECT 1 FROM {table} WHERE code = ?", (code,)) is None:
+        if fetch_one(db, f"SELECT 1 FROM {table} WHERE code = ?", (code,)) is None:
             return code

@@ -24,8 +24,6 @@ if TYPE_CHECKING:
     # for importing the store's machinery.
     import sqlite3
 
-    import aiosqlite
-
     from memory.store.database import Store
 
 PERSON_COLUMNS = "id, display_name, created_at"
@@ -57,21 +55,20 @@ class PersonEntry:
         }
 
 
-async def fetch_one(
-    db: aiosqlite.Connection, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()
+def fetch_one(
+    db: sqlite3.Connection, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()
 ) -> Any:
-    """The first row of `sql`, or None (aiosqlite has no one-row shortcut)."""
-    async with db.execute(sql, params) as cursor:
-        return await cursor.fetchone()
+    """The first row of `sql`, or None."""
+    return db.execute(sql, params).fetchone()
 
 
-async def person_of(db: aiosqlite.Connection, identity: str) -> str | None:
-    row = await fetch_one(db, "SELECT person_id FROM identities WHERE identity = ?", (identity,))
+def person_of(db: sqlite3.Connection, identity: str) -> str | None:
+    row = fetch_one(db, "SELECT person_id FROM identities WHERE identity = ?", (identity,))
     return None if row is None else str(row["person_id"])
 
 
-async def person_exists(db: aiosqlite.Connection, person: str) -> bool:
-    return await fetch_one(db, PERSON_EXISTS, (person,)) is not None
+def person_exists(db: sqlite3.Connection, person: str) -> bool:
+    return fetch_one(db, PERSON_EXISTS, (person,)) is not None
 
 
 def has_person(db: sqlite3.Connection, person: str) -> bool:
@@ -104,15 +101,15 @@ async def ensure_person(store: Store, person: str, display_name: str | None = No
     """The person `person`, created if missing; a missing display name is filled in."""
     validate_person_id(person)
 
-    async def op(db: aiosqlite.Connection) -> Person:
-        await db.execute(
+    def op(db: sqlite3.Connection) -> Person:
+        db.execute(
             "INSERT INTO persons(id, display_name, created_at) VALUES (?, ?, ?) "
             "ON CONFLICT(id) DO UPDATE SET "
             "display_name = coalesce(persons.display_name, excluded.display_name)",
             (person, display_name, time.time()),
         )
         found = _person(
-            await fetch_one(db, f"SELECT {PERSON_COLUMNS} FROM persons WHERE id = ?", (person,))
+            fetch_one(db, f"SELECT {PERSON_COLUMNS} FROM persons WHERE id = ?", (person,))
         )
         assert found is not None
         return found
@@ -127,10 +124,10 @@ async def link_identity(store: Store, identity: str, person: str) -> None:
         raise ValueError(f"identity {identity!r} must look like 'platform:id'")
     validate_person_id(person)
 
-    async def op(db: aiosqlite.Connection) -> None:
-        if not await person_exists(db, person):
+    def op(db: sqlite3.Connection) -> None:
+        if not person_exists(db, person):
             raise LookupError(f"no person {person!r}; create it before linking identities")
-        await set_link(db, identity, person, time.time())
+        set_link(db, identity, person, time.time())
 
     await store.write(op)
 
@@ -141,9 +138,9 @@ def _person(row: Any) -> Person | None:
     return Person(row["id"], row["display_name"], from_epoch(row["created_at"]))
 
 
-async def has_anything(db: aiosqlite.Connection, person: str, identity: str | None = None) -> bool:
+def has_anything(db: sqlite3.Connection, person: str, identity: str | None = None) -> bool:
     """Whether `person` has history or identities (besides `identity`) that a merge would strand."""
-    row = await fetch_one(db, _ANYTHING, {"person": person, "identity": identity})
+    row = fetch_one(db, _ANYTHING, {"person": person, "identity": identity})
     return bool(row["anything"])
 
 
@@ -164,15 +161,15 @@ async def admit_stranger(
     return await store.write(lambda db: _admit_stranger(db, identity, display_name, now))
 
 
-async def _admit_stranger(
-    db: aiosqlite.Connection, identity: str, display_name: str | None, now: float
+def _admit_stranger(
+    db: sqlite3.Connection, identity: str, display_name: str | None, now: float
 ) -> tuple[str, bool]:
-    holder = await person_of(db, identity)
+    holder = person_of(db, identity)
     if holder is not None:
         return holder, False
-    person = await unique_person_id(db, slug(identity) or "person")
-    await create_person(db, person, display_name, now)
-    await set_link(db, identity, person, now)
+    person = unique_person_id(db, slug(identity) or "person")
+    create_person(db, person, display_name, now)
+    set_link(db, identity, person, now)
     return person, True
 
 
@@ -186,19 +183,19 @@ async def move_identity(
     move are one transaction.
     """
 
-    async def op(db: aiosqlite.Connection) -> tuple[str | None, bool]:
-        previous = await person_of(db, identity)
+    def op(db: sqlite3.Connection) -> tuple[str | None, bool]:
+        previous = person_of(db, identity)
         if previous != person:
             _refuse_if_kept(identity, previous, owner_keeps)
-        created = await create_person(db, person, None, now)
-        await set_link(db, identity, person, now)
+        created = create_person(db, person, None, now)
+        set_link(db, identity, person, now)
         return previous, created
 
     return await store.write(op)
 
 
-async def set_link(db: aiosqlite.Connection, identity: str, person: str, now: float) -> None:
-    await db.execute(
+def set_link(db: sqlite3.Connection, identity: str, person: str, now: float) -> None:
+    db.execute(
         "INSERT INTO identities(identity, person_id, linked_at) VALUES (?, ?, ?) "
         "ON CONFLICT(identity) DO UPDATE SET person_id = excluded.person_id, "
         "linked_at = excluded.linked_at",
@@ -214,10 +211,10 @@ async def unlink_identity(
     `KeptByOwner` if the owner holds it and it is in `owner_keeps`.
     """
 
-    async def op(db: aiosqlite.Connection) -> str | None:
-        holder = await person_of(db, identity)
+    def op(db: sqlite3.Connection) -> str | None:
+        holder = person_of(db, identity)
         _refuse_if_kept(identity, holder, owner_keeps)
-        await db.execute("DELETE FROM identities WHERE identity = ?", (identity,))
+        db.execute("DELETE FROM identities WHERE identity = ?", (identity,))
         return holder
 
     return await store.write(op)
@@ -256,21 +253,21 @@ async def list_people(store: Store) -> list[PersonEntry]:
     return list(entries.values())
 
 
-async def create_person(
-    db: aiosqlite.Connection, person: str, display_name: str | None, now: float
+def create_person(
+    db: sqlite3.Connection, person: str, display_name: str | None, now: float
 ) -> bool:
     """Create `person` unless it exists; True if created."""
-    cursor = await db.execute(
+    cursor = db.execute(
         "INSERT OR IGNORE INTO persons(id, display_name, created_at) VALUES (?, ?, ?)",
         (person, display_name, now),
     )
     return cursor.rowcount == 1
 
 
-async def unique_person_id(db: aiosqlite.Connection, base: str) -> str:
+def unique_person_id(db: sqlite3.Connection, base: str) -> str:
     """`base`, or `base-2`, `base-3`... whichever no person has yet (never `owner`)."""
     candidate, number = base, 1
-    while candidate == OWNER or await person_exists(db, candidate):
+    while candidate == OWNER or person_exists(db, candidate):
         number += 1
         candidate = f"{base[: 60 - len(str(number))]}-{number}"
     return candidate

@@ -15,8 +15,6 @@ import secrets
 import sqlite3
 from dataclasses import dataclass
 
-import aiosqlite
-
 from memory.access.people import validate_person_id
 from memory.store.database import Store
 
@@ -43,10 +41,10 @@ def digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-async def purge(db: aiosqlite.Connection, now: float) -> None:
+def purge(db: sqlite3.Connection, now: float) -> None:
     """Forget sessions that ended and tokens past their day of grace."""
-    await db.execute("DELETE FROM web_sessions WHERE expires_at <= ?", (now,))
-    await db.execute("DELETE FROM web_tokens WHERE expires_at <= ?", (now - TOKEN_MEMORY,))
+    db.execute("DELETE FROM web_sessions WHERE expires_at <= ?", (now,))
+    db.execute("DELETE FROM web_tokens WHERE expires_at <= ?", (now - TOKEN_MEMORY,))
 
 
 async def issue_web_token(store: Store, person: str, now: float, ttl: float = LINK_TTL) -> str:
@@ -55,13 +53,12 @@ async def issue_web_token(store: Store, person: str, now: float, ttl: float = LI
     return await store.write(lambda db: _issue(db, person, now, ttl))
 
 
-async def _issue(db: aiosqlite.Connection, person: str, now: float, ttl: float) -> str:
-    await purge(db, now)
-    async with db.execute("SELECT 1 FROM persons WHERE id = ?", (person,)) as cursor:
-        if await cursor.fetchone() is None:
-            raise LookupError(f"no person {person!r}; `kioku people list` shows who exists")
+def _issue(db: sqlite3.Connection, person: str, now: float, ttl: float) -> str:
+    purge(db, now)
+    if db.execute("SELECT 1 FROM persons WHERE id = ?", (person,)).fetchone() is None:
+        raise LookupError(f"no person {person!r}; `kioku people list` shows who exists")
     token = secrets.token_urlsafe(32)
-    await db.execute(
+    db.execute(
         "INSERT INTO web_tokens(token_hash, person_id, expires_at) VALUES (?, ?, ?)",
         (digest(token), person, now + ttl),
     )
@@ -75,10 +72,9 @@ async def check_web_token(store: Store, token: str, now: float) -> str:
     )
 
 
-async def _check(db: aiosqlite.Connection, token: str, now: float) -> str:
+def _check(db: sqlite3.Connection, token: str, now: float) -> str:
     """`check_web_token` inside the write transaction that uses the token."""
-    async with db.execute(_TOKEN, (digest(token),)) as cursor:
-        return _checked(await cursor.fetchone(), now)
+    return _checked(db.execute(_TOKEN, (digest(token),)).fetchone(), now)
 
 
 _TOKEN = "SELECT person_id, expires_at, used_at FROM web_tokens WHERE token_hash = ?"
@@ -114,14 +110,12 @@ async def redeem_web_token(
     return await store.write(lambda db: _redeem(db, token, now, ttl))
 
 
-async def _redeem(
-    db: aiosqlite.Connection, token: str, now: float, ttl: float
-) -> tuple[str, WebSession]:
-    person = await _check(db, token, now)
-    await db.execute("UPDATE web_tokens SET used_at = ? WHERE token_hash = ?", (now, digest(token)))
+def _redeem(db: sqlite3.Connection, token: str, now: float, ttl: float) -> tuple[str, WebSession]:
+    person = _check(db, token, now)
+    db.execute("UPDATE web_tokens SET used_at = ? WHERE token_hash = ?", (now, digest(token)))
     session_id = secrets.token_urlsafe(32)
     session = WebSession(person, secrets.token_urlsafe(24), now + ttl)
-    await db.execute(
+    db.execute(
         "INSERT INTO web_sessions(session_hash, person_id, csrf, expires_at) VALUES (?, ?, ?, ?)",
         (digest(session_id), person, session.csrf, session.expires_at),
     )
@@ -145,7 +139,7 @@ async def web_session(store: Store, session_id: str, now: float) -> WebSession |
 async def end_web_session(store: Store, session_id: str) -> None:
     """Sign the browser holding `session_id` out (nothing happens if it is unknown)."""
 
-    async def op(db: aiosqlite.Connection) -> None:
-        await db.execute("DELETE FROM web_sessions WHERE session_hash = ?", (digest(session_id),))
+    def op(db: sqlite3.Connection) -> None:
+        db.execute("DELETE FROM web_sessions WHERE session_hash = ?", (digest(session_id),))
 
     await store.write(op)

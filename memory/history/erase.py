@@ -23,8 +23,6 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import aiosqlite
-
 from memory.history.erase_rows import Deleted, delete_planned
 from memory.history.listing import COLUMNS, listed
 from memory.history.plan import DoomedSession, DoomedTurn, Plan
@@ -66,9 +64,9 @@ async def survey(store: Store, asker: Asker, selection: Selection) -> Plan:
 async def erase(store: Store, plan: Plan, *, keep_open: bool = False) -> Erased:
     """Delete what `plan` lists (and only what is still as listed), then scrub it away."""
 
-    async def op(db: aiosqlite.Connection) -> Deleted:
-        async with scrubbing(db):
-            return await delete_planned(db, plan, keep_open=keep_open)
+    def op(db: sqlite3.Connection) -> Deleted:
+        with scrubbing(db):
+            return delete_planned(db, plan, keep_open=keep_open)
 
     sessions, turns, ended, media = await store.write(op)
     truncated = await store.truncate_wal()

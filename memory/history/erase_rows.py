@@ -3,9 +3,8 @@ only those still as listed, inside one write transaction."""
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import datetime
-
-import aiosqlite
 
 from memory.history.plan import Plan
 from memory.media.records import StoredMedia
@@ -19,7 +18,7 @@ END_REASON = "history_deleted"
 Deleted = tuple[int, int, tuple[int, ...], list[StoredMedia]]
 
 
-async def delete_planned(db: aiosqlite.Connection, plan: Plan, *, keep_open: bool) -> Deleted:
+def delete_planned(db: sqlite3.Connection, plan: Plan, *, keep_open: bool) -> Deleted:
     """Delete what `plan` lists, re-checked against the asker's rights and against ids
     SQLite may have given to newer rows since the survey; inside the caller's transaction."""
     mine = "1" if plan.asker.is_owner else "kind = 'dm' AND person_id = ?"
@@ -28,20 +27,20 @@ async def delete_planned(db: aiosqlite.Connection, plan: Plan, *, keep_open: boo
     touched: set[int] = set()
     media: list[StoredMedia] = []
     for session in plan.sessions:
-        media += await take_media(
+        media += take_media(
             db,
             f"session_id = (SELECT id FROM sessions WHERE id = ? AND external_id = ? AND {mine}) "
             "AND message_id <= ?",
             (session.id, session.name, *who, session.last_turn),
         )
-        cursor = await db.execute(
+        cursor = db.execute(
             f"DELETE FROM turns WHERE session_id = (SELECT id FROM sessions "
             f"WHERE id = ? AND external_id = ? AND {mine}) AND id <= ?",
             (session.id, session.name, *who, session.last_turn),
         )
         turns += cursor.rowcount
         # A turn added since the survey keeps the session (without what went before it).
-        cursor = await db.execute(
+        cursor = db.execute(
             f"DELETE FROM sessions WHERE id = ? AND external_id = ? AND {mine} "
             "AND NOT EXISTS (SELECT 1 FROM turns WHERE session_id = sessions.id)",
             (session.id, session.name, *who),
@@ -56,25 +55,23 @@ async def delete_planned(db: aiosqlite.Connection, plan: Plan, *, keep_open: boo
             f"AND session_id IN (SELECT id FROM sessions WHERE external_id = ? AND {mine})"
         )
         values = (turn.id, turn.session_id, to_epoch(turn.ts), turn.session_name, *who)
-        media += await take_media(
-            db, f"message_id IN (SELECT id FROM turns WHERE {doomed})", values
-        )
-        cursor = await db.execute(f"DELETE FROM turns WHERE {doomed}", values)
+        media += take_media(db, f"message_id IN (SELECT id FROM turns WHERE {doomed})", values)
+        cursor = db.execute(f"DELETE FROM turns WHERE {doomed}", values)
         if cursor.rowcount:
             turns += 1
             touched.add(turn.session_id)
     for session_id in {*plan.retitled, *touched}:
-        await db.execute(
+        db.execute(
             f"UPDATE sessions SET title = NULL, summary = NULL WHERE id = ? AND {mine}",
             (session_id, *who),
         )
     ended: tuple[int, ...] = ()
     if not keep_open and touched:
         marks = ",".join("?" * len(touched))
-        rows = await db.execute_fetchall(
+        rows = db.execute(
             f"UPDATE sessions SET ended_at = ?, end_reason = ? "
             f"WHERE id IN ({marks}) AND ended_at IS NULL RETURNING id",
             (to_epoch(datetime.now().astimezone()), END_REASON, *sorted(touched)),
-        )
+        ).fetchall()
         ended = tuple(sorted(int(row["id"]) for row in rows))
     return sessions, turns, ended, media

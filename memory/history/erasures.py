@@ -12,8 +12,6 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
-import aiosqlite
-
 from memory.store.database import Store
 
 BATCH = 1000
@@ -28,11 +26,9 @@ class Erasure:
     turn_id: int | None
 
 
-async def forget_scope(db: aiosqlite.Connection, scope: str) -> None:
+def forget_scope(db: sqlite3.Connection, scope: str) -> None:
     """Log that everything of `scope` went; run inside the transaction that removes it."""
-    await db.execute(
-        "INSERT INTO erasures(scope, turn_id, at) VALUES (?, NULL, ?)", (scope, time.time())
-    )
+    db.execute("INSERT INTO erasures(scope, turn_id, at) VALUES (?, NULL, ?)", (scope, time.time()))
 
 
 async def pending(store: Store, limit: int = BATCH) -> list[Erasure]:
@@ -50,8 +46,8 @@ async def pending(store: Store, limit: int = BATCH) -> list[Erasure]:
 async def taken(store: Store, through: int) -> None:
     """Remove the log's rows up to id `through`: they have been passed on."""
 
-    async def op(db: aiosqlite.Connection) -> None:
-        await db.execute("DELETE FROM erasures WHERE id <= ?", (through,))
+    def op(db: sqlite3.Connection) -> None:
+        db.execute("DELETE FROM erasures WHERE id <= ?", (through,))
 
     await store.write(op)
 
@@ -59,7 +55,7 @@ async def taken(store: Store, through: int) -> None:
 async def forget_erasures(store: Store) -> None:
     """Empty the log: nothing outside state.db holds a copy to pass deletions on to."""
 
-    async def op(db: aiosqlite.Connection) -> None:
-        await db.execute("DELETE FROM erasures")
+    def op(db: sqlite3.Connection) -> None:
+        db.execute("DELETE FROM erasures")
 
     await store.write(op)

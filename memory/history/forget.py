@@ -24,8 +24,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import aiosqlite
-
 from memory.access.identities import get_person
 from memory.access.people import OWNER, person_dir
 from memory.history.erasures import forget_scope
@@ -34,7 +32,7 @@ from memory.media.records import StoredMedia
 from memory.media.removal import remove_media_files, take_media
 from memory.store.database import Store
 from memory.store.records import person_scope
-from memory.store.scalar import scalar
+from memory.store.scalar import scalar_now
 
 
 class CannotForget(ValueError):
@@ -67,7 +65,7 @@ class ForgetReport:
 async def survey(store: Store, home: Path, person: str) -> ForgetReport:
     """What `forget_person` would remove, without removing anything."""
     _refuse_owner(person)
-    report = await store.read(lambda db: _count_now(db, person))
+    report = await store.read(lambda db: _count(db, person))
     folder = await asyncio.to_thread(_existing, person_dir(home, person))
     if not await _known(store, person) and folder is None:
         raise CannotForget(f"kioku knows no person {person!r}; `kioku people list` shows them")
@@ -81,40 +79,40 @@ async def forget_person(store: Store, home: Path, person: str) -> ForgetReport:
 
     taken: list[StoredMedia] = []
 
-    async def op(db: aiosqlite.Connection) -> ForgetReport:
-        report = await _count(db, person)
-        known = await scalar(db, "SELECT count(*) FROM persons WHERE id = ?", (person,))
+    def op(db: sqlite3.Connection) -> ForgetReport:
+        report = _count(db, person)
+        known = scalar_now(db, "SELECT count(*) FROM persons WHERE id = ?", (person,))
         if not known and folder is None:
             raise CannotForget(f"kioku knows no person {person!r}; `kioku people list` shows them")
         dm = "SELECT id FROM sessions WHERE person_id = ?"
-        taken[:] = await take_media(db, _THEIR_MEDIA, {"person": person})
-        await db.execute(f"DELETE FROM turns WHERE session_id IN ({dm})", (person,))
-        await db.execute("DELETE FROM turns WHERE speaker_id = ?", (person,))
-        await db.execute("DELETE FROM sessions WHERE person_id = ?", (person,))
-        await db.execute(
+        taken[:] = take_media(db, _THEIR_MEDIA, {"person": person})
+        db.execute(f"DELETE FROM turns WHERE session_id IN ({dm})", (person,))
+        db.execute("DELETE FROM turns WHERE speaker_id = ?", (person,))
+        db.execute("DELETE FROM sessions WHERE person_id = ?", (person,))
+        db.execute(
             "DELETE FROM scopes WHERE name = ? "
             "AND NOT EXISTS(SELECT 1 FROM sessions WHERE scope_id = scopes.id)",
             (f"person:{person}",),
         )
-        await db.execute(
+        db.execute(
             "DELETE FROM pairing_requests WHERE identity IN "
             "(SELECT identity FROM identities WHERE person_id = ?)",
             (person,),
         )
-        await db.execute(
+        db.execute(
             "DELETE FROM code_failures WHERE identity IN "
             "(SELECT identity FROM identities WHERE person_id = ?)",
             (person,),
         )
         # Identities, link codes, participant rows, jobs and their runs go with the person
         # (ON DELETE CASCADE).
-        await db.execute("DELETE FROM persons WHERE id = ?", (person,))
-        await forget_scope(db, person_scope(person))
+        db.execute("DELETE FROM persons WHERE id = ?", (person,))
+        forget_scope(db, person_scope(person))
         return report
 
-    async def scrubbed(db: aiosqlite.Connection) -> ForgetReport:
-        async with scrubbing(db):
-            return await op(db)
+    def scrubbed(db: sqlite3.Connection) -> ForgetReport:
+        with scrubbing(db):
+            return op(db)
 
     report = await store.write(scrubbed)
     await store.truncate_wal()
@@ -153,15 +151,9 @@ async def _known(store: Store, person: str) -> bool:
     return await get_person(store, person) is not None
 
 
-async def _count(db: aiosqlite.Connection, person: str) -> ForgetReport:
-    """What forgetting `person` takes, inside a write transaction (`_count_now` reads)."""
-    identities = await db.execute_fetchall(_IDENTITIES, {"person": person})
-    counts = await db.execute_fetchall(_COUNTS, {"person": person})
-    return _report(person, identities, next(iter(counts)))
-
-
-def _count_now(db: sqlite3.Connection, person: str) -> ForgetReport:
-    """`_count` on a plain read connection (`store.read`)."""
+def _count(db: sqlite3.Connection, person: str) -> ForgetReport:
+    """What forgetting `person` takes: read by `survey`, and again inside the write
+    transaction that forgets them."""
     identities = db.execute(_IDENTITIES, {"person": person}).fetchall()
     return _report(person, identities, db.execute(_COUNTS, {"person": person}).fetchone())
 

@@ -12,8 +12,6 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-import aiosqlite
-
 from memory.history.erase import UnknownHistory, erase, survey
 from memory.history.selection import Asker, Selection
 from memory.store.database import Store
@@ -53,14 +51,13 @@ async def set_keep_days(store: Store, person: str, days: int | None) -> None:
     if days is not None and days < 0:
         raise ValueError(f"keep days must be 0 (forever) or more, not {days}")
 
-    async def op(db: aiosqlite.Connection) -> bool:
-        async with db.execute("SELECT 1 FROM persons WHERE id = ?", (person,)) as cursor:
-            if await cursor.fetchone() is None:
-                return False
+    def op(db: sqlite3.Connection) -> bool:
+        if db.execute("SELECT 1 FROM persons WHERE id = ?", (person,)).fetchone() is None:
+            return False
         if days is None:
-            await db.execute("DELETE FROM retention WHERE person_id = ?", (person,))
+            db.execute("DELETE FROM retention WHERE person_id = ?", (person,))
         else:
-            await db.execute(
+            db.execute(
                 "INSERT INTO retention(person_id, keep_days) VALUES (?, ?) "
                 "ON CONFLICT(person_id) DO UPDATE SET keep_days = excluded.keep_days",
                 (person, days),

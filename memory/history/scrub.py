@@ -17,12 +17,11 @@ before. So a deletion runs inside `scrubbing`:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-import aiosqlite
-
-from memory.store.scalar import scalar
+from memory.store.scalar import scalar_now
 from memory.store.schema import FTS_TABLE, SECURE_DELETE
 
 WIPE_TABLE = "kioku_wipe"
@@ -30,39 +29,39 @@ WIPE_TABLE = "kioku_wipe"
 WIPE_CHUNK_PAGES = 1024
 
 
-@asynccontextmanager
-async def scrubbing(db: aiosqlite.Connection) -> AsyncIterator[None]:
+@contextmanager
+def scrubbing(db: sqlite3.Connection) -> Iterator[None]:
     """Inside a write transaction: zero the freelist, let the body delete, then drop the
     deleted terms from the index. Freed pages are zeroed throughout."""
-    await db.execute("PRAGMA secure_delete = ON")
+    db.execute("PRAGMA secure_delete = ON")
     try:
-        await wipe_free_pages(db)
+        wipe_free_pages(db)
         yield
-        await db.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('optimize')")
+        db.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('optimize')")
     finally:
-        await db.execute(f"PRAGMA secure_delete = {SECURE_DELETE}")
+        db.execute(f"PRAGMA secure_delete = {SECURE_DELETE}")
 
 
-async def wipe_free_pages(db: aiosqlite.Connection) -> int:
+def wipe_free_pages(db: sqlite3.Connection) -> int:
     """Overwrite every page on the freelist with zeros; returns how many there were.
 
     SQLite takes pages from the freelist before it grows the file, so blobs as large
     as the freelist land on exactly those pages; dropping the table (with
     `secure_delete` on) gives them back, still zero.
     """
-    page_size = await scalar(db, "PRAGMA page_size")
-    free = first = await scalar(db, "PRAGMA freelist_count")
+    page_size = scalar_now(db, "PRAGMA page_size")
+    free = first = scalar_now(db, "PRAGMA freelist_count")
     if not free:
         return 0
-    await db.execute(f"CREATE TABLE {WIPE_TABLE}(zeros BLOB)")
+    db.execute(f"CREATE TABLE {WIPE_TABLE}(zeros BLOB)")
     while free:
         pages = min(free, WIPE_CHUNK_PAGES)
-        await db.execute(
+        db.execute(
             f"INSERT INTO {WIPE_TABLE}(zeros) VALUES (zeroblob(?))", (pages * (page_size - 4),)
         )
-        left = await scalar(db, "PRAGMA freelist_count")
+        left = scalar_now(db, "PRAGMA freelist_count")
         if left >= free:
             break
         free = left
-    await db.execute(f"DROP TABLE {WIPE_TABLE}")
+    db.execute(f"DROP TABLE {WIPE_TABLE}")
     return first

@@ -15,14 +15,13 @@ or not a valid row is refused with its number.
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-
-import aiosqlite
 
 from inputs.limits import InputRefused, loads
 from inputs.text import lone_surrogate, shown, text_lines
@@ -253,20 +252,20 @@ def _chunks(sessions: Iterable[PastSession]) -> Iterable[list[PastSession]]:
         yield chunk
 
 
-def _import_op(chunk: list[PastSession]) -> Callable[[aiosqlite.Connection], Any]:
-    async def op(db: aiosqlite.Connection) -> ImportCounts:
+def _import_op(chunk: list[PastSession]) -> Callable[[sqlite3.Connection], Any]:
+    def op(db: sqlite3.Connection) -> ImportCounts:
         counts = ImportCounts()
         for past in chunk:
-            counts += await _import_session(db, past)
+            counts += _import_session(db, past)
         return counts
 
     return op
 
 
-async def _import_session(db: aiosqlite.Connection, past: PastSession) -> ImportCounts:
-    rows = await db.execute_fetchall(
+def _import_session(db: sqlite3.Connection, past: PastSession) -> ImportCounts:
+    rows = db.execute(
         "SELECT id FROM sessions WHERE external_id = ?", (past.external_id,)
-    )
+    ).fetchall()
     stamps = [to_epoch(m.ts) for m in past.messages if m.ts is not None]
     added = 0
     if rows:
@@ -274,12 +273,12 @@ async def _import_session(db: aiosqlite.Connection, past: PastSession) -> Import
     else:
         started = to_epoch(past.started_at) if past.started_at else min(stamps, default=time.time())
         ended = to_epoch(past.ended_at) if past.ended_at else max(stamps, default=started)
-        session = await insert_session(
+        session = insert_session(
             db, past.external_id, past.conversation, started, ended, past.end_reason
         )
         session_id, added = session.id, 1
         u = past.usage
-        await db.execute(
+        db.execute(
             "UPDATE sessions SET title = ?, summary = ?, input_tokens = ?, output_tokens = ?, "
             "cache_read_tokens = ?, cache_write_tokens = ? WHERE id = ?",
             (
@@ -294,9 +293,9 @@ async def _import_session(db: aiosqlite.Connection, past: PastSession) -> Import
         )
     present = {
         (r["role"], round(r["ts"], 6), r["content"])
-        for r in await db.execute_fetchall(
+        for r in db.execute(
             "SELECT role, ts, content FROM messages WHERE session_id = ?", (session_id,)
-        )
+        ).fetchall()
     }
     fresh = []
     for message in past.messages:
@@ -309,7 +308,7 @@ async def _import_session(db: aiosqlite.Connection, past: PastSession) -> Import
             present.add(key)
             fresh.append(prepared(session_id, message))
     if fresh:
-        await insert_messages(db, fresh)
+        insert_messages(db, fresh)
     return ImportCounts(added, len(fresh), len(past.messages) - len(fresh))
 
 

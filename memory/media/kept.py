@@ -9,12 +9,11 @@ never names a file that was removed while the row stayed.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-
-import aiosqlite
 
 from memory.media import rows
 from memory.media.files import unlink_written, write_files
@@ -46,17 +45,17 @@ async def keep_media(
     owner = owner_of(session)
     written = await asyncio.to_thread(write_files, home, owner, files, datetime.now(UTC))
 
-    async def op(db: aiosqlite.Connection) -> list[StoredMedia]:
-        found = await db.execute_fetchall(
+    def op(db: sqlite3.Connection) -> list[StoredMedia]:
+        found = db.execute(
             "SELECT 1 FROM turns WHERE id = ? AND session_id = ?", (message_id, session.id)
-        )
+        ).fetchall()
         if not found:
             raise UnknownMessage(
                 f"message {message_id} is not in session {session.id}; no file was kept"
             )
         kept = []
         for item, path in zip(files, written, strict=True):
-            cursor = await db.execute(
+            cursor = db.execute(
                 "INSERT INTO media(message_id, session_id, owner, kind, name, mime, bytes, "
                 f"path, created_at) VALUES (?,?,?,?,?,?,?,?,?) RETURNING {rows.COLUMNS}",
                 (
@@ -71,7 +70,7 @@ async def keep_media(
                     time.time(),
                 ),
             )
-            kept.append(rows.stored(await cursor.fetchone()))
+            kept.append(rows.stored(cursor.fetchone()))
         return kept
 
     try:

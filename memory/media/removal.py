@@ -10,21 +10,20 @@ the commit leaves at most a stray file no row names, never a row without its fil
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
-
-import aiosqlite
 
 from memory.media import rows
 from memory.media.files import remove_files
 from memory.media.records import StoredMedia
 
 
-async def take_media(
-    db: aiosqlite.Connection, where: str, params: tuple[object, ...] | dict[str, object]
+def take_media(
+    db: sqlite3.Connection, where: str, params: tuple[object, ...] | dict[str, object]
 ) -> list[StoredMedia]:
     """Inside a deletion's write transaction: delete the rows of `media` matching
     `where` and return them, for `remove_media_files` after the commit."""
-    return await rows.take(db, where, params)
+    return rows.take(db, where, params)
 
 
 async def remove_media_files(home: Path, taken: list[StoredMedia]) -> int:

@@ -11,8 +11,6 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-import aiosqlite
-
 from memory.media.records import MediaCount, StoredMedia
 from memory.store.records import from_epoch
 
@@ -64,9 +62,9 @@ def of_messages(db: sqlite3.Connection, message_ids: Iterable[int]) -> list[Stor
     return found
 
 
-async def take(
-    db: aiosqlite.Connection, where: str, params: tuple[object, ...] | dict[str, object]
+def take(
+    db: sqlite3.Connection, where: str, params: tuple[object, ...] | dict[str, object]
 ) -> list[StoredMedia]:
     """Delete the rows of `media` matching `where`; returns them (their files stay)."""
-    rows = await db.execute_fetchall(f"DELETE FROM media WHERE {where} RETURNING {COLUMNS}", params)
+    rows = db.execute(f"DELETE FROM media WHERE {where} RETURNING {COLUMNS}", params).fetchall()
     return [stored(row) for row in rows]

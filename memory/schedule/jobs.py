@@ -17,8 +17,6 @@ import weakref
 from dataclasses import dataclass
 from datetime import datetime
 
-import aiosqlite
-
 from memory.schedule.records import (
     JOB_COLUMNS,
     Job,
@@ -43,7 +41,7 @@ from memory.schedule.timezones import NoSuchPerson
 from memory.schedule.timing import BadSchedule, first_run, local_time, zone_named
 from memory.store.database import Store
 from memory.store.records import to_epoch
-from memory.store.scalar import scalar, scalar_now
+from memory.store.scalar import scalar_now
 
 __all__ = [
     "BadSchedule",
@@ -119,11 +117,10 @@ async def create_job(store: Store, new: NewJob, *, now: datetime, max_jobs: int)
     first = first_run(new.when, now)
     _check_until(new, first, now)
 
-    async def op(db: aiosqlite.Connection) -> int:
-        async with db.execute("SELECT 1 FROM persons WHERE id = ?", (new.person,)) as cursor:
-            if await cursor.fetchone() is None:
-                raise NoSuchPerson(f"no person {new.person!r}; `kioku people list` shows them")
-        live = await scalar(
+    def op(db: sqlite3.Connection) -> int:
+        if db.execute("SELECT 1 FROM persons WHERE id = ?", (new.person,)).fetchone() is None:
+            raise NoSuchPerson(f"no person {new.person!r}; `kioku people list` shows them")
+        live = scalar_now(
             db, f"SELECT count(*) FROM jobs WHERE person_id = ? AND {LIVE}", (new.person,)
         )
         if live >= max_jobs:
@@ -133,7 +130,7 @@ async def create_job(store: Store, new: NewJob, *, now: datetime, max_jobs: int)
                 "send this again"
             )
         target = new.target
-        cursor = await db.execute(
+        cursor = db.execute(
             "INSERT INTO jobs(person_id, name, kind, spec, timezone, text, prompt, platform, "
             "chat, thread, chat_kind, identity, next_run, until, remaining, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -253,9 +250,9 @@ async def get_job(store: Store, job_id: int, person: str | None) -> Job:
 async def cancel_job(store: Store, job_id: int, person: str | None) -> Job:
     """Delete job `job_id` of `person` (None: anyone's) with its owed runs; returns it."""
 
-    async def op(db: aiosqlite.Connection) -> Job:
-        job = await _job_in(db, job_id, person)
-        await db.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
+    def op(db: sqlite3.Connection) -> Job:
+        job = _job_in(db, job_id, person)
+        db.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
         return job
 
     job = await store.write(op)
@@ -267,21 +264,20 @@ async def run_now(store: Store, job_id: int, now: datetime) -> Job:
     """Make job `job_id` due at `now` (the owner's `kioku schedule run`, for testing);
     its later runs follow its schedule as before."""
 
-    async def op(db: aiosqlite.Connection) -> Job:
-        await _job_in(db, job_id, None)
-        await db.execute("UPDATE jobs SET next_run = ? WHERE id = ?", (to_epoch(now), job_id))
-        return await _job_in(db, job_id, None)
+    def op(db: sqlite3.Connection) -> Job:
+        _job_in(db, job_id, None)
+        db.execute("UPDATE jobs SET next_run = ? WHERE id = ?", (to_epoch(now), job_id))
+        return _job_in(db, job_id, None)
 
     job = await store.write(op)
     changes(store).notify()
     return job
 
 
-async def _job_in(db: aiosqlite.Connection, job_id: int, person: str | None) -> Job:
+def _job_in(db: sqlite3.Connection, job_id: int, person: str | None) -> Job:
     if not _storable(job_id):
         raise _no_such_job(job_id)
-    async with db.execute(f"SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,)) as cursor:
-        row = await cursor.fetchone()
+    row = db.execute(f"SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,)).fetchone()
     if row is None or (person is not None and row["person_id"] != person):
         raise _no_such_job(job_id)
     return job_from_row(row)

@@ -16,8 +16,6 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-import aiosqlite
-
 from memory.schedule.records import JOB_COLUMNS, Job, NoSuchJob, Run, job_from_row
 from memory.schedule.timing import next_slot
 from memory.store.database import Store
@@ -53,14 +51,14 @@ async def claim_due(store: Store, now: datetime, grace: float) -> list[Run]:
     if not await store.read(anything_due):
         return []
 
-    async def op(db: aiosqlite.Connection) -> list[Run]:
-        async with db.execute(
+    def op(db: sqlite3.Connection) -> list[Run]:
+        rows = db.execute(
             f"SELECT {JOB_COLUMNS} FROM jobs WHERE next_run <= ? ORDER BY next_run, id", (stamp,)
-        ) as cursor:
-            due_jobs = [job_from_row(row) for row in await cursor.fetchall()]
+        ).fetchall()
+        due_jobs = [job_from_row(row) for row in rows]
         due = [(job, _due(job), *_after_run(job, now)) for job in due_jobs]
-        fresh = await _insert_runs(db, [(job.id, at) for job, at, _, _ in due], stamp)
-        await db.executemany(
+        fresh = _insert_runs(db, [(job.id, at) for job, at, _, _ in due], stamp)
+        db.executemany(
             "UPDATE jobs SET next_run = ?, remaining = ?, runs = runs + ? WHERE id = ?",
             [
                 (None if after is None else to_epoch(after), left, int(job.id in fresh), job.id)
@@ -118,8 +116,8 @@ async def begin_attempt(store: Store, run: Run, now: datetime, retry_at: datetim
     """Record that `run` is being sent (call right before the platform); `NoSuchJob` if
     the job was cancelled or the run closed meanwhile, and then nothing is to be sent."""
 
-    async def op(db: aiosqlite.Connection) -> int:
-        cursor = await db.execute(
+    def op(db: sqlite3.Connection) -> int:
+        cursor = db.execute(
             "UPDATE job_runs SET attempts = attempts + 1, retry_at = ?, outcome = ? "
             "WHERE job_id = ? AND due = ? AND sent_at IS NULL",
             (to_epoch(retry_at), SENDING, run.job.id, to_epoch(run.due)),
@@ -136,21 +134,21 @@ async def mark_sent(store: Store, run: Run, now: datetime, outcome: str = "sent"
     run `unconfirmed_runs` gave); a finished job with nothing owed goes with its last run."""
     stamp = to_epoch(now)
 
-    async def op(db: aiosqlite.Connection) -> None:
-        await db.execute(
+    def op(db: sqlite3.Connection) -> None:
+        db.execute(
             "UPDATE job_runs SET sent_at = ?, outcome = ?, retry_at = NULL "
             "WHERE job_id = ? AND due = ? AND sent_at IS NULL",
             (stamp, outcome, run.job.id, to_epoch(run.due)),
         )
         if outcome == "sent":
-            await db.execute("UPDATE jobs SET last_error = NULL WHERE id = ?", (run.job.id,))
-        await db.execute(
+            db.execute("UPDATE jobs SET last_error = NULL WHERE id = ?", (run.job.id,))
+        db.execute(
             "DELETE FROM job_runs WHERE job_id = ? AND sent_at < ? "
             "AND (outcome != ? OR sent_at < ?)",
             (run.job.id, stamp - KEEP_SENT, UNCONFIRMED, stamp - REPORT_UNCONFIRMED),
         )
         if outcome != UNCONFIRMED:  # kept, so `problems` reports the run for its week
-            await db.execute(
+            db.execute(
                 "DELETE FROM jobs WHERE id = ? AND next_run IS NULL AND NOT EXISTS("
                 "SELECT 1 FROM job_runs WHERE job_id = jobs.id AND sent_at IS NULL)",
                 (run.job.id,),
@@ -163,8 +161,8 @@ async def mark_failed(store: Store, run: Run, error: str, retry_at: datetime | N
     """A send of `run` failed with `error`: owed again at `retry_at`, or given up (None),
     and either way counted on the job and reported by `problems`."""
 
-    async def op(db: aiosqlite.Connection) -> None:
-        await db.execute(
+    def op(db: sqlite3.Connection) -> None:
+        db.execute(
             "UPDATE job_runs SET outcome = ?, retry_at = ? "
             "WHERE job_id = ? AND due = ? AND sent_at IS NULL",
             (
@@ -174,7 +172,7 @@ async def mark_failed(store: Store, run: Run, error: str, retry_at: datetime | N
                 to_epoch(run.due),
             ),
         )
-        await db.execute(
+        db.execute(
             "UPDATE jobs SET failures = failures + 1, last_error = ? WHERE id = ?",
             (error, run.job.id),
         )
@@ -239,8 +237,8 @@ async def problems(store: Store, now: datetime | None = None) -> list[dict[str, 
     return await store.read(read)
 
 
-async def _insert_runs(
-    db: aiosqlite.Connection, runs: list[tuple[int, datetime]], stamp: float
+def _insert_runs(
+    db: sqlite3.Connection, runs: list[tuple[int, datetime]], stamp: float
 ) -> set[int]:
     """Insert the run rows, many to a statement; the jobs whose row was new (a run
     already claimed at the same due time is not claimed twice)."""
@@ -253,11 +251,11 @@ async def _insert_runs(
             for job_id, due in chunk
             for value in (job_id, to_epoch(due), stamp, delivery_id(job_id, due))
         ]
-        rows = await db.execute_fetchall(
+        rows = db.execute(
             "INSERT OR IGNORE INTO job_runs(job_id, due, claimed_at, delivery) "
             f"VALUES {values} RETURNING job_id",
             params,
-        )
+        ).fetchall()
         fresh.update(int(row["job_id"]) for row in rows)
     return fresh
 

@@ -12,8 +12,6 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import aiosqlite
-
 from memory.schedule.timing import zone_name, zone_named
 from memory.store.database import Store
 
@@ -38,8 +36,8 @@ async def set_timezone(store: Store, person: str, zone: str | None) -> None:
     """Set `person`'s zone (checked: `BadSchedule` names examples), or clear it with None."""
     name = None if zone is None else zone_name(zone_named(zone))
 
-    async def op(db: aiosqlite.Connection) -> int:
-        cursor = await db.execute("UPDATE persons SET timezone = ? WHERE id = ?", (name, person))
+    def op(db: sqlite3.Connection) -> int:
+        cursor = db.execute("UPDATE persons SET timezone = ? WHERE id = ?", (name, person))
         return cursor.rowcount
 
     if not await store.write(op):

@@ -217,13 +217,13 @@ class Store:
         """SQLite's integrity and foreign-key checks plus FTS5's index-vs-content check."""
         problems, counts, version = await self.read(_checked)
 
-        async def fts_check(db: aiosqlite.Connection) -> str | None:
+        def fts_check(db: sqlite3.Connection) -> str | None:
             try:
-                await db.execute(
+                db.execute(
                     f"INSERT INTO {schema.FTS_TABLE}({schema.FTS_TABLE}, rank) "
                     "VALUES ('integrity-check', 1)"
                 )
-            except aiosqlite.DatabaseError as exc:
+            except sqlite3.DatabaseError as exc:
                 return f"full-text index: {exc}"
             return None
 

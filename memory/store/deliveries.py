@@ -7,9 +7,8 @@ no platform redelivers older messages, and pruning keeps the table small.
 
 from __future__ import annotations
 
+import sqlite3
 import time
-
-import aiosqlite
 
 from memory.store.database import Store
 
@@ -46,8 +45,8 @@ async def seen(
     """Record the delivery; True if this message id was already recorded in this chat."""
     stamp = time.time() if now is None else now
 
-    async def op(db: aiosqlite.Connection) -> bool:
-        cursor = await db.execute(
+    def op(db: sqlite3.Connection) -> bool:
+        cursor = db.execute(
             "INSERT OR IGNORE INTO deliveries(platform, chat, message_id, seen_at) "
             "VALUES (?, ?, ?, ?)",
             (platform, chat, message_id, stamp),
@@ -68,8 +67,8 @@ async def prune(store: Store, *, keep: float = KEEP_SECONDS, now: float | None =
     """Forget deliveries older than `keep` seconds; returns how many were removed."""
     cutoff = (time.time() if now is None else now) - keep
 
-    async def op(db: aiosqlite.Connection) -> int:
-        cursor = await db.execute("DELETE FROM deliveries WHERE seen_at < ?", (cutoff,))
+    def op(db: sqlite3.Connection) -> int:
+        cursor = db.execute("DELETE FROM deliveries WHERE seen_at < ?", (cutoff,))
         return cursor.rowcount
 
     return await store.write(op)

@@ -13,8 +13,6 @@ import sqlite3
 import time
 from typing import Any
 
-import aiosqlite
-
 from memory.store.errors import UnknownSession
 from memory.store.records import Activity, Conversation, Session, Usage, from_epoch
 
@@ -25,25 +23,24 @@ COLUMNS = (
 )
 
 
-async def open_session(db: aiosqlite.Connection, conversation: Conversation) -> Session:
+def open_session(db: sqlite3.Connection, conversation: Conversation) -> Session:
     """The open session of `conversation`, or a new one started now."""
-    async with db.execute(
+    row = db.execute(
         f"SELECT {COLUMNS} FROM sessions WHERE conversation = ? AND ended_at IS NULL",
         (conversation.key,),
-    ) as cursor:
-        row = await cursor.fetchone()
+    ).fetchone()
     if row is not None:
         return session_from_row(row)
-    if conversation.person and not await _person_exists(db, conversation.person):
+    if conversation.person and not _person_exists(db, conversation.person):
         raise LookupError(f"no person {conversation.person!r}; create it first")
     started = time.time()
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(started))
     external_id = f"{stamp}-{os.urandom(4).hex()}"
-    return await insert_session(db, external_id, conversation, started, None, None)
+    return insert_session(db, external_id, conversation, started, None, None)
 
 
-async def insert_session(
-    db: aiosqlite.Connection,
+def insert_session(
+    db: sqlite3.Connection,
     external_id: str,
     conversation: Conversation,
     started: float,
@@ -51,12 +48,11 @@ async def insert_session(
     end_reason: str | None,
 ) -> Session:
     """Add a session row (its scope created if new); imports pass a past one's times."""
-    await db.execute("INSERT OR IGNORE INTO scopes(name) VALUES (?)", (conversation.scope,))
-    async with db.execute("SELECT id FROM scopes WHERE name = ?", (conversation.scope,)) as cursor:
-        scope = await cursor.fetchone()
+    db.execute("INSERT OR IGNORE INTO scopes(name) VALUES (?)", (conversation.scope,))
+    scope = db.execute("SELECT id FROM scopes WHERE name = ?", (conversation.scope,)).fetchone()
     assert scope is not None
     scope_id = int(scope["id"])
-    async with db.execute(
+    row = db.execute(
         "INSERT INTO sessions(external_id, conversation, platform, chat, thread, kind, person_id, "
         "scope_id, started_at, ended_at, end_reason) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
         f"RETURNING {COLUMNS}",
@@ -73,21 +69,20 @@ async def insert_session(
             ended,
             end_reason,
         ),
-    ) as cursor:
-        row = await cursor.fetchone()
+    ).fetchone()
     assert row is not None
     return session_from_row(row)
 
 
-async def close_session(
-    db: aiosqlite.Connection,
+def close_session(
+    db: sqlite3.Connection,
     session_id: int,
     reason: str,
     title: str | None,
     summary: str | None,
 ) -> None:
     """End the session now, keeping a first end and filling in the title and summary given."""
-    cursor = await db.execute(
+    cursor = db.execute(
         "UPDATE sessions SET ended_at = coalesce(ended_at, ?), "
         "end_reason = coalesce(end_reason, ?), title = coalesce(?, title), "
         "summary = coalesce(?, summary) WHERE id = ?",
@@ -97,8 +92,8 @@ async def close_session(
         raise UnknownSession(f"no session {session_id}")
 
 
-async def finish_open_session(
-    db: aiosqlite.Connection,
+def finish_open_session(
+    db: sqlite3.Connection,
     session_id: int,
     external_id: str,
     reason: str,
@@ -108,7 +103,7 @@ async def finish_open_session(
     """End the session with the title and summary given only if it is still the open
     session `external_id`: one deleted, or ended by a deletion, meanwhile stays as it is
     (the agent's live copy may still hold the deleted turns). False if it was not open."""
-    cursor = await db.execute(
+    cursor = db.execute(
         "UPDATE sessions SET ended_at = ?, end_reason = ?, title = coalesce(?, title), "
         "summary = coalesce(?, summary) WHERE id = ? AND external_id = ? AND ended_at IS NULL",
         (time.time(), reason, title, summary, session_id, external_id),
@@ -116,20 +111,20 @@ async def finish_open_session(
     return cursor.rowcount > 0
 
 
-async def set_open_summary(
-    db: aiosqlite.Connection, session_id: int, external_id: str, summary: str
+def set_open_summary(
+    db: sqlite3.Connection, session_id: int, external_id: str, summary: str
 ) -> bool:
     """Replace the summary of a session still open as `external_id` (compaction); False,
     and nothing written, once it was deleted or ended."""
-    cursor = await db.execute(
+    cursor = db.execute(
         "UPDATE sessions SET summary = ? WHERE id = ? AND external_id = ? AND ended_at IS NULL",
         (summary, session_id, external_id),
     )
     return cursor.rowcount > 0
 
 
-async def add_usage(db: aiosqlite.Connection, session_id: int, usage: Usage) -> None:
-    cursor = await db.execute(
+def add_usage(db: sqlite3.Connection, session_id: int, usage: Usage) -> None:
+    cursor = db.execute(
         "UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = "
         "output_tokens + ?, cache_read_tokens = cache_read_tokens + ?, "
         "cache_write_tokens = cache_write_tokens + ? WHERE id = ?",
@@ -174,10 +169,9 @@ def activity(db: sqlite3.Connection, session_id: int) -> Activity:
     return Activity(row["sent"], None if last is None else from_epoch(last))
 
 
-async def _person_exists(db: aiosqlite.Connection, person: str) -> bool:
+def _person_exists(db: sqlite3.Connection, person: str) -> bool:
     """Checked before a DM's session is started, so a missing person is a clear error."""
-    async with db.execute("SELECT 1 FROM persons WHERE id = ?", (person,)) as cursor:
-        return await cursor.fetchone() is not None
+    return db.execute("SELECT 1 FROM persons WHERE id = ?", (person,)).fetchone() is not None
 
 
 def session_from_row(row: Any) -> Session:

@@ -6,17 +6,18 @@ transaction). Ids are chosen here (max + 1, ...) inside the IMMEDIATE transactio
 which is safe even with a second process writing, since that transaction holds the
 write lock.
 
-Appends take the short road: a plain sqlite3 connection in a thread of its own
-runs a whole transaction (BEGIN, the turns, their index rows, COMMIT) in one call,
-with each table's rows in one multi-row INSERT. On two cores that matters: every
-round trip to a connection thread, and every row `executemany` binds, hands the GIL
-back and forth with the event loop, which is busy with the next group's turns.
-Other writes (`write(op)`) get the aiosqlite connection, in transactions of their own.
+Every write runs on one plain sqlite3 connection, alone in a thread of its own: a
+whole transaction (BEGIN, the turns and their index rows, or the ops, then COMMIT)
+is one call, with each table's appended rows in one multi-row INSERT. On two cores
+that matters: every round trip to a connection thread, and every row `executemany`
+binds, hands the GIL back and forth with the event loop, which is busy with the
+next group's turns. Ops (`write(op)`) are plain functions of that connection, run
+in that thread, in transactions of their own.
 
 The writer takes at most half of what is queued (at least `SPLIT`): with many
 conversations waiting at once, one group's SQLite work then overlaps the next
 group's Python work on the event loop, instead of the two taking turns. And while
-one group of appends commits, the next is already handed to the append thread, so
+one group of appends commits, the next is already handed to the writer thread, so
 that thread goes from one transaction to the next without waiting for the event loop
 to notice the first is done (that wait was a sixth of the writer's time under load).
 Other writes wait until the appends before them have committed, so writes still
@@ -48,14 +49,14 @@ from memory.store.errors import (
     store_error,
 )
 from memory.store.records import NewMessage, to_epoch
-from memory.store.scalar import scalar
+from memory.store.scalar import scalar_now
 from memory.store.segment import stored_form
 from memory.store.wal import Checkpointer, Done, WalSyncer
 
 T = TypeVar("T")
 # (session id, turn, what `turns.body` keeps for it: see `prepared`)
 Append = tuple[int, NewMessage, str | None]
-Op = Callable[[aiosqlite.Connection], Awaitable[T]]
+Op = Callable[[sqlite3.Connection], T]
 
 MAX_BATCH = 5000
 SPLIT = 128
@@ -73,7 +74,7 @@ class _Job:
 
 
 class GroupCommitWriter:
-    """Owns the write connections; `append` and `write` are the only ways to change the db."""
+    """Owns the write connection; `append` and `write` are the only ways to change the db."""
 
     def __init__(
         self,
@@ -85,7 +86,7 @@ class GroupCommitWriter:
     ) -> None:
         self.db = db
         self._loop = asyncio.get_running_loop()
-        self._appender = _AppendConnection(path)
+        self._connection = _WriteConnection(path)
         self._queue: list[_Job] = []
         self._wake = asyncio.Event()
         self._stopping = False
@@ -156,7 +157,7 @@ class GroupCommitWriter:
                 self._syncer.committed(await running.popleft())
             await self._syncer.close()
             await self._checkpointer.close()
-            await self._appender.close()
+            await self._connection.close()
 
     async def _commit(self, batch: list[_Job]) -> Done:
         """Commit runs of appends and runs of ops, in order, each run in one transaction."""
@@ -175,19 +176,17 @@ class GroupCommitWriter:
     async def _commit_appends(self, jobs: list[_Job]) -> Done:
         """One transaction for `jobs`; on failure retry each alone to isolate the bad one."""
         try:
-            ids = await self._appender.commit([job.append for job in jobs if job.append])
+            ids = await self._connection.run(
+                insert_messages, [job.append for job in jobs if job.append]
+            )
         except Exception as exc:
             return await self._isolate(jobs, exc, self._commit_appends)
         return [(job.future, id_) for job, id_ in zip(jobs, ids, strict=True)]
 
     async def _commit_ops(self, jobs: list[_Job]) -> Done:
         try:
-            await self.db.execute("BEGIN IMMEDIATE")
-            results = [await job.op(self.db) for job in jobs if job.op]
-            await self.db.execute("COMMIT")
+            results = await self._connection.run(operated, [job.op for job in jobs if job.op])
         except Exception as exc:
-            if self.db.in_transaction:
-                await self.db.execute("ROLLBACK")
             return await self._isolate(jobs, exc, self._commit_ops)
         return [(job.future, result) for job, result in zip(jobs, results, strict=True)]
 
@@ -199,7 +198,7 @@ class GroupCommitWriter:
     ) -> Done:
         """A failed job gets its exception at once (it has nothing to wait for)."""
         if len(jobs) == 1:
-            _fail(jobs[0], _explain(exc, jobs[0], self._appender.path))
+            _fail(jobs[0], _explain(exc, jobs[0], self._connection.path))
             return []
         done: Done = []
         for job in jobs:
@@ -212,36 +211,39 @@ def batch_size(queued: int) -> int:
     return min(queued, max(SPLIT, queued // 2), MAX_BATCH)
 
 
-class _AppendConnection:
-    """A plain sqlite3 connection, alone in its thread: one hop per append transaction."""
+class _WriteConnection:
+    """The writer's plain sqlite3 connection, alone in its thread: one hop per transaction."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._executor = ThreadPoolExecutor(1, thread_name_prefix="kioku-store-append")
+        self._executor = ThreadPoolExecutor(1, thread_name_prefix="kioku-store-writer")
         self._db: sqlite3.Connection | None = None
 
-    async def commit(self, appends: list[Append]) -> list[int]:
+    async def run(
+        self, body: Callable[[sqlite3.Connection, list[Any]], list[Any]], jobs: list[Any]
+    ) -> list[Any]:
+        """`body(db, jobs)` inside one IMMEDIATE transaction, in the writer's thread."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._commit, appends)
+        return await loop.run_in_executor(self._executor, self._transaction, body, jobs)
 
     async def close(self) -> None:
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._executor, self._close)
         self._executor.shutdown()
 
-    def _commit(self, appends: list[Append]) -> list[int]:
+    def _transaction(
+        self, body: Callable[[sqlite3.Connection, list[Any]], list[Any]], jobs: list[Any]
+    ) -> list[Any]:
         db = self._db or self._open()
         db.execute("BEGIN IMMEDIATE")
         try:
-            (last,) = db.execute("SELECT coalesce(max(id), 0) FROM turns").fetchone()
-            for sql, params in insert_statements(last + 1, appends):
-                db.execute(sql, params)
+            results = body(db, jobs)
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise
-        return list(range(last + 1, last + 1 + len(appends)))
+        return results
 
     def _open(self) -> sqlite3.Connection:
         db = sqlite3.connect(
@@ -257,6 +259,11 @@ class _AppendConnection:
         if self._db is not None:
             self._db.close()
             self._db = None
+
+
+def operated(db: sqlite3.Connection, ops: list[Op[Any]]) -> list[Any]:
+    """Run `ops` in order; what each returned."""
+    return [op(db) for op in ops]
 
 
 def prepared(session_id: int, message: NewMessage) -> Append:
@@ -286,11 +293,11 @@ def insert_statements(first: int, appends: list[Append]) -> Iterator[tuple[str, 
         yield schema.index_turns(rows), index[span]
 
 
-async def insert_messages(db: aiosqlite.Connection, appends: list[Append]) -> list[int]:
-    """Store and index turns from inside a `write(op)` transaction (imports use this)."""
-    first = await scalar(db, "SELECT coalesce(max(id), 0) FROM turns") + 1
+def insert_messages(db: sqlite3.Connection, appends: list[Append]) -> list[int]:
+    """Store and index turns inside a write transaction (appends, and imports' ops)."""
+    first = scalar_now(db, "SELECT coalesce(max(id), 0) FROM turns") + 1
     for sql, params in insert_statements(first, appends):
-        await db.execute(sql, params)
+        db.execute(sql, params)
     return list(range(first, first + len(appends)))
 
 

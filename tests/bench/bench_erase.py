@@ -119,8 +119,8 @@ async def measure(path: Path, sizes: list[int]) -> list[dict[str, float | str]]:
             [turn] = await _ids(store, "SELECT min(id) FROM turns WHERE role = 0")
             for turn_id in await _ids(store, "SELECT id FROM turns ORDER BY random() LIMIT 5"):
 
-                async def mark(db, turn_id=turn_id) -> None:
-                    await db.execute(
+                def mark(db, turn_id=turn_id) -> None:
+                    db.execute(
                         "UPDATE turns SET content = content || ' ' || ? WHERE id = ?",
                         (PHRASE, turn_id),
                     )

@@ -82,8 +82,8 @@ async def test_the_daily_sweep_takes_old_closed_sessions_and_logs_counts(
             if chat == "1":
                 await store.close_session(session.id, "idle")
 
-            async def backdate(db, session_id=session.id) -> None:
-                await db.execute(
+            def backdate(db, session_id=session.id) -> None:
+                db.execute(
                     "UPDATE sessions SET started_at = ?1, ended_at = CASE WHEN ended_at "
                     "IS NULL THEN NULL ELSE ?1 END WHERE id = ?2",
                     (long_ago, session_id),

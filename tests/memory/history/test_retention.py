@@ -40,8 +40,8 @@ async def session_of(
         await store.close_session(session.id, "idle")
         at = to_epoch(NOW - timedelta(days=days_ago))
 
-        async def backdate(db) -> None:
-            await db.execute(
+        def backdate(db) -> None:
+            db.execute(
                 "UPDATE sessions SET started_at = ?, ended_at = ? WHERE id = ?",
                 (at, at, session.id),
             )
@@ -74,8 +74,8 @@ async def test_the_setting_takes_closed_sessions_older_than_it(people: Store) ->
 async def test_an_open_session_is_never_swept(people: Store) -> None:
     session = await session_of(people, dm("alice", "1"), "alice", 0, close=False)
 
-    async def backdate(db) -> None:
-        await db.execute(
+    def backdate(db) -> None:
+        db.execute(
             "UPDATE sessions SET started_at = ? WHERE id = ?", (to_epoch(NOW) - 10**8, session)
         )
 

@@ -9,7 +9,6 @@ from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import aiosqlite
 import pytest
 from structlog.testing import capture_logs
 
@@ -86,8 +85,8 @@ async def test_a_row_edited_to_lead_out_of_the_home_never_removes_anything_there
     outside.write_text("keep me")
     session, _, (kept,) = await sent(store, home, ALICE_DM, "alice")
 
-    async def edit(db: aiosqlite.Connection) -> None:
-        await db.execute(f"UPDATE media SET {column} = ? WHERE id = ?", (value, kept.id))
+    def edit(db: sqlite3.Connection) -> None:
+        db.execute(f"UPDATE media SET {column} = ? WHERE id = ?", (value, kept.id))
 
     await store.write(edit)
     plan = await survey(store, Asker.owner(), Selection(sessions=(session.id,)))
@@ -133,8 +132,8 @@ async def test_retention_removes_the_files_of_the_sessions_it_sweeps(
     await store.close_session(old.id, "idle")
     at = to_epoch(NOW - timedelta(days=100))
 
-    async def backdate(db: aiosqlite.Connection) -> None:
-        await db.execute("UPDATE sessions SET ended_at = ? WHERE id = ?", (at, old.id))
+    def backdate(db: sqlite3.Connection) -> None:
+        db.execute("UPDATE sessions SET ended_at = ? WHERE id = ?", (at, old.id))
 
     await store.write(backdate)
     _, _, (kept,) = await sent(store, home, ALICE_DM, "alice")

@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-import aiosqlite
 import pytest
 
 from memory.access.identities import ensure_person, get_person, link_identity, person_for
@@ -187,9 +186,9 @@ async def test_edited_and_deleted_turns_leave_the_index_in_step(store: Store) ->
     kept = await store.append(session.id, NewMessage("user", "京都の抹茶 planning"))
     gone = await store.append(session.id, NewMessage("user", "抹茶 again"))
 
-    async def edit(db: aiosqlite.Connection) -> None:
-        await db.execute("UPDATE turns SET content = '京都の庭園' WHERE id = ?", (kept,))
-        await db.execute("DELETE FROM turns WHERE id = ?", (gone,))
+    def edit(db: sqlite3.Connection) -> None:
+        db.execute("UPDATE turns SET content = '京都の庭園' WHERE id = ?", (kept,))
+        db.execute("DELETE FROM turns WHERE id = ?", (gone,))
 
     await store.write(edit)
     report = await store.check_integrity()
@@ -206,9 +205,9 @@ async def test_integrity_check_reports_a_damaged_index(store: Store) -> None:
     session = await store.open_session(dm())
     await store.append(session.id, NewMessage("user", "original words"))
 
-    async def damage(db: aiosqlite.Connection) -> None:
-        await db.execute("DROP TRIGGER turns_fts_update")
-        await db.execute("UPDATE turns SET content = 'changed behind the index'")
+    def damage(db: sqlite3.Connection) -> None:
+        db.execute("DROP TRIGGER turns_fts_update")
+        db.execute("UPDATE turns SET content = 'changed behind the index'")
 
     await store.write(damage)
     report = await store.check_integrity()

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import sqlite3
 
-import aiosqlite
-
 from config.loggers import get_logger
 from memory.store.errors import is_busy
 
@@ -17,14 +15,15 @@ log = get_logger("kioku.store")
 OPTIMIZE_WAIT_S = 1.0
 
 
-async def optimize(db: aiosqlite.Connection) -> None:
+def optimize(db: sqlite3.Connection) -> None:
     """`PRAGMA optimize`, which only keeps the planner's statistics fresh: it waits at
     most `OPTIMIZE_WAIT_S` for another process's lock (it reads, then writes, so a
     commit in between refuses it at once), and a refusal is logged, never raised: the
-    work of whoever closes the store is done and stored by then."""
+    work of whoever closes the store is done and stored by then. Run on the writer's
+    connection, in its thread, as it closes: its statistics are of the writes run there."""
     try:
-        await db.execute(f"PRAGMA busy_timeout = {int(OPTIMIZE_WAIT_S * 1000)}")
-        await db.execute("PRAGMA optimize")
+        db.execute(f"PRAGMA busy_timeout = {int(OPTIMIZE_WAIT_S * 1000)}")
+        db.execute("PRAGMA optimize")
     except sqlite3.OperationalError as exc:
         if is_busy(exc):
             log.debug("optimize_skipped", reason=str(exc))

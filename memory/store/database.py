@@ -29,7 +29,6 @@ from typing import Any, TypeVar
 import aiosqlite
 
 from memory.store import migrations, schema, sessions
-from memory.store.busy import optimize
 from memory.store.errors import store_error
 from memory.store.read_pool import ReadPool
 from memory.store.records import (
@@ -57,14 +56,13 @@ class Store:
     def __init__(
         self,
         path: Path,
-        writer: aiosqlite.Connection,
         checkpointer: aiosqlite.Connection,
         readers: int,
     ) -> None:
         self.path = path
         self._checkpointer = checkpointer
         self._read_pool = ReadPool(path, readers, schema.BUSY_TIMEOUT_S)
-        self._writer = GroupCommitWriter(writer, path, checkpointer)
+        self._writer = GroupCommitWriter(path, checkpointer)
         self._closed = False
 
     @classmethod
@@ -80,18 +78,15 @@ class Store:
     @classmethod
     async def _open(cls, path: Path, readers: int) -> Store:
         await asyncio.to_thread(_create_private, path)
-        writer = await connect(path)
+        migrating = await connect(path)
         try:
-            before = await migrations.user_version(writer)
-            if await migrations.migrate(writer) > before:
-                await _after_upgrade(writer, before)
-            for pragma in schema.WRITER_PRAGMAS:
-                await writer.execute(pragma)
-        except BaseException:
-            await writer.close()
-            raise
+            before = await migrations.user_version(migrating)
+            if await migrations.migrate(migrating) > before:
+                await _after_upgrade(migrating, before)
+        finally:
+            await migrating.close()
         checkpointer = await connect(path)
-        return cls(path, writer, checkpointer, readers)
+        return cls(path, checkpointer, readers)
 
     @property
     def home(self) -> Path:
@@ -104,10 +99,8 @@ class Store:
             self._closed = True
             try:
                 await self._writer.close()
-                await optimize(self._writer.db)
             finally:
                 await self._checkpointer.close()
-                await self._writer.db.close()
                 await self._read_pool.close()
 
     async def __aenter__(self) -> Store:

@@ -130,10 +130,10 @@ class Checkpointer:
         if self._syncs >= CHECKPOINT_EVERY:
             self._due.set()
 
-    async def catch_up(self, writer: aiosqlite.Connection) -> None:
-        """Finish the checkpoint on the writer's connection, between its transactions."""
+    async def catch_up(self) -> None:
+        """Finish the checkpoint between the writer's transactions (the writer waits)."""
         async with self._lock:
-            copied = await _checkpoint_or_log(writer)
+            copied = await _checkpoint_or_log(self.db)
         self.restart_wanted = copied is not None and bool(copied[0])
 
     async def truncate(self) -> bool:

@@ -40,6 +40,7 @@ from typing import Any, TypeVar
 import aiosqlite
 
 from memory.store import schema
+from memory.store.busy import optimize
 from memory.store.errors import (
     StoreBusy,
     StoreFull,
@@ -78,13 +79,11 @@ class GroupCommitWriter:
 
     def __init__(
         self,
-        db: aiosqlite.Connection,
         path: Path,
         checkpointer: aiosqlite.Connection,
         *,
         sync: Callable[[int], None] = os.fsync,
     ) -> None:
-        self.db = db
         self._loop = asyncio.get_running_loop()
         self._connection = _WriteConnection(path)
         self._queue: list[_Job] = []
@@ -145,7 +144,7 @@ class GroupCommitWriter:
                     while running:
                         self._syncer.committed(await running.popleft())
                 if self._checkpointer.restart_wanted:
-                    await self._checkpointer.catch_up(self.db)
+                    await self._checkpointer.catch_up()
                 if not appends:
                     self._syncer.committed(await self._commit(batch))
                     continue
@@ -257,6 +256,7 @@ class _WriteConnection:
 
     def _close(self) -> None:
         if self._db is not None:
+            optimize(self._db)
             self._db.close()
             self._db = None
 

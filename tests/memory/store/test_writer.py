@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from memory.search.ranking import Scope, search
-from memory.store import schema, wal
+from memory.store import wal
 from memory.store import writer as writer_module
 from memory.store.database import Store, connect
 from memory.store.records import Conversation, NewMessage
@@ -24,11 +24,8 @@ async def _open_writer(path: Path, sync: Callable[[int], None]) -> tuple[GroupCo
     """A writer on `path` (holding one owner DM session) whose WAL sync is `sync`."""
     async with await Store.open(path) as store:
         session = await store.open_session(Conversation("cli", "1", "dm", "owner"))
-    db = await connect(path)
-    for pragma in schema.WRITER_PRAGMAS:
-        await db.execute(pragma)
     checkpointer = await connect(path)
-    return GroupCommitWriter(db, path, checkpointer, sync=sync), session.id
+    return GroupCommitWriter(path, checkpointer, sync=sync), session.id
 
 
 @pytest.fixture
@@ -47,7 +44,6 @@ async def gated(tmp_path: Path) -> AsyncIterator[tuple[GroupCommitWriter, int, t
     gate.set()
     await writer.close()
     await writer._checkpointer.db.close()
-    await writer.db.close()
 
 
 async def test_an_append_returns_only_after_the_wal_is_synced(
@@ -78,7 +74,6 @@ async def test_a_failed_wal_sync_fails_the_append_and_refuses_later_writes(
     finally:
         await writer.close()
         await writer._checkpointer.db.close()
-        await writer.db.close()
 
 
 def test_a_crowd_of_waiting_appends_is_split_so_two_groups_overlap() -> None:

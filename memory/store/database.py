@@ -116,7 +116,8 @@ class Store:
         return await self._writer.append(session_id, message)
 
     async def write(self, op: Op[T]) -> T:
-        """Run `op` on the writer connection inside the next group-committed transaction.
+        """Run `op(db)`, a plain function of the writer's sqlite3 connection, in the writer's
+        thread inside the next group-committed transaction; return what it returns.
 
         For `memory` modules only: the layers above call their named functions instead.
         """

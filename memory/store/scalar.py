@@ -1,6 +1,6 @@
 """The one number a statement selects (a count, a pragma), from either kind of connection
-kioku holds: the async ones the writer and readers use, and plain ones (read pool, the
-vector store)."""
+kioku holds: the async ones that migrate and check state.db, and plain ones (the writer,
+the read pool, the vector store)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,12 @@
-"""The writer: an append returns only once durable, batches split, the WAL starts over."""
+"""The writer: an append returns only once durable, batches split, the WAL starts over,
+and every write (appends and ops alike) runs in order on its one thread."""
 
 from __future__ import annotations
 
 import asyncio
 import errno
 import os
+import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -109,3 +111,42 @@ async def test_the_wal_starts_over_once_it_has_grown_past_its_limit(
         assert len(await store.messages(session.id)) == 300
     # 300 one-turn transactions write well over 1000 frames; a WAL that starts over holds few.
     assert row["log"] < 100
+
+
+async def test_an_op_runs_in_the_writer_thread_after_the_appends_queued_before_it(
+    tmp_path: Path,
+) -> None:
+    def seen(db: sqlite3.Connection) -> tuple[str, int]:
+        (count,) = db.execute("SELECT count(*) FROM turns").fetchone()
+        return threading.current_thread().name, count
+
+    async with await Store.open(tmp_path / "state.db") as store:
+        session = await store.open_session(Conversation("cli", "1", "dm", "owner"))
+        appends = [store.append(session.id, NewMessage("user", f"turn {n}")) for n in range(50)]
+        *_, (thread, count) = await asyncio.gather(*appends, store.write(seen))
+    assert thread.startswith("kioku-store-writer")
+    assert count == 50
+
+
+async def test_a_failing_op_is_rolled_back_alone_and_its_group_commits(tmp_path: Path) -> None:
+    def named(name: str, fail: bool = False) -> Callable[[sqlite3.Connection], None]:
+        def op(db: sqlite3.Connection) -> None:
+            db.execute("INSERT INTO persons(id, created_at) VALUES (?, 0)", (name,))
+            if fail:
+                raise LookupError(f"{name} changed its mind")
+
+        return op
+
+    async with await Store.open(tmp_path / "state.db") as store:
+        results = await asyncio.gather(
+            store.write(named("ann")),
+            store.write(named("bob", fail=True)),
+            store.write(named("cy")),
+            return_exceptions=True,
+        )
+        people = await store.read(
+            lambda db: [row[0] for row in db.execute("SELECT id FROM persons ORDER BY id")]
+        )
+    assert results[0] is None and results[2] is None
+    assert isinstance(results[1], LookupError)
+    assert people == ["ann", "cy", "owner"]

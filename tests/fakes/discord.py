@@ -278,6 +278,11 @@ class FakeDiscord:
 
     # -- what tests do --------------------------------------------------------------------
 
+    @property
+    def readies(self) -> int:
+        """Sessions READY or RESUMED so far (what `wait_ready` counts)."""
+        return self._readies
+
     async def wait_ready(self, count: int, within: float = 10.0) -> None:
         """Until `count` sessions have been READY or RESUMED in total."""
         async with self._ready:

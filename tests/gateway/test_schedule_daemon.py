@@ -2,7 +2,10 @@
 python-telegram-bot against the fake Telegram, jobs added with `kioku schedule add`.
 A reminder arrives at its second; kill -9 just before or just after a due time sends
 each job exactly once; runs missed while kioku was down arrive late, as a note, or once
-for a repeating job; a platform that refuses is retried and reported in `kioku status`."""
+for a repeating job; a platform that refuses is retried and reported in `kioku status`.
+
+Tests that neither stop the daemon nor change its settings share one (`shared`), each with
+jobs of its own; at the module's end it must stop on SIGTERM with exit 0."""
 
 from __future__ import annotations
 
@@ -11,10 +14,15 @@ import json
 import os
 import signal
 import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
+
+import pytest
+import pytest_asyncio
 
 from memory.access.identities import ensure_person
 from memory.access.people import OWNER
@@ -23,12 +31,16 @@ from memory.schedule.timing import parse_when
 from memory.store.database import Store
 from tests.fakes.telegram import FakeTelegram, Fault
 from tests.helpers.daemon import WAIT, Daemon, run_daemon, stored_texts
+from tests.helpers.door_daemon import door_daemon
 from tests.helpers.gateway_rig import GatedAnthropic
 from tests.helpers.paths import KIOKU
 from tests.helpers.platform_daemons import OWNER_CHAT, telegram_env
 
 TO = f"telegram:{OWNER_CHAT}"
 ZONE = "Asia/Tokyo"
+
+in_module_loop = pytest.mark.asyncio(loop_scope="module")
+module_fixture = pytest_asyncio.fixture(scope="module", loop_scope="module")
 
 
 def env(tg: FakeTelegram) -> dict[str, str]:
@@ -37,6 +49,31 @@ def env(tg: FakeTelegram) -> dict[str, str]:
         "KIOKU_SCHEDULE__MIN_INTERVAL": "1s",
         "KIOKU_SCHEDULE__DEFAULT_TIMEZONE": ZONE,
     }
+
+
+@dataclass
+class Shared:
+    """The module's running daemon and its fake Telegram."""
+
+    daemon: Daemon
+    tg: FakeTelegram
+
+
+@module_fixture
+async def running(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Shared]:
+    async with (
+        GatedAnthropic() as api,
+        FakeTelegram() as tg,
+        door_daemon(tmp_path_factory.mktemp("schedule"), api, **env(tg)) as daemon,
+    ):
+        yield Shared(daemon, tg)
+
+
+@pytest.fixture
+def shared(running: Shared, home: Path, monkeypatch: pytest.MonkeyPatch) -> Shared:
+    """The shared daemon; this test's `kioku` commands run against its KIOKU_HOME."""
+    monkeypatch.setenv("KIOKU_HOME", str(running.daemon.home))
+    return running
 
 
 async def kioku(*args: str) -> tuple[int, str, str]:
@@ -212,51 +249,41 @@ async def test_a_refused_send_is_retried_and_reported_in_status(
     assert "job_failed" in log and "job_retry" in log and "job_sent" in log
 
 
-async def test_a_prompt_job_is_answered_by_the_model_and_stored_as_a_turn(
-    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
-) -> None:
-    async with FakeTelegram() as tg:
-        daemon = await run_daemon(daemons, home, api, tmp_path, **env(tg))
-        code, _, err = await kioku(
-            "schedule", "add", "--person", OWNER, "--to", TO, "--in", "1s",
-            "--prompt", "what is on today",
-        )  # fmt: skip
-        assert code == 0, err
-        await arrives(tg, "echo: what is on today")
-        daemon.signal(signal.SIGTERM)
-        assert await daemon.exit_code() == 0
-    stored = stored_texts(home)
+@in_module_loop
+async def test_a_prompt_job_is_answered_by_the_model_and_stored_as_a_turn(shared: Shared) -> None:
+    code, _, err = await kioku(
+        "schedule", "add", "--person", OWNER, "--to", TO, "--in", "1s",
+        "--prompt", "what is on today",
+    )  # fmt: skip
+    assert code == 0, err
+    await arrives(shared.tg, "echo: what is on today")
+    stored = stored_texts(shared.daemon.home)  # the answer is stored before it is sent
     assert ("assistant", "echo: what is on today") in stored
     assert any(role == "user" and "what is on today" in text for role, text in stored)
 
 
-async def test_a_job_whose_identity_was_unlinked_fails_and_is_reported(
-    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
-) -> None:
-    async with FakeTelegram() as tg:
-        await run_daemon(daemons, home, api, tmp_path, **env(tg))
-        assert (await kioku("people", "link", "telegram:222", "--to", "alice"))[0] == 0
-        code, _, err = await kioku(
-            "schedule", "add", "--person", "alice", "--to", "telegram:222", "--in", "2s",
-            "--text", "for alice",
-        )  # fmt: skip
-        assert code == 0, err
-        assert (await kioku("people", "unlink", "telegram:222"))[0] == 0
-        schedule = await status_once_failed()
-        (problem,) = schedule["problems"]
-        assert "telegram:222 is no longer one of alice's identities" in problem["last_error"]
-        assert "for alice" not in texts(tg)
+@in_module_loop
+async def test_a_job_whose_identity_was_unlinked_fails_and_is_reported(shared: Shared) -> None:
+    assert (await kioku("people", "link", "telegram:222", "--to", "alice"))[0] == 0
+    code, _, err = await kioku(
+        "schedule", "add", "--person", "alice", "--to", "telegram:222", "--in", "2s",
+        "--text", "for alice",
+    )  # fmt: skip
+    assert code == 0, err
+    assert (await kioku("people", "unlink", "telegram:222"))[0] == 0
+    schedule = await status_once_failed()
+    (problem,) = schedule["problems"]
+    assert "telegram:222 is no longer one of alice's identities" in problem["last_error"]
+    assert "for alice" not in texts(shared.tg)
 
 
-async def test_schedule_run_sends_a_job_now_through_the_running_daemon(
-    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
-) -> None:
-    async with FakeTelegram() as tg:
-        await run_daemon(daemons, home, api, tmp_path, **env(tg))
-        job = await add("weekly review", "--every", "1w")
-        code, out, err = await kioku("schedule", "run", str(job["id"]))
-        assert code == 0, err
-        assert "is due now" in out and "The running kioku was told." in out
-        await arrives(tg, "weekly review")
-        (again,) = json.loads((await kioku("schedule", "list", "--json"))[1])
-        assert again["next_run"] == job["next_run"]  # its slots stay where they were
+@in_module_loop
+async def test_schedule_run_sends_a_job_now_through_the_running_daemon(shared: Shared) -> None:
+    job = await add("weekly review", "--every", "1w")
+    code, out, err = await kioku("schedule", "run", str(job["id"]))
+    assert code == 0, err
+    assert "is due now" in out and "The running kioku was told." in out
+    await arrives(shared.tg, "weekly review")
+    listed = json.loads((await kioku("schedule", "list", "--json"))[1])
+    (again,) = [listed_job for listed_job in listed if listed_job["id"] == job["id"]]
+    assert again["next_run"] == job["next_run"]  # its slots stay where they were

@@ -152,16 +152,35 @@ async def api() -> AsyncIterator[GatedAnthropic]:
         yield fake
 
 
+@asynccontextmanager
+async def killed_at_end() -> AsyncIterator[list[Daemon]]:
+    """A list for the daemons started inside; any still running at the end is killed."""
+    started: list[Daemon] = []
+    try:
+        yield started
+    finally:
+        for daemon in started:
+            if daemon.process is not None and daemon.process.returncode is None:
+                daemon.process.kill()
+                await daemon.process.wait()
+            daemon.notify.close()
+
+
+def own_home(home: Path) -> dict[str, str]:
+    """The environment of a daemon a module shares: a module's fixtures start before each
+    test's `home` fixture sets KIOKU_HOME, so its own is given explicitly."""
+    return {
+        "KIOKU_HOME": str(home),
+        "NO_PROXY": "127.0.0.1,localhost",
+        "KIOKU_WEB__ENABLED": "false",
+    }
+
+
 @pytest.fixture
 async def daemons() -> AsyncIterator[list[Daemon]]:
     """Every daemon a test starts; any still running at the end is killed."""
-    started: list[Daemon] = []
-    yield started
-    for daemon in started:
-        if daemon.process is not None and daemon.process.returncode is None:
-            daemon.process.kill()
-            await daemon.process.wait()
-        daemon.notify.close()
+    async with killed_at_end() as started:
+        yield started
 
 
 def stored_texts(home: Path) -> list[tuple[str, str]]:

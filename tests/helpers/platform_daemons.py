@@ -12,7 +12,7 @@ from pathlib import Path
 from tests.fakes.discord import ALICE_ID, FakeDiscord
 from tests.fakes.telegram import TOKEN as TELEGRAM_TOKEN
 from tests.fakes.telegram import FakeTelegram
-from tests.helpers.daemon import WAIT, Client, Daemon, run_daemon
+from tests.helpers.daemon import WAIT, Client, Daemon, killed_at_end, own_home, run_daemon
 from tests.helpers.gateway_rig import GatedAnthropic
 
 OWNER_CHAT = 111
@@ -73,3 +73,16 @@ async def serving(
         await cli.close()
         daemon.signal(signal.SIGTERM)
         assert await daemon.exit_code() == 0
+
+
+@asynccontextmanager
+async def module_serving(
+    tmp: Path, api: GatedAnthropic, **settings: str
+) -> AsyncIterator[Platforms]:
+    """`serving` shared by a test module, its KIOKU_HOME `tmp/home`."""
+    home = tmp / "home"
+    async with (
+        killed_at_end() as started,
+        serving(started, home, api, tmp, **own_home(home), **settings) as served,
+    ):
+        yield served

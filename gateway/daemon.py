@@ -34,16 +34,15 @@ from config.logs import LEVELS
 from config.paths import ensure_home
 from config.settings import Settings
 from gateway import instance
-from gateway.backups import ScheduledBackups
 from gateway.commands.handlers import SLASH_COMMANDS
 from gateway.gateway import Gateway
 from gateway.identity import Identities
-from gateway.job_delivery import Courier
-from gateway.retention import RetentionSweeper
-from gateway.scheduled_turns import ScheduledTurns
-from gateway.scheduler import Scheduler, schedule_status
+from gateway.scheduling.delivery import Courier
+from gateway.scheduling.scheduler import Scheduler, schedule_status
 from gateway.supervisor import Supervisor
 from gateway.systemd import Notifier
+from gateway.upkeep.backups import ScheduledBackups
+from gateway.upkeep.retention import RetentionSweeper
 from memory.media import count_media
 from memory.store.database import Store
 from memory.store.migrations import SchemaVersionError
@@ -202,11 +201,10 @@ class Daemon:
             }
 
         schedule = self.settings.schedule
-        turns = ScheduledTurns(gateway)
         courier = Courier(
             store,
-            self.outlet,
-            turns,
+            gateway.outbound,
+            gateway.turns,
             lambda: schedule.default_timezone,
             first_retry=parse_duration(schedule.retry),
         )
@@ -261,7 +259,7 @@ class Daemon:
             await asyncio.gather(*tasks, return_exceptions=True)
 
     def _schedule_backups(self) -> None:
-        """With `backup.every` set, an owned task backs the home up (gateway/backups.py)."""
+        """With `backup.every` set, an owned task backs the home up (gateway/upkeep/backups.py)."""
         if self.settings.backup.every_seconds is not None:
             backups = ScheduledBackups(self.settings.home, self.settings.backup)
             task = asyncio.create_task(backups.run(), name="scheduled-backups")

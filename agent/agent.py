@@ -148,6 +148,12 @@ class Agent:
         """Drop a session's in-memory state without a review (e.g. its person was forgotten)."""
         self._live.pop(session_id, None)
 
+    async def __aenter__(self) -> Agent:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
     async def aclose(self) -> None:
         """Cancel background reviews, close the media reader's clients and the provider."""
         for task in list(self._background):

@@ -14,7 +14,6 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
 import structlog
@@ -190,12 +189,7 @@ class Gateway:
     async def __aenter__(self) -> Gateway:
         return self
 
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
     def reload(self, settings: Settings) -> None:

@@ -38,7 +38,7 @@ class AdapterState:
 
 
 class Supervisor:
-    """Owns the adapters' lifecycles; `start()` once, `stop()` once."""
+    """Owns the adapters' lifecycles: `start()` once, `stop()` once, or one `async with`."""
 
     def __init__(
         self,
@@ -65,6 +65,18 @@ class Supervisor:
                 self._keep_serving(adapter, first_tries[name]), name=f"adapter-{name}"
             )
         await asyncio.gather(*(event.wait() for event in first_tries.values()))
+
+    async def __aenter__(self) -> Supervisor:
+        """`start`; a start cut short stops what it had started."""
+        try:
+            await self.start()
+        except BaseException:
+            await self.stop()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
 
     def states(self) -> dict[str, dict[str, Any]]:
         """Per adapter: `{"state", "since", "last_error"}`, ready for JSON."""

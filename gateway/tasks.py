@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
-from types import TracebackType
 from typing import Any
 
 import structlog
@@ -39,6 +38,10 @@ class Tasks:
     def __len__(self) -> int:
         return len(self._running)
 
+    async def wait(self) -> None:
+        """Until every task running now has ended (tests wait on this, not on time)."""
+        await asyncio.gather(*list(self._running), return_exceptions=True)
+
     async def cancel(self) -> None:
         """Cancel every task still running and wait until each has unwound."""
         running = list(self._running)
@@ -49,12 +52,7 @@ class Tasks:
     async def __aenter__(self) -> Tasks:
         return self
 
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.cancel()
 
     def _ended(self, task: asyncio.Task[Any]) -> None:

@@ -67,6 +67,13 @@ class Scheduler:
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="scheduler")
 
+    async def __aenter__(self) -> Scheduler:
+        self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
     def changed(self) -> None:
         """Jobs changed in another process (the CLI socket's `schedule_changed`)."""
         changes(self._store).notify()

@@ -47,18 +47,16 @@ async def listen(
         else:
             noticed(inbound.sender)
 
-    adapter = _adapter(platform, section, deliver)
-    await adapter.start()
-    waiting()
-    try:
-        inbound = await asyncio.wait_for(claimed, within)
-        # The one way out, though the wizard runs no daemon; the notice is one short line.
-        await Dispatcher({platform: adapter}.get, lambda: False).send(inbound.address, CLAIMED)
-        return inbound.sender
-    except TimeoutError:
-        return None
-    finally:
-        await adapter.stop()
+    async with _adapter(platform, section, deliver) as adapter:
+        waiting()
+        try:
+            inbound = await asyncio.wait_for(claimed, within)
+            # The one way out, though the wizard runs no daemon; the notice is one short line.
+            outbound = Dispatcher({platform: adapter}.get, lambda: False)
+            await outbound.send(inbound.address, CLAIMED)
+            return inbound.sender
+        except TimeoutError:
+            return None
 
 
 def _adapter(

@@ -43,13 +43,13 @@ from gateway.scheduling.delivery import Courier
 from gateway.scheduling.scheduler import Scheduler, schedule_status
 from gateway.supervisor import Supervisor
 from gateway.systemd import Notifier
-from gateway.tasks import Tasks
 from gateway.upkeep.backups import ScheduledBackups
 from gateway.upkeep.retention import RetentionSweeper
 from memory.media import count_media
 from memory.store.database import Store
 from memory.store.migrations import SchemaVersionError
 from memory.store.writer import is_disk_full
+from plumbing.tasks import Tasks
 from web.app import WebServer
 
 log = structlog.get_logger("kioku.daemon")

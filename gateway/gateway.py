@@ -27,12 +27,12 @@ from gateway.outbound import Dispatcher, Outlets
 from gateway.owner_claims import CLAIMED, OwnerClaims
 from gateway.queues import ConversationQueues, LineState
 from gateway.sessions import OpenSession, Sessions, conversation_for
-from gateway.tasks import Tasks
 from gateway.turns.deletions import ChatDeletions
 from gateway.turns.pipeline import Delivery, Turns
 from memory.store import deliveries
 from memory.store.database import Store
 from memory.store.records import Conversation
+from plumbing.tasks import Tasks
 
 if TYPE_CHECKING:
     from gateway.identity import Identities

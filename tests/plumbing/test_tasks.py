@@ -7,7 +7,7 @@ import asyncio
 
 from structlog.testing import capture_logs
 
-from gateway.tasks import Tasks
+from plumbing.tasks import Tasks
 
 
 async def test_leaving_cancels_what_still_runs_and_waits_until_it_unwound() -> None:

@@ -96,6 +96,8 @@ class Turns:
             except BaseException:
                 _settle(answered, error=TurnStopped("the scheduled turn was stopped"))
                 raise
+            if answered.done():
+                return  # the scheduler gave up waiting meanwhile
             if outcome.error is not None:
                 _settle(answered, error=RuntimeError(f"the model did not answer: {outcome.error}"))
                 return
@@ -119,6 +121,8 @@ class Turns:
         delivery: Delivery | None,
         arrived: float,
     ) -> None:
+        """A queued message's turn; whatever fails, the person hears of it and the line
+        goes on."""
         try:
             settled = await self.deletions.settle(inbound, person, conversation.key, arrived)
             if settled.reply is not None:

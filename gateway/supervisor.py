@@ -19,6 +19,7 @@ import structlog
 
 from adapters.backoff import Backoff
 from adapters.base import Adapter
+from plumbing.tasks import Tasks
 
 log = structlog.get_logger("kioku.supervisor")
 
@@ -55,15 +56,13 @@ class Supervisor:
         self._start_timeout = start_timeout
         self._stop_timeout = stop_timeout
         self._stable_after = stable_after
-        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._loops = Tasks()
 
     async def start(self) -> None:
         """Start every adapter; return once each is running or waiting to retry."""
         first_tries = {name: asyncio.Event() for name in self._adapters}
         for name, adapter in self._adapters.items():
-            self._tasks[name] = asyncio.create_task(
-                self._keep_serving(adapter, first_tries[name]), name=f"adapter-{name}"
-            )
+            self._loops.spawn(self._keep_serving(adapter, first_tries[name]), f"adapter-{name}")
         await asyncio.gather(*(event.wait() for event in first_tries.values()))
 
     async def __aenter__(self) -> Supervisor:
@@ -94,11 +93,7 @@ class Supervisor:
 
     async def stop(self) -> None:
         """Cancel the restart loops, then stop every adapter; safe to call twice."""
-        tasks = list(self._tasks.values())
-        self._tasks.clear()
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._loops.cancel()
         for adapter in self._adapters.values():
             if self._states[adapter.name].state != "stopped":
                 await self._stop_adapter(adapter)

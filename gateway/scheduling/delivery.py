@@ -1,13 +1,15 @@
 """Delivering one claimed run of a scheduled job: what is said, where, and the record of it.
 
 A `text` job is sent as written, no model call; a `prompt` job runs as a turn of its
-person in its conversation (the gateway's `answer_job`) and its answer is sent. The
-order is the exactly-once policy: the run is claimed (memory.schedule.jobs) before
-anything here; the model answers before `begin_attempt`; `begin_attempt` is recorded
-right before the platform call and `mark_sent` right after, so a crash between the
-two leaves a run known as unconfirmed, never one sent twice. A failure (platform down,
-identity unlinked, the platform refusing) is recorded as a failed attempt with its
-retry time, backed off from 30 s doubling to an hour, and retried until it works.
+person in its conversation, through the gateway's turn pipeline (`Turns.answer_job`),
+and its answer is sent. Both leave through the one way out (gateway/outbound.py), so
+`media.long_replies_as_file` applies to them as to every answer. The order is the
+exactly-once policy: the run is claimed (memory.schedule.jobs) before anything here;
+the model answers before `begin_attempt`; `begin_attempt` is recorded right before the
+platform call and `mark_sent` right after, so a crash between the two leaves a run
+known as unconfirmed, never one sent twice. A failure (platform down, identity
+unlinked, the platform refusing) is recorded as a failed attempt with its retry time,
+backed off from 30 s doubling to an hour, and retried until it works.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import PurePath
 from typing import ClassVar, Literal
 
-from config.text_limits import well_formed
+from inputs.text import well_formed
 
 MAX_NAME = 200
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")

@@ -10,7 +10,7 @@ what they share.
 from __future__ import annotations
 
 from adapters.base import Outbound
-from config.text_limits import well_formed
+from inputs.text import well_formed
 
 FILE_NAME = "reply.md"
 MIME = "text/markdown"

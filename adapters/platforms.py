@@ -2,10 +2,11 @@
 identities accept their names and apply their policies, and `kioku doctor` checks them.
 
 A platform's name is the prefix of its identities (`telegram:123`) and the name of its
-settings section (`[telegram]`, a `PlatformSettings` in config/settings.py). Its module,
-and the SDK behind it, is imported only when the platform is configured: each SDK costs
-start-up time and tens of MB on a small server. Adding a platform: its adapter module,
-its settings section, and one entry (with its builder) below.
+settings section (`[telegram]`, a `PlatformSettings` in config/settings.py). Its package
+(`adapters/telegram/`), and the SDK behind it, is imported only when the platform is
+configured: each SDK costs start-up time and tens of MB on a small server. Adding a
+platform: its package (the adapter class in its `adapter.py`), its settings section, and
+one entry (with its builder) below. A platform's package imports no other platform's.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from adapters.base import Adapter, InboundHandler, MenuCommand
-from adapters.cli_protocol import socket_path
-from adapters.cli_socket import Claim, CliSocketAdapter, Reload, StatusSource
+from adapters.cli.adapter import Claim, CliSocketAdapter, Reload, StatusSource
+from adapters.cli.protocol import socket_path
 from config.platform_settings import PlatformSettings
 from config.settings import Settings
 
@@ -77,19 +78,19 @@ def _cli(settings: Settings, wiring: Wiring) -> Adapter:
 
 
 def _telegram(settings: Settings, wiring: Wiring) -> Adapter:
-    from adapters.telegram import TelegramAdapter
+    from adapters.telegram.adapter import TelegramAdapter
 
     return TelegramAdapter(wiring.deliver, settings.telegram, commands=wiring.commands)
 
 
 def _discord(settings: Settings, wiring: Wiring) -> Adapter:
-    from adapters.discord import DiscordAdapter
+    from adapters.discord.adapter import DiscordAdapter
 
     return DiscordAdapter(wiring.deliver, settings.discord, commands=wiring.commands)
 
 
 def _slack(settings: Settings, wiring: Wiring) -> Adapter:
-    from adapters.slack import SlackAdapter
+    from adapters.slack.adapter import SlackAdapter
 
     return SlackAdapter.from_settings(settings.slack, wiring.deliver, commands=wiring.commands)
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 
 from agent.attached import FileText
 from agent.providers import Block, ChatMessage, Text, ToolCall, ToolResult
-from config.limits import loads
+from inputs.limits import loads
 from memory.store.records import Message, NewMessage
 
 RenderUser = Callable[[Message], str]

@@ -17,9 +17,9 @@ from agent.live import LiveSession
 from agent.providers import ChatMessage, ChatRequest, Provider, Text, ToolResult
 from agent.tools.context import ToolContext
 from agent.tools.registry import ToolRegistry
-from config.limits import loads
 from config.settings import ReflectionSettings
-from config.text_limits import well_formed
+from inputs.limits import loads
+from inputs.text import well_formed
 
 log = structlog.get_logger("kioku.reflection")
 

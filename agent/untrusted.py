@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from config.text_limits import well_formed
+from inputs.text import well_formed
 
 SHORT = 300
 """Characters of a remote message kept in a log line or an error (it says what, not all)."""

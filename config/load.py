@@ -3,7 +3,7 @@
 pydantic reports *what* is wrong but not *where* it came from; with three sources a
 person needs the file (or variable) to fix, so each error is traced back to it here.
 Both files are checked against limits set on purpose before a parser reads them (see
-`config.text_limits`): a refusal names the file, the line and the limit.
+`inputs.text`): a refusal names the file, the line and the limit.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from config.limits import InputRefused
 from config.paths import kioku_home
 from config.settings import Settings
-from config.sources import SourceError
-from config.text_limits import check_toml, read_text
 from config.validated import remember
+from config.variables import SourceError
+from inputs.limits import InputRefused
+from inputs.text import check_toml, read_text
 
 MAX_FILE_BYTES = 1_048_576
 """config.toml and .env: a real one is a few kilobytes."""

@@ -68,7 +68,7 @@ class ProvidersSettings(BaseModel):
     model_config = ConfigDict(extra="allow", validate_assignment=True)
     EXTRA_TABLES: ClassVar[type[BaseModel]] = ProviderSettings
     """What a third-party provider's table is, for the environment's `KIOKU_PROVIDERS__<NAME>__…`
-    (config.sources decodes its lists as JSON by it)."""
+    (config.variables decodes its lists as JSON by it)."""
 
     recall_timeout: float = Field(
         1.5, gt=0, le=30, description="a provider slower than this is skipped for the turn (s)"

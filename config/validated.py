@@ -1,19 +1,20 @@
 """A note in KIOKU_HOME that the configuration, exactly as it is now, was found valid.
 
-Validating the settings imports pydantic and builds every model: about three bare
-interpreter starts, more than all the rest of `kioku search` or `kioku memory show`,
-which need nothing from the settings but the data folder and the notes limits (and
-`kioku chat --attach`, the largest file the daemon reads). So each
+Validating the settings imports pydantic and pydantic-settings and builds every model:
+about three bare interpreter starts, more than all the rest of `kioku search` or
+`kioku memory show`, which need nothing from the settings but the data folder and the
+notes limits (and `kioku chat --attach`, the largest file the daemon reads). So each
 time `load_settings` succeeds it writes `.settings-validated` with a digest of
 everything the settings are made from (config.toml and .env byte for byte, every
-`KIOKU_` variable, the code that reads and checks them, pydantic's version) and those
-few values; a quick command takes them from the note while the digest still matches,
-and otherwise validates as every command does, with the same report when something is
-wrong. The note holds no secret: a digest and three numbers.
+`KIOKU_` variable, the code that reads and checks them, the two libraries' versions)
+and those few values; a quick command takes them from the note while the digest still
+matches, and otherwise validates as every command does, with the same report when
+something is wrong. The note holds no secret: a digest and three numbers.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -30,8 +31,11 @@ if TYPE_CHECKING:
 RECORD = ".settings-validated"
 READ_AT_MOST = 2 * 1_048_576
 """Of config.toml and .env, more than `config.load.MAX_FILE_BYTES`."""
-CONFIG_CODE = Path(__file__).parent
-"""config/: what reads, merges and checks the settings (a new kioku validates anew)."""
+SETTINGS_CODE = (Path(__file__).parent, Path(__file__).parents[1] / "inputs")
+"""config/ and inputs/: what reads, merges and checks the settings (a new kioku validates
+anew)."""
+LIBRARIES = ("pydantic", "pydantic_settings")
+"""The libraries that read and check them: a new version validates anew too."""
 
 
 @dataclass(frozen=True)
@@ -69,14 +73,10 @@ def remember(settings: Settings) -> None:
             return
     except OSError:
         return
-    scratch = home / f"{RECORD}.{os.getpid()}"
-    try:
-        descriptor = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "wb") as file:
-            file.write(data)
-        os.replace(scratch, path)
-    except OSError:
-        scratch.unlink(missing_ok=True)
+    from plumbing.files import atomic_write  # only here: the quick commands only recall
+
+    with contextlib.suppress(OSError):
+        atomic_write(path, data)
 
 
 def recall() -> Essentials | None:
@@ -98,11 +98,13 @@ def recall() -> Essentials | None:
 
 def digest(home: Path) -> str:
     """A digest of every input of the settings: the two files, the `KIOKU_` variables,
-    config/'s code and pydantic's version (`OSError` when a file cannot be read)."""
+    the code and the libraries' versions (`OSError` when a file cannot be read)."""
     inputs: list[tuple[str, bytes]] = [
-        (f"code:{path.name}", path.read_bytes()) for path in sorted(CONFIG_CODE.glob("*.py"))
+        (f"code:{folder.name}/{path.name}", path.read_bytes())
+        for folder in SETTINGS_CODE
+        for path in sorted(folder.glob("*.py"))
     ]
-    inputs.append(("pydantic", _pydantic_version()))
+    inputs += [(library, _version(library)) for library in LIBRARIES]
     for name in ("config.toml", ".env"):
         inputs.append((f"file:{name}", _head(home / name)))
     inputs += sorted(
@@ -127,9 +129,9 @@ def _head(path: Path) -> bytes:
         return file.read(READ_AT_MOST)
 
 
-def _pydantic_version() -> bytes:
-    """pydantic's version.py as installed, found without importing pydantic."""
-    spec = find_spec("pydantic")
+def _version(library: str) -> bytes:
+    """The library's version.py as installed, found without importing it."""
+    spec = find_spec(library)
     if spec is None or spec.origin is None:
         return b"\0absent"
     return Path(spec.origin).with_name("version.py").read_bytes()

@@ -30,21 +30,21 @@ from agent.memory_providers.lexical import lexical_search
 from agent.memory_providers.manager import MemoryProviders
 from agent.providers import Provider, build_provider
 from agent.providers.context_length import resolve_context_window
-from config.durations import parse_duration
 from config.load import ConfigError, load_settings
 from config.logs import LEVELS
 from config.paths import ensure_home
 from config.settings import Settings
 from gateway import instance
-from gateway.commands.handlers import SLASH_COMMANDS
+from gateway.commands.builtin import SLASH_COMMANDS
 from gateway.gateway import Gateway
 from gateway.identity import Identities
 from gateway.scheduling.delivery import Courier
 from gateway.scheduling.scheduler import Scheduler, schedule_status
+from gateway.service.notify import Notifier
 from gateway.supervisor import Supervisor
-from gateway.systemd import Notifier
 from gateway.upkeep.backups import ScheduledBackups
 from gateway.upkeep.retention import RetentionSweeper
+from inputs.durations import parse_duration
 from memory.media import count_media
 from memory.store.database import Store
 from memory.store.migrations import SchemaVersionError

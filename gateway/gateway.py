@@ -21,8 +21,8 @@ import structlog
 from adapters.base import Address, Inbound
 from agent.agent import Agent
 from config.settings import Settings
-from gateway.commands.handlers import Commands
-from gateway.commands.registry import Command, Request, parse
+from gateway.commands.dispatch import Commands
+from gateway.commands.parsing import Command, parse
 from gateway.outbound import Dispatcher, Outlets
 from gateway.owner_claims import CLAIMED, OwnerClaims
 from gateway.queues import ConversationQueues, LineState
@@ -305,7 +305,7 @@ class Gateway:
         if cancelled is not None:
             await self._send(inbound.address, cancelled)
         try:
-            reply = await self.commands.run(Request(inbound, person, key, command))
+            reply = await self.commands.run(inbound, person, key, command)
         except Exception:
             log.exception("command_failed", command=command.name, platform=inbound.platform)
             reply = f"/{command.name} failed; the details are in kioku's log."

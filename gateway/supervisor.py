@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 import structlog
 
-from adapters.backoff import Backoff
 from adapters.base import Adapter
+from plumbing.backoff import Backoff
 from plumbing.tasks import Tasks
 
 log = structlog.get_logger("kioku.supervisor")

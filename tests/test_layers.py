@@ -1,24 +1,30 @@
 """The layers point one way (DESIGN.md), and only memory/ touches the database.
 
-adapters/ imports only config/; memory/ imports nothing above it; agent/ imports no
-adapter, gateway or web module; web/ reaches memory through named functions, never the
-gateway. Outside memory/ nothing runs SQL or hands the store a function to run.
+inputs/ and plumbing/ are at the bottom, below config/; adapters/ imports only config/
+and them, and a platform's package (adapters/telegram/, ...) no other platform's; memory/
+imports nothing above it; agent/ imports no adapter, gateway or web module; web/ reaches
+memory through named functions, never the gateway. Outside memory/ nothing runs SQL or
+hands the store a function to run. Inside gateway/, the rooms (doctor/, service/,
+client/…) sit below the `kioku` command's printing face and import none of it. No product
+module imports itself through others.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
+from adapters.platforms import PLATFORM_NAMES
 from tests.helpers.paths import ROOT
 
-BOTTOM = {"plumbing"}
-"""Owned background tasks: every layer may import them, and they import nothing of the
-project but themselves."""
+BOTTOM = {"inputs", "plumbing"}
+"""Input limits and hygiene; atomic files and backoff: every layer may import them, and
+they import nothing of the project but themselves."""
 MAY_IMPORT = {
+    "inputs": {"inputs"},
     "plumbing": {"plumbing"},
     "config": {"config", *BOTTOM},
     "adapters": {"adapters", "config", *BOTTOM},
@@ -27,6 +33,15 @@ MAY_IMPORT = {
     "web": {"web", "memory", "config", *BOTTOM},
 }
 PROJECT = {"config", "adapters", "memory", "agent", "gateway", "web", *BOTTOM}
+FACES = ("gateway/cli/", "gateway/setup/", "gateway/__main__.py")
+"""What prints and picks exit codes: the `kioku` command and its setup wizard."""
+ROOM_NEVER_IMPORTS = {
+    "gateway/service/": ("gateway.doctor.", "gateway.client."),
+    "gateway/client/": ("gateway.doctor.", "gateway.service."),
+}
+"""The doctor reads the service's unit path, never the reverse; the socket client needs
+neither."""
+GATEWAY_ROOT_MODULES = 14
 SQL_CALLS = {"execute", "executemany", "executescript", "execute_fetchall", "execute_insert"}
 
 
@@ -56,6 +71,36 @@ def test_each_layer_imports_only_what_lies_below_it(layer: str) -> None:
     assert crossing == []
 
 
+PLATFORM_PACKAGES = sorted(
+    p.name for p in (ROOT / "adapters").iterdir() if (p / "__init__.py").exists()
+)
+
+
+def imported_modules(tree: ast.AST) -> set[str]:
+    """Every module an import names, `from adapters import slack` as `adapters.slack`."""
+    names = imported(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def test_each_platform_of_the_registry_is_a_package_of_adapters() -> None:
+    assert sorted(PLATFORM_NAMES) == PLATFORM_PACKAGES
+
+
+@pytest.mark.parametrize("platform", PLATFORM_PACKAGES)
+def test_a_platform_package_imports_no_other_platform(platform: str) -> None:
+    others = {f"adapters.{name}" for name in PLATFORM_PACKAGES if name != platform}
+    crossing = sorted(
+        f"{path.relative_to(ROOT)}: {name}"
+        for path, tree in modules(f"adapters/{platform}")
+        for name in imported_modules(tree)
+        if ".".join(name.split(".")[:2]) in others
+    )
+    assert crossing == []
+
+
 def _names_the_store(node: ast.expr) -> bool:
     return (isinstance(node, ast.Name) and node.id == "store") or (
         isinstance(node, ast.Attribute) and node.attr == "store"
@@ -75,3 +120,124 @@ def test_nothing_outside_memory_runs_sql_or_hands_the_store_a_function(layer: st
             elif call.attr == "write" and _names_the_store(call.value):
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno} store.write()")
     assert found == []
+
+
+def _imports_under(prefix: str) -> list[str]:
+    """`path: module` for every import made by the modules whose path starts with `prefix`."""
+    return [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path, tree in modules("gateway")
+        if str(path.relative_to(ROOT)).startswith(prefix)
+        for name in imported(tree)
+    ]
+
+
+def test_no_gateway_room_imports_the_printing_face() -> None:
+    found = [
+        line
+        for line in _imports_under("gateway/")
+        if not line.startswith(FACES) and f"{line.split(': ')[1]}.".startswith("gateway.cli.")
+    ]
+    assert found == []
+
+
+@pytest.mark.parametrize("room", sorted(ROOM_NEVER_IMPORTS))
+def test_a_room_imports_nothing_of_the_rooms_above_it(room: str) -> None:
+    found = [
+        line
+        for line in _imports_under(room)
+        if f"{line.split(': ')[1]}.".startswith(ROOM_NEVER_IMPORTS[room])
+    ]
+    assert found == []
+
+
+def test_the_gateway_root_holds_at_most_14_modules() -> None:
+    """Beside its rooms, the root keeps what a newcomer reads first: router, sessions,
+    queues, identity, supervisor, daemon (`__init__.py` is not counted)."""
+    root = sorted(path.name for path in (ROOT / "gateway").glob("*.py"))
+    root.remove("__init__.py")
+    assert len(root) <= GATEWAY_ROOT_MODULES, root
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each product module → the product modules it imports, anywhere in it (inside a
+    function, or for typing only: it names them all the same)."""
+    trees = {
+        module_name(path): (path, tree)
+        for layer in sorted(PROJECT)
+        for path, tree in modules(layer)
+    }
+    graph = {}
+    for name, (path, tree) in trees.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        graph[name] = {
+            target
+            for target in _targets(tree, package, trees)
+            if target in trees and target != name
+        }
+    return graph
+
+
+def _targets(tree: ast.AST, package: str, names: Collection[str]) -> Iterator[str]:
+    """The modules an import names: `from a.b import c` is a.b.c when that is a module
+    (of `names`), else a.b."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                module = f"{base}.{alias.name}"
+                yield module if module in names else base
+
+
+def circles(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm,
+    iterative): modules that import each other, directly or through others."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        while work:
+            node, targets = work[-1]
+            target = next(targets, None)
+            if target is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    part = stack[stack.index(node) :]
+                    del stack[stack.index(node) :]
+                    if len(part) > 1:
+                        found.append(sorted(part))
+            elif target not in index:
+                index[target] = low[target] = len(index)
+                stack.append(target)
+                work.append((target, iter(sorted(graph[target]))))
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+    return found
+
+
+def test_circles_finds_modules_importing_each_other_through_others() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e2"}, "e2": set()}
+    assert circles(graph) == [["a", "b", "c"]]
+
+
+def test_no_product_module_imports_itself_through_others() -> None:
+    found = circles(import_graph())
+    assert found == [], "import circles: " + "; ".join(" <-> ".join(c) for c in found)

@@ -23,11 +23,11 @@ from agent.mcp.listing import accept, list_tools
 from agent.mcp.results import render
 from agent.mcp.session import CONNECT_TIMEOUT, Interrupted, Watch, connect, describe, race
 from agent.mcp.tools import McpTool
-from agent.retry import backoff_delay
 from agent.tools.context import ToolContext
 from agent.tools.registry import Handler, ToolError
-from config.limits import InputRefused
 from config.settings import McpServerSettings
+from inputs.limits import InputRefused
+from plumbing.backoff import backoff_delay
 
 log = structlog.get_logger("kioku.mcp")
 

@@ -7,7 +7,7 @@ import json
 from mcp import types
 
 from agent.untrusted import nesting
-from config.limits import MAX_JSON_DEPTH, InputRefused
+from inputs.limits import MAX_JSON_DEPTH, InputRefused
 
 MAX_RESULT_CHARS = 16_384
 IMAGE_NOTE = "[image omitted: kioku cannot pass images on yet]"

@@ -19,8 +19,8 @@ from agent.media.naming import shown_name
 from agent.media.unreadable import Unreadable
 from agent.providers import Document, Text
 from agent.untrusted import fenced
-from config.limits import InputRefused
-from config.text_limits import UTF8_BOM, decode_text
+from inputs.limits import InputRefused
+from inputs.text import UTF8_BOM, decode_text
 
 log = structlog.get_logger("kioku.media")
 

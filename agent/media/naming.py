@@ -3,7 +3,7 @@ name, so it is flattened to one short line that cannot break the brackets around
 
 from __future__ import annotations
 
-from config.text_limits import well_formed
+from inputs.text import well_formed
 
 NAME_CHARS = 80
 

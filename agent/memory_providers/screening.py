@@ -13,7 +13,7 @@ from collections.abc import Iterable
 import structlog
 
 from agent.untrusted import fenced, shorten
-from config.text_limits import well_formed
+from inputs.text import well_formed
 from memory.safety import scan_text
 
 log = structlog.get_logger("kioku.providers")

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx2
 
-from config.limits import MAX_JSON_DEPTH, InputRefused, json_depth
+from inputs.limits import MAX_JSON_DEPTH, InputRefused, json_depth
 
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 """One response, every event together: 128k output tokens streamed as OpenAI-style

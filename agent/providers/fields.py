@@ -14,8 +14,8 @@ from typing import Any
 
 from agent.providers.errors import ProviderError
 from agent.untrusted import shorten
-from config.limits import MAX_JSON_DEPTH, InputRefused, loads
-from config.text_limits import well_formed
+from inputs.limits import MAX_JSON_DEPTH, InputRefused, loads
+from inputs.text import well_formed
 
 MAX_ID_CHARS = 256
 """A tool call's id or name (the APIs use ~30-character ids and 64-character names)."""

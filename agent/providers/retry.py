@@ -1,7 +1,7 @@
 """The one retry policy for every provider: the agent's backoff within a deadline.
 
 The SDKs run with `max_retries=0` so that waiting, `retry-after` and the total time budget
-are decided here, once, for both providers; the delay itself is `agent.retry`'s.
+are decided here, once, for both providers; the delay itself is `plumbing.backoff`'s.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TypeVar
 import structlog
 
 from agent.providers.errors import ProviderError, ProviderTimeout
-from agent.retry import backoff_delay
+from plumbing.backoff import backoff_delay
 
 log = structlog.get_logger("kioku.providers")
 

@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Protocol
 from agent.providers.base import ChatRequest, ModelReply, OnText
 from agent.providers.errors import ProviderError, ProviderTimeout, ProviderUnavailable
 from agent.providers.retry import RetryPolicy, call_with_retries
-from config.limits import InputRefused
+from inputs.limits import InputRefused
 
 
 class SdkClient(Protocol):

@@ -17,8 +17,8 @@ from typing import Any
 from agent.local_time import zone_of
 from agent.tools.context import ToolContext
 from agent.tools.registry import Tool, ToolError
-from config.durations import parse_duration
-from config.text_limits import shown
+from inputs.durations import parse_duration
+from inputs.text import shown
 from memory.access.identities import identities_of
 from memory.access.people import OWNER
 from memory.schedule.jobs import (

@@ -3,7 +3,7 @@
 It goes through the daemon's CLI socket like any other client, so the account
 running it is `cli:<uid>` (the owner, for the account running kioku). Files go with a
 message by `--attach FILE` or, in the interactive chat, `/attach PATH`: the client reads
-them and sends their bytes (`gateway/cli/attach_files.py`). Exit codes: 0 answered,
+them and sends their bytes (`gateway/client/attach_files.py`). Exit codes: 0 answered,
 1 kioku not running / refused / no answer in time, 2 a file that cannot be attached.
 """
 
@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from adapters.cli_protocol import DEFAULT_CONVERSATION, socket_path
+from adapters.cli.protocol import DEFAULT_CONVERSATION, socket_path
 from config.paths import kioku_home
 from gateway.cli.common import EXIT_USAGE, fail
-from gateway.cli.socket_client import (
+from gateway.client.socket_client import (
     ConnectionLost,
     DaemonError,
     NoAnswer,
@@ -29,7 +29,7 @@ from gateway.cli.socket_client import (
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from gateway.cli.attach_files import LocalFile
+    from gateway.client.attach_files import LocalFile
 
 DEFAULT_TIMEOUT = 600.0
 
@@ -66,7 +66,7 @@ def chat_command(
 
     In the chat, /attach PATH attaches a file to the next message you send.
     """
-    from gateway.cli.attach_files import NotAttachable
+    from gateway.client.attach_files import NotAttachable
 
     path = socket_path(kioku_home())
     try:
@@ -98,7 +98,7 @@ def chat_command(
 def _checked(raw_paths: list[str]) -> list[LocalFile]:
     """The files given, each checked, and the lot within the caps of one message."""
     from config.validated import recall
-    from gateway.cli.attach_files import check_together, local_file
+    from gateway.client.attach_files import check_together, local_file
 
     if not raw_paths:
         return []
@@ -114,7 +114,7 @@ def _interactive(client: SocketClient, conversation: str, files: list[LocalFile]
     from rich.console import Console
     from rich.markup import escape
 
-    from gateway.cli.attach_files import NotAttachable
+    from gateway.client.attach_files import NotAttachable
 
     console = Console()
     _say(
@@ -170,7 +170,7 @@ def _attach(console: Console, text: str, attached: list[LocalFile]) -> None:
     """`/attach PATH` adds a file for the next message; `/attach` alone lists them."""
     from rich.markup import escape
 
-    from gateway.cli.attach_files import NotAttachable
+    from gateway.client.attach_files import NotAttachable
 
     raw = text.strip().removeprefix("/attach").strip()
     if len(raw) > 1 and raw[0] == raw[-1] and raw[0] in "'\"":
@@ -193,7 +193,7 @@ def _attach(console: Console, text: str, attached: list[LocalFile]) -> None:
 def _list_attached(console: Console, attached: list[LocalFile]) -> None:
     from rich.markup import escape
 
-    from gateway.cli.attach_files import described
+    from gateway.client.attach_files import described
 
     _say(console, f"[dim]attached to your next message:\n{escape(described(attached))}[/dim]")
 

@@ -88,8 +88,8 @@ def essentials_or_exit() -> Essentials:
 def daemon_status(home: Path, timeout: float = 10.0) -> dict[str, Any] | None:
     """The running daemon's status frame, or None when kioku is not running; a daemon
     that answers wrongly or not at all ends the command (exit 1) with the reason."""
-    from adapters.cli_protocol import socket_path
-    from gateway.cli.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
+    from adapters.cli.protocol import socket_path
+    from gateway.client.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
 
     path = socket_path(home)
     try:

@@ -1,6 +1,6 @@
 """`kioku doctor`: check the whole setup and say, for each problem, how to fix it.
 
-Exit 0 when nothing is wrong, 1 otherwise; the checks themselves are gateway/checkup.py.
+Exit 0 when nothing is wrong, 1 otherwise; the checks themselves are gateway/doctor/.
 """
 
 from __future__ import annotations
@@ -33,26 +33,18 @@ def doctor(
 
     It finds what a hand edit broke in state.db, each with its fix; --repair fixes those.
     """
-    from config.paths import kioku_home
-    from gateway import instance
-    from gateway.checkup import Finding, examine
+    from gateway.doctor.examine import examine, offline_note, online_by_default
 
     if repair:
         _repair()
-    if online is None:
-        online = instance.running(kioku_home()) is None
-        skipped = "the daemon is running, so nothing was contacted"
-    else:
-        skipped = "nothing was contacted (--offline)"
-    if online:
+    contact = online_by_default() if online is None else online
+    if contact:
         from config.logs import configure_logging
 
         configure_logging("warning")  # the SDKs' and servers' chatter, on stderr
-    findings = run_async(examine(online=online))
-    if not online:
-        findings.append(
-            Finding("note", "online", f"{skipped}; `kioku doctor --online` checks the services")
-        )
+    findings = run_async(examine(online=contact))
+    if not contact:
+        findings.append(offline_note(online))
     for finding in findings:
         typer.echo(f"{MARKS[finding.level]} {finding.topic}: {finding.text}")
         if finding.fix:
@@ -69,7 +61,7 @@ def doctor(
 
 def _repair() -> None:
     """Repair state.db and say what was done, then let `doctor` check again."""
-    from gateway.checkup import repair_database
+    from gateway.doctor.database import repair_database
     from gateway.instance import AlreadyRunning
 
     try:

@@ -27,6 +27,7 @@ from gateway.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from config.settings import Settings
     from memory.history.erase import Plan
     from memory.store.database import Store
 
@@ -121,10 +122,6 @@ def history_delete(
     yes: bool = typer.Option(False, "--yes", "-y", help="Delete without asking."),
 ) -> None:
     """Delete sessions or messages for good: lists what will go and asks first."""
-    from memory.history.erase import counted, erase, survey
-    from memory.history.listing import find_session
-    from memory.history.selection import Asker, EmptySelection, NotAllowed, Selection
-
     moment = _date(before)
     if not yes and not sys.stdin.isatty():
         fail(
@@ -132,25 +129,7 @@ def history_delete(
             "to ask on; pass --yes to delete without asking"
         )
     settings = logged_settings()
-
-    async def plan_of(store: Store) -> Plan:
-        await _known_person(store, person)
-        ids = () if session is None else ((await find_session(store, session)).id,)
-        selection = Selection(
-            sessions=ids,
-            messages=tuple(message),
-            before=moment,
-            matching=matching,
-            person=person,
-        )
-        return await survey(store, Asker.owner(), selection)
-
-    try:
-        plan = with_store(settings, plan_of)
-    except EmptySelection as exc:
-        fail(f"{exc} (see `kioku history delete --help`)", code=2)
-    except (NotAllowed, LookupError) as exc:
-        fail(str(exc))
+    plan = _deletion_plan(settings, session, person, tuple(message), moment, matching)
     if plan.is_empty:
         typer.echo("Nothing matches; nothing was deleted.")
         return
@@ -158,6 +137,43 @@ def history_delete(
     typer.echo("\n".join(f"  {line}" for line in plan.describe(limit=SHOWN)))
     if not yes and not typer.confirm("Delete it?", default=False):
         fail("Nothing was deleted.")
+    _erase(settings, plan)
+
+
+def _deletion_plan(
+    settings: Settings,
+    session: str | None,
+    person: str | None,
+    messages: tuple[int, ...],
+    before: datetime | None,
+    matching: str | None,
+) -> Plan:
+    """What `history delete` would remove; a selection naming nothing is a usage error,
+    one the owner may not make (or naming no such session or person) a refusal."""
+    from memory.history.erase import survey
+    from memory.history.listing import find_session
+    from memory.history.selection import Asker, EmptySelection, NotAllowed, Selection
+
+    async def plan_of(store: Store) -> Plan:
+        await _known_person(store, person)
+        ids = () if session is None else ((await find_session(store, session)).id,)
+        selection = Selection(
+            sessions=ids, messages=messages, before=before, matching=matching, person=person
+        )
+        return await survey(store, Asker.owner(), selection)
+
+    try:
+        return with_store(settings, plan_of)
+    except EmptySelection as exc:
+        fail(f"{exc} (see `kioku history delete --help`)", code=2)
+    except (NotAllowed, LookupError) as exc:
+        fail(str(exc))
+
+
+def _erase(settings: Settings, plan: Plan) -> None:
+    """Delete what `plan` lists, log it, and say what went."""
+    from memory.history.erase import counted, erase
+
     done = with_store(settings, lambda store: erase(store, plan))
     log.info(
         "history_deleted", sessions=done.sessions, turns=done.turns, files=done.files, by="cli"

@@ -9,6 +9,7 @@ shown in each person's own zone. Exit codes: 0 done, 1 refused, 2 usage error.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import typer
@@ -46,8 +47,8 @@ async def _zone(store: Store, settings: Settings, person: str) -> ZoneInfo:
 
 def _wake_daemon(settings: Settings) -> str:
     """Tell a running daemon that jobs changed; what to print about it."""
-    from adapters.cli_protocol import socket_path
-    from gateway.cli.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
+    from adapters.cli.protocol import socket_path
+    from gateway.client.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
 
     try:
         with SocketClient(socket_path(settings.home), SOCKET_TIMEOUT) as client:
@@ -144,64 +145,18 @@ def add_command(
     ),
 ) -> None:
     """Schedule a reminder (--text) or a task (--prompt) for a person, sent to one of theirs."""
-    from datetime import UTC, datetime
+    from memory.schedule.timing import BadSchedule
 
-    from config.durations import parse_duration
-    from memory.access.identities import identities_of
-    from memory.schedule.jobs import NewJob, create_job
-    from memory.schedule.timing import BadSchedule, local_time, parse_when, upcoming
-
-    options = {"--to": to, "--at": at, "--in": in_, "--cron": cron, "--every": every}
-    utf8_options({**options, "--text": text, "--prompt": prompt, "--name": name, "--until": until})
-    if sum(option is not None for option in (at, in_, cron, every)) != 1:
-        fail("give exactly one of --at, --in, --cron and --every", EXIT_USAGE)
-    if (text is None) == (prompt is None):
-        fail(
-            "give exactly one of --text (sent as written) and --prompt (answered by the model)",
-            EXIT_USAGE,
-        )
+    asked = NewJobOptions(person, to, at, in_, cron, every, text, prompt, name, until, count)
+    _check_usage(asked)
     settings = logged_settings()
-    platform = to.partition(":")[0]
-    if platform == "cli":
+    if to.partition(":")[0] == "cli":
         fail(
             f"{to}: the CLI has no chat kioku can write to unasked; give one of {person}'s "
             "Telegram, Discord or Slack identities"
         )
-
-    async def work(store: Store) -> tuple[Job, list[str]]:
-        if await store.get_person(person) is None:
-            raise LookupError(f"no person {person!r}: `kioku people list` shows who there is")
-        mine = await identities_of(store, person)
-        if to not in mine:
-            shown = ", ".join(i for i in mine if not i.startswith("cli:")) or "none yet"
-            raise LookupError(f"{to} is not one of {person}'s identities ({shown})")
-        zone = await _zone(store, settings, person)
-        now = datetime.now(UTC)
-        when = parse_when(
-            at=at,
-            in_=in_,
-            cron=cron,
-            every=every,
-            zone=zone,
-            now=now,
-            min_interval=parse_duration(settings.schedule.min_interval),
-        )
-        new = NewJob(
-            person=person,
-            when=when,
-            target=_target(to),
-            text=text,
-            prompt=prompt,
-            name=name,
-            until=None if until is None else _instant(until, zone),
-            count=count,
-        )
-        job = await create_job(store, new, now=now, max_jobs=settings.schedule.max_jobs_per_person)
-        runs = upcoming(when, now, until=job.until, remaining=job.remaining)
-        return job, [local_time(run, zone) for run in runs]
-
     try:
-        job, runs = with_store(settings, work)
+        job, runs = with_store(settings, lambda store: _create(store, settings, asked))
     except (BadSchedule, LookupError) as exc:
         fail(str(exc))
     woken = _wake_daemon(settings)
@@ -211,6 +166,89 @@ def add_command(
         return
     typer.echo(f"Scheduled job {job.id} for {person}, to {to}: next {', '.join(runs) or 'never'}.")
     typer.echo(woken)
+
+
+@dataclass(frozen=True)
+class NewJobOptions:
+    """What `schedule add` was given, passed whole from the command to its checks and work."""
+
+    person: str
+    to: str
+    at: str | None
+    in_: str | None
+    cron: str | None
+    every: str | None
+    text: str | None
+    prompt: str | None
+    name: str | None
+    until: str | None
+    count: int | None
+
+
+def _check_usage(asked: NewJobOptions) -> None:
+    """The usage errors (exit 2): text that is not UTF-8, not exactly one time and one
+    content option."""
+    options = {"--to": asked.to, "--at": asked.at, "--in": asked.in_, "--cron": asked.cron}
+    utf8_options(
+        {
+            **options,
+            "--every": asked.every,
+            "--text": asked.text,
+            "--prompt": asked.prompt,
+            "--name": asked.name,
+            "--until": asked.until,
+        }
+    )
+    if sum(option is not None for option in (asked.at, asked.in_, asked.cron, asked.every)) != 1:
+        fail("give exactly one of --at, --in, --cron and --every", EXIT_USAGE)
+    if (asked.text is None) == (asked.prompt is None):
+        fail(
+            "give exactly one of --text (sent as written) and --prompt (answered by the model)",
+            EXIT_USAGE,
+        )
+
+
+async def _create(store: Store, settings: Settings, asked: NewJobOptions) -> tuple[Job, list[str]]:
+    """The job, stored, and its next runs in the person's local time; LookupError for a
+    person or identity that is not theirs, BadSchedule for a time that cannot be."""
+    from datetime import UTC, datetime
+
+    from inputs.durations import parse_duration
+    from memory.access.identities import identities_of
+    from memory.schedule.jobs import NewJob, create_job
+    from memory.schedule.timing import local_time, parse_when, upcoming
+
+    person, to = asked.person, asked.to
+    if await store.get_person(person) is None:
+        raise LookupError(f"no person {person!r}: `kioku people list` shows who there is")
+    mine = await identities_of(store, person)
+    if to not in mine:
+        shown = ", ".join(i for i in mine if not i.startswith("cli:")) or "none yet"
+        raise LookupError(f"{to} is not one of {person}'s identities ({shown})")
+    zone = await _zone(store, settings, person)
+    now = datetime.now(UTC)
+    when = parse_when(
+        at=asked.at,
+        in_=asked.in_,
+        cron=asked.cron,
+        every=asked.every,
+        zone=zone,
+        now=now,
+        min_interval=parse_duration(settings.schedule.min_interval),
+    )
+    new = NewJob(
+        person=person,
+        when=when,
+        target=_target(to),
+        text=asked.text,
+        prompt=asked.prompt,
+        name=asked.name,
+        until=None if asked.until is None else _instant(asked.until, zone),
+        count=asked.count,
+    )
+    job = await create_job(store, new, now=now, max_jobs=settings.schedule.max_jobs_per_person)
+    runs = upcoming(when, now, until=job.until, remaining=job.remaining)
+    return job, [local_time(run, zone) for run in runs]
 
 
 def _target(identity: str) -> Target:
@@ -225,7 +263,7 @@ def _target(identity: str) -> Target:
 def _instant(text: str, zone: ZoneInfo) -> datetime:
     from datetime import UTC, datetime
 
-    from config.text_limits import shown
+    from inputs.text import shown
     from memory.schedule.timing import BadSchedule
 
     try:

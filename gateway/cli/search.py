@@ -16,9 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from config.limits import InputRefused, loads
 from config.paths import ensure_home
-from config.text_limits import text_lines
 from gateway.cli.common import (
     EXIT_USAGE,
     essentials_or_exit,
@@ -28,6 +26,8 @@ from gateway.cli.common import (
     run_async,
     settings_or_exit,
 )
+from inputs.limits import InputRefused, loads
+from inputs.text import text_lines
 from memory.access.people import OWNER, InvalidPersonId, validate_person_id
 
 if TYPE_CHECKING:

@@ -15,29 +15,44 @@ import typer
 
 from gateway.cli.common import EXIT_USAGE, fail
 
+SETTING_OF: dict[str, str] = {}
+"""Each setting option's flag → the setting it gives (llm.provider…), filled by `_option`."""
+
 
 def _option(flag: str, key: str, text: str) -> Any:
+    """An option giving setting `key`, also read from the variable the daemon reads."""
+    SETTING_OF[flag] = key
     name = "KIOKU_" + key.upper().replace(".", "__")
     return typer.Option(None, flag, envvar=name, help=f"{text} ({key}).", show_envvar=True)
 
 
 POLICY = "pairing, allowlist, open or disabled"
+NON_INTERACTIVE = typer.Option(
+    False, "--non-interactive", help="Take the answers from flags and KIOKU_… variables."
+)
+CLAIM_OWNER = typer.Option(
+    None,
+    "--claim-owner",
+    metavar="PLATFORM",
+    help="Only find the owner: print one line `code: <six letters and digits>`, wait for a DM "
+    "carrying it, add its sender to owner.identities.",
+)
+TIMEOUT = typer.Option(
+    300.0, "--timeout", min=1, max=3600, help="Seconds to wait for the owner's DM."
+)
+OWNER = typer.Option(
+    None,
+    "--owner",
+    help="An identity of the owner, e.g. telegram:123 (repeatable; or "
+    'KIOKU_OWNER__IDENTITIES=["telegram:123"]).',
+)
 
 
 def setup(
-    non_interactive: bool = typer.Option(
-        False, "--non-interactive", help="Take the answers from flags and KIOKU_… variables."
-    ),
-    claim_owner: str | None = typer.Option(
-        None,
-        "--claim-owner",
-        metavar="PLATFORM",
-        help="Only find the owner: print one line `code: <six letters and digits>`, wait for a DM "
-        "carrying it, add its sender to owner.identities.",
-    ),
-    timeout: float = typer.Option(
-        300.0, "--timeout", min=1, max=3600, help="Seconds to wait for the owner's DM."
-    ),
+    ctx: typer.Context,
+    non_interactive: bool = NON_INTERACTIVE,
+    claim_owner: str | None = CLAIM_OWNER,
+    timeout: float = TIMEOUT,
     provider: str | None = _option(
         "--provider", "llm.provider", "anthropic, openai, or a preset: ollama, lmstudio, openrouter"
     ),
@@ -65,12 +80,7 @@ def setup(
     timezone: str | None = _option(
         "--timezone", "schedule.default_timezone", "the owner's time zone"
     ),
-    owner: list[str] | None = typer.Option(
-        None,
-        "--owner",
-        help="An identity of the owner, e.g. telegram:123 (repeatable; or "
-        'KIOKU_OWNER__IDENTITIES=["telegram:123"]).',
-    ),
+    owner: list[str] | None = OWNER,
 ) -> None:
     """Set kioku up: model, platforms, the owner's identity, who may talk; checked online."""
     from config.logs import configure_logging
@@ -85,27 +95,7 @@ def setup(
 
         claim(home, claim_owner, timeout)
         return
-    flags = {
-        "llm.provider": provider,
-        "llm.model": model,
-        "llm.base_url": base_url,
-        "llm.api_key": api_key,
-        "telegram.token": telegram_token,
-        "telegram.base_url": telegram_base_url,
-        "telegram.base_file_url": telegram_base_file_url,
-        "telegram.dm_policy": telegram_dm_policy,
-        "discord.token": discord_token,
-        "discord.api_base": discord_api_base,
-        "discord.gateway_url": discord_gateway_url,
-        "discord.dm_policy": discord_dm_policy,
-        "slack.bot_token": slack_bot_token,
-        "slack.app_token": slack_app_token,
-        "slack.base_url": slack_base_url,
-        "slack.dm_policy": slack_dm_policy,
-        "schedule.default_timezone": timezone,
-        "owner.identities": owner or _owner_from_environment(),
-    }
-    given = {key: value for key, value in flags.items() if value}
+    given = _given(ctx)
     _check_policies(given)
     if non_interactive:
         from gateway.setup.scripted import non_interactive as run_scripted
@@ -113,6 +103,18 @@ def setup(
         run_scripted(home, given)
         return
     _interactive(home, given, timeout)
+
+
+def _given(ctx: typer.Context) -> dict[str, Any]:
+    """The settings given by an option (or its variable), by setting key: the setting
+    options are read together from the command's parameters, as click parsed them."""
+    flags = {
+        SETTING_OF[param.opts[0]]: ctx.params[param.name]
+        for param in ctx.command.params
+        if param.opts[0] in SETTING_OF and param.name is not None
+    }
+    flags["owner.identities"] = ctx.params["owner"] or _owner_from_environment()
+    return {key: value for key, value in flags.items() if value}
 
 
 def _owner_from_environment() -> list[str] | None:

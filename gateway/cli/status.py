@@ -10,14 +10,17 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from adapters.cli_protocol import socket_path
+from adapters.cli.protocol import socket_path
 from config.paths import kioku_home
 from gateway.cli.common import fail
-from gateway.cli.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
+from gateway.client.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_NOT_RUNNING = 3
 DATABASE = "state.db"
@@ -61,12 +64,29 @@ def _show(status: dict[str, Any], home: Path) -> None:
     """The status as tables for a person (rich is imported for this alone, not for --json)."""
     from rich.console import Console
     from rich.markup import escape
-    from rich.table import Table
 
     console = Console()
     console.print(
         f"kioku is running (pid {status.get('pid')}, since {_when(status.get('started_at'))})"
     )
+    _show_adapters(console, status)
+    _show_turns(console, status)
+    _show_schedule(console, status)
+    _show_providers(console, status)
+    media = status.get("media", {})
+    files = int(media.get("files", 0))
+    console.print(
+        f"kept media: {files} file{'' if files == 1 else 's'}, {_size(int(media.get('bytes', 0)))}"
+    )
+    console.print(
+        f"database: {_size(int(status.get('database_bytes', 0)))} ({escape(str(home / DATABASE))})"
+    )
+
+
+def _show_adapters(console: Console, status: dict[str, Any]) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
     adapters = Table("adapter", "state", "since", "last error", box=None, pad_edge=False)
     for name, info in sorted(status.get("adapters", {}).items()):
         adapters.add_row(
@@ -76,6 +96,13 @@ def _show(status: dict[str, Any], home: Path) -> None:
             escape(str(info.get("last_error") or "")),
         )
     console.print(adapters)
+
+
+def _show_turns(console: Console, status: dict[str, Any]) -> None:
+    """Open sessions and turns, and the conversations with turns waiting or running."""
+    from rich.markup import escape
+    from rich.table import Table
+
     console.print(
         f"sessions: {status.get('open_sessions', 0)} open; "
         f"turns: {status.get('in_flight', 0)} in flight, {status.get('queued', 0)} queued"
@@ -91,6 +118,11 @@ def _show(status: dict[str, Any], home: Path) -> None:
                 "yes" if item.get("busy") else "",
             )
         console.print(queues)
+
+
+def _show_schedule(console: Console, status: dict[str, Any]) -> None:
+    from rich.markup import escape
+
     schedule = status.get("schedule", {})
     problems = schedule.get("problems", [])
     console.print(
@@ -103,6 +135,11 @@ def _show(status: dict[str, Any], home: Path) -> None:
         who = escape(f"job {problem['job']} of {problem.get('person')}")
         state = escape(f"{problem['state']} after {problem.get('attempts', 0)} attempt(s)")
         console.print(f"  {who}, due {_when(problem.get('due'))}: {state}{retry}{error}")
+
+
+def _show_providers(console: Console, status: dict[str, Any]) -> None:
+    from rich.markup import escape
+
     for name, info in sorted(status.get("providers", {}).items()):
         if info.get("state") == "disabled":
             continue
@@ -112,14 +149,6 @@ def _show(status: dict[str, Any], home: Path) -> None:
             f"{info.get('queued', 0)} queued, {info.get('failing', 0)} failing, "
             f"{info.get('lost', 0)} lost"
         )
-    media = status.get("media", {})
-    files = int(media.get("files", 0))
-    console.print(
-        f"kept media: {files} file{'' if files == 1 else 's'}, {_size(int(media.get('bytes', 0)))}"
-    )
-    console.print(
-        f"database: {_size(int(status.get('database_bytes', 0)))} ({escape(str(home / DATABASE))})"
-    )
 
 
 def _when(value: Any) -> str:

@@ -10,20 +10,17 @@ a group's history belongs to the group and only the owner deletes it.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
 
 import structlog
 
 from agent.deletions import PendingDeletion
-from gateway.commands.registry import Request
+from gateway.commands.context import Context
 from gateway.turns.deletions import ask_to_confirm
 from memory.history.erase import erase, survey
 from memory.history.exchange import last_exchange
 from memory.history.listing import last_dm_session, list_sessions
 from memory.history.selection import Asker, Selection
-
-if TYPE_CHECKING:
-    from gateway.commands.handlers import Commands
 
 log = structlog.get_logger("kioku.commands")
 
@@ -40,27 +37,25 @@ BUSY = "Too many messages are waiting here; send /stop first, then /{name} again
 NOTHING_TO_UNDO = "Nothing to undo: there is no message of yours in this conversation yet."
 
 
-async def undo(commands: Commands, request: Request) -> str | None:
-    if request.person is None:
-        return "I don't know you yet: send me a direct message first."
-    person = request.person
+async def undo(context: Context[str]) -> str | None:
+    person, store, control = context.person, context.store, context.control
 
     async def work() -> str:
-        await commands.control.refresh_session(request.key)
-        entry = commands.control.open_session(request.key)
+        await control.refresh_session(context.key)
+        entry = control.open_session(context.key)
         if entry is None:
             return NOTHING_TO_UNDO
         session = entry.session
-        turns = await last_exchange(commands.store, session.id)
+        turns = await last_exchange(store, session.id)
         if not turns:
             return NOTHING_TO_UNDO
-        [said] = await commands.store.messages(session.id, after=turns[0] - 1, limit=1)
-        plan = await survey(commands.store, Asker.of_person(person), Selection(messages=turns))
-        erased = await erase(commands.store, plan, keep_open=True)
+        [said] = await store.messages(session.id, after=turns[0] - 1, limit=1)
+        plan = await survey(store, Asker.of_person(person), Selection(messages=turns))
+        erased = await erase(store, plan, keep_open=True)
         if plan.sessions:
-            await commands.control.refresh_session(request.key)
+            await control.refresh_session(context.key)
         else:
-            commands.agent.drop_last_exchange(session.id)
+            context.agent.drop_last_exchange(session.id)
         log.info("history_undone", person=person, session=session.id, turns=erased.turns)
         replies = erased.turns - 1
         return (
@@ -68,22 +63,16 @@ async def undo(commands: Commands, request: Request) -> str | None:
             f"{'turn' if replies == 1 else 'turns'} of my reply from our history."
         )
 
-    return (
-        None
-        if commands.control.later(request.key, request.inbound, work)
-        else BUSY.format(name=request.command.name)
-    )
+    return _in_line(context, work)
 
 
-async def history(commands: Commands, request: Request) -> str | None:
-    argument = request.command.argument.strip().lower()
+async def history(context: Context[str]) -> str | None:
+    argument = context.argument.strip().lower()
     if argument == "forget":
-        return await forget_session(commands, request)
+        return await forget_session(context)
     if argument:
         return f"Unknown /history {argument!r}. {HISTORY_USAGE}"
-    if request.person is None:
-        return "I don't know you yet: send me a direct message first."
-    sessions = await list_sessions(commands.store, request.person, dms_only=True, limit=LISTED)
+    sessions = await list_sessions(context.store, context.person, dms_only=True, limit=LISTED)
     if not sessions:
         return "You have no direct-message sessions with me yet."
     lines = ["Your recent sessions (newest first):"]
@@ -99,33 +88,35 @@ async def history(commands: Commands, request: Request) -> str | None:
     return "\n".join(lines)
 
 
-async def forget_session(commands: Commands, request: Request) -> str | None:
-    if request.person is None:
-        return "I don't know you yet: send me a direct message first."
-    person = request.person
+async def forget_session(context: Context[str]) -> str | None:
+    person, store, control = context.person, context.store, context.control
 
     async def work() -> str:
-        await commands.control.refresh_session(request.key)
-        entry = commands.control.open_session(request.key)
+        await control.refresh_session(context.key)
+        entry = control.open_session(context.key)
         if entry is not None:
             target = entry.session.id
         else:
-            last = await last_dm_session(commands.store, person)
+            last = await last_dm_session(store, person)
             if last is None:
                 return "You have no direct-message session with me to delete."
             target = last.id
-        plan = await survey(commands.store, Asker.of_person(person), Selection(sessions=(target,)))
+        plan = await survey(store, Asker.of_person(person), Selection(sessions=(target,)))
         # The reply is the list: it counts as shown once this job hands it over.
-        commands.agent.services.deletions.offer(
-            PendingDeletion(request.key, person, plan, shown_at=time.monotonic())
+        context.services.deletions.offer(
+            PendingDeletion(context.key, person, plan, shown_at=time.monotonic())
         )
         return ask_to_confirm(plan)
 
-    return (
-        None
-        if commands.control.later(request.key, request.inbound, work)
-        else BUSY.format(name=request.command.name)
-    )
+    return _in_line(context, work)
+
+
+def _in_line(context: Context[str], work: Callable[[], Awaitable[str]]) -> str | None:
+    """Queue `work` behind the conversation's earlier messages (its reply comes later);
+    if the line is full, say so now."""
+    if context.control.later(context.key, context.inbound, work):
+        return None
+    return BUSY.format(name=context.command.name)
 
 
 def _short(text: str, limit: int = 80) -> str:

@@ -9,24 +9,19 @@ group, so nobody's private reminders are read out to the group.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 
 import structlog
 
 from agent.local_time import zone_of
 from agent.tools.schedule_tool import PAGE, describe, jobs_page, pages
-from config.text_limits import shown
-from gateway.commands.registry import Request
+from gateway.commands.context import Context
+from inputs.text import shown
 from memory.access.timezones import set_timezone, timezone_of
 from memory.schedule.jobs import Job, NoSuchJob, cancel_job, get_job
 from memory.schedule.timing import BadSchedule, local_time
 
-if TYPE_CHECKING:
-    from gateway.commands.handlers import Commands
-
 log = structlog.get_logger("kioku.commands")
 
-UNKNOWN_PERSON = "I don't know you yet: send me a direct message first."
 TIMEZONE_IN_GROUP = "Send /timezone to me in a direct message: where you are is yours to tell."
 REMINDERS_USAGE = (
     f"/reminders lists your reminders and scheduled tasks, {PAGE} at a time (/reminders page 2 "
@@ -34,12 +29,9 @@ REMINDERS_USAGE = (
 )
 
 
-async def timezone(commands: Commands, request: Request) -> str:
-    person = request.person
-    if person is None:
-        return UNKNOWN_PERSON
-    store, settings = commands.store, commands.agent.services.settings
-    argument = request.command.argument.strip()
+async def timezone(context: Context[str]) -> str:
+    person, store, settings = context.person, context.store, context.settings
+    argument = context.argument.strip()
     if argument:
         zone = None if argument.lower() == "clear" else argument
         try:
@@ -60,23 +52,20 @@ async def timezone(commands: Commands, request: Request) -> str:
     return f"{head} {own}; your time now: {now}. /timezone clear goes back to kioku's default."
 
 
-async def reminders(commands: Commands, request: Request) -> str:
-    person = request.person
-    if person is None:
-        return UNKNOWN_PERSON
-    words = request.command.argument.split()
+async def reminders(context: Context[str]) -> str:
+    words = context.argument.split()
     if words and words[0].lower() == "cancel":
-        return await _cancel(commands, request, person, words[1:])
+        return await _cancel(context, words[1:])
     if not words:
-        return await _page(commands, request, person, 1)
+        return await _page(context, 1)
     if words[0].lower() == "page" and len(words) == 2 and _number(words[1]):
-        return await _page(commands, request, person, int(words[1]))
+        return await _page(context, int(words[1]))
     return f"Unknown /reminders {shown(' '.join(words))}. {REMINDERS_USAGE}"
 
 
-async def _page(commands: Commands, request: Request, person: str, page: int) -> str:
-    where = " made in this group" if request.in_group else ""
-    found = await jobs_page(commands.store, person, _group(request), page)
+async def _page(context: Context[str], page: int) -> str:
+    where = " made in this group" if context.in_group else ""
+    found = await jobs_page(context.store, context.person, _group(context), page)
     if not found.total:
         return (
             f"You have no reminders or scheduled tasks{where}. Ask me for one "
@@ -88,7 +77,7 @@ async def _page(commands: Commands, request: Request, person: str, page: int) ->
             f"There is no page {page}: you have {found.total} reminders and scheduled "
             f"tasks{where}, on {last} page(s); send /reminders page 1 to {last}."
         )
-    zone = await zone_of(commands.store, commands.agent.services.settings, person)
+    zone = await zone_of(context.store, context.settings, context.person)
     head = f"Your reminders and scheduled tasks{where}"
     if last > 1:
         head += f" (page {page} of {last}, {found.total} in all)"
@@ -107,30 +96,31 @@ def _number(word: str) -> bool:
     return word.isascii() and word.isdigit() and len(word) <= 30
 
 
-def _group(request: Request) -> tuple[str, str] | None:
+def _group(context: Context[str]) -> tuple[str, str] | None:
     """The group chat whose jobs alone are shown here; None in a DM (all the person's)."""
-    inbound = request.inbound
-    return (inbound.platform, inbound.chat) if request.in_group else None
+    inbound = context.inbound
+    return (inbound.platform, inbound.chat) if context.in_group else None
 
 
-async def _cancel(commands: Commands, request: Request, person: str, rest: list[str]) -> str:
+async def _cancel(context: Context[str], rest: list[str]) -> str:
     if len(rest) != 1 or not _number(rest[0]):
         return "Give one job id: /reminders cancel ID (send /reminders for the ids)."
     job_id = int(rest[0])
+    person, store = context.person, context.store
     try:
-        if not _here(await get_job(commands.store, job_id, person), request):
+        if not _here(await get_job(store, job_id, person), context):
             raise NoSuchJob(job_id)
-        job = await cancel_job(commands.store, job_id, person)
+        job = await cancel_job(store, job_id, person)
     except NoSuchJob:
-        where = " made in this group" if request.in_group else ""
+        where = " made in this group" if context.in_group else ""
         return f"You have no job {job_id}{where}; send /reminders for your jobs' ids."
     log.info("job_cancelled", person=person, job=job.id, by="chat")
     return f"Cancelled job {job.id}; it will not run again."
 
 
-def _here(job: Job, request: Request) -> bool:
+def _here(job: Job, context: Context[str]) -> bool:
     """In a DM every job of the person; in a group the ones made for this group."""
-    group = _group(request)
+    group = _group(context)
     target = job.target
     return group is None or (
         target.chat_kind == "group" and (target.platform, target.chat) == group

@@ -29,6 +29,7 @@ from memory.access.timezones import effective_zone, timezone_of
 from memory.schedule.jobs import Job, NoSuchJob, Run, begin_attempt, mark_failed, mark_sent
 from memory.schedule.timing import local_time
 from memory.store.database import Store
+from plumbing.backoff import doubling
 
 log = structlog.get_logger("kioku.scheduler")
 
@@ -47,7 +48,7 @@ class Answers(Protocol):
 def retry_delay(attempts: int, first: float = FIRST_RETRY) -> float:
     """Seconds before the next try after `attempts` failed ones: `first` (`schedule.retry`,
     30 s), doubling, at most 1 h."""
-    return min(LAST_RETRY, first * 2 ** max(0, attempts - 1))
+    return doubling(max(0, attempts - 1), first, LAST_RETRY)
 
 
 @dataclass(frozen=True)

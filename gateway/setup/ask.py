@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import click
 import typer
 
-from gateway.online import Verdict
+from gateway.doctor.online import Verdict
 
 
 def heading(number: int, title: str) -> None:

@@ -64,15 +64,15 @@ def _adapter(
 ) -> Adapter:
     """The platform's own adapter; Discord's without the wait for every server's members."""
     if isinstance(section, TelegramSettings):
-        from adapters.telegram import TelegramAdapter
+        from adapters.telegram.adapter import TelegramAdapter
 
         return TelegramAdapter(deliver, section)  # type: ignore[arg-type]
     if isinstance(section, DiscordSettings):
-        from adapters.discord import DiscordAdapter
+        from adapters.discord.adapter import DiscordAdapter
 
         return DiscordAdapter(deliver, section, guild_ready_timeout=0.2)  # type: ignore[arg-type]
     if isinstance(section, SlackSettings):
-        from adapters.slack import SlackAdapter
+        from adapters.slack.adapter import SlackAdapter
 
         return SlackAdapter.from_settings(section, deliver)  # type: ignore[arg-type]
     raise ValueError(f"no owner claim on {platform}: claim on telegram, discord or slack")
@@ -94,8 +94,8 @@ def section_of(platform: str, values: Mapping[str, Any]) -> PlatformSettings:
 
 def daemon_serves(home: Path, platform: str) -> bool:
     """Whether a daemon answers on the home's socket and runs `platform`'s adapter."""
-    from adapters.cli_protocol import socket_path
-    from gateway.cli.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
+    from adapters.cli.protocol import socket_path
+    from gateway.client.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
 
     try:
         with SocketClient(socket_path(home), 5.0) as client:
@@ -109,8 +109,8 @@ def claim_through_daemon(
     home: Path, platform: str, code: str, within: float, waiting: Callable[[], None]
 ) -> str | None:
     """The daemon's claim (None on timeout); `DaemonError` for a refusal."""
-    from adapters.cli_protocol import socket_path
-    from gateway.cli.socket_client import SocketClient
+    from adapters.cli.protocol import socket_path
+    from gateway.client.socket_client import SocketClient
 
     with SocketClient(socket_path(home), 10.0) as client:
         return client.claim_owner(platform, code, within, waiting)
@@ -118,8 +118,8 @@ def claim_through_daemon(
 
 def reload_daemon(home: Path) -> None:
     """Have the daemon take the new owner identities now."""
-    from adapters.cli_protocol import socket_path
-    from gateway.cli.socket_client import SocketClient
+    from adapters.cli.protocol import socket_path
+    from gateway.client.socket_client import SocketClient
 
     with SocketClient(socket_path(home), 10.0) as client:
         client.reload()

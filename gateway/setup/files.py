@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from config.paths import ensure_home
+from plumbing.files import atomic_write
 
 SECRETS = frozenset(
     {
@@ -88,8 +87,8 @@ class Plan:
                 continue
             path = self.home / name
             if path.exists():
-                _write_private(path.with_name(name + ".bak"), before)
-            _write_private(path, after)
+                atomic_write(path.with_name(name + ".bak"), before.encode("utf-8"))
+            atomic_write(path, after.encode("utf-8"))
             written.append(path)
         return written
 
@@ -211,16 +210,3 @@ def _masked(text: str, before: str) -> str:
         else:
             lines.append(line)
     return "\n".join(lines)
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Write `text` to `path` atomically, readable by its owner only."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
-        os.chmod(temporary, 0o600)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -39,7 +38,7 @@ def write(home: Path, current: Mapping[str, Any], values: Mapping[str, Any]) -> 
 
 def _tell_daemon(home: Path, wanted: Mapping[str, Any]) -> None:
     """A daemon running on the home takes the owner and policies now; the rest at restart."""
-    from gateway.cli.socket_client import DaemonError, NoAnswer, NotRunning
+    from gateway.client.socket_client import DaemonError, NoAnswer, NotRunning
     from gateway.setup.claim import reload_daemon
 
     try:
@@ -59,7 +58,7 @@ def _tell_daemon(home: Path, wanted: Mapping[str, Any]) -> None:
 def finish(bots: Mapping[str, str]) -> None:
     """Doctor's checks, the service offer, and the next three things to try."""
     ask.heading(6, "Finish")
-    from gateway.checkup import examine
+    from gateway.doctor.examine import examine
 
     findings = run_async(examine())
     for found in findings:
@@ -98,11 +97,11 @@ def _offer_service() -> bool:
         return False
     if not ask.yes("Start it now?", True):
         return False
-    systemctl = ["systemctl", "--user"] if choice == "user" else ["systemctl"]
-    for command in ([*systemctl, "daemon-reload"], [*systemctl, "enable", "--now", "kioku"]):
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            ask.say(f"  ✗ {' '.join(command)}: {done.stderr.strip() or done.returncode}")
-            return False
+    from gateway.service.install import start_service
+
+    failed = start_service(system=choice == "system")
+    if failed is not None:
+        ask.say(f"  ✗ {failed}")
+        return False
     ask.say("  ✓ kioku runs as a service.")
     return True

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.online import Verdict
+from gateway.doctor.online import Verdict
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,7 @@ class Checked:
 
 async def check_model(values: Mapping[str, Any]) -> Checked:
     """The model endpoint and key in `values` (`llm.*`), with the models they offer."""
-    from gateway.online.models import check_anthropic, check_openai
+    from gateway.doctor.online.models import check_anthropic, check_openai
 
     key = values.get("llm.api_key")
     if values.get("llm.provider", "anthropic") == "anthropic":
@@ -30,7 +30,7 @@ async def check_model(values: Mapping[str, Any]) -> Checked:
 
 async def check_platform(platform: str, values: Mapping[str, Any]) -> list[Checked]:
     """The platform's tokens in `values`; Slack's bot token, then its app token."""
-    from gateway.online import platforms
+    from gateway.doctor.online import platforms
 
     if platform == "telegram":
         verdict = await platforms.check_telegram(

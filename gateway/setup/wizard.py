@@ -162,7 +162,7 @@ class Wizard:
         bot = found[0].verdict
         self.bots[platform] = bot.name  # type: ignore[attr-defined]
         if platform == "discord":
-            from gateway.online.platforms import discord_invite_url
+            from gateway.doctor.online.platforms import discord_invite_url
 
             ask.say(f"  Invite it to a server: {discord_invite_url(bot.user_id)}")  # type: ignore[attr-defined]
         self._set(answer)
@@ -225,8 +225,8 @@ def _noticed(code: str) -> Any:
 def _slack_manifest() -> None:
     """The app manifest to paste into Slack (its slash commands, scopes and events), as
     docs/slack.md shows it."""
-    from adapters.slack_manifest import manifest_yaml
-    from gateway.commands.handlers import SLASH_COMMANDS
+    from adapters.slack.manifest import manifest_yaml
+    from gateway.commands.builtin import SLASH_COMMANDS
 
     ask.say("  The manifest to paste (Socket Mode; docs/slack.md says what HTTP mode changes):")
     ask.say("---")

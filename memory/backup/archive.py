@@ -35,7 +35,7 @@ from memory.backup.manifest import (
 from memory.backup.progress import Progress, Stopping, never_stop, no_progress
 from memory.backup.rotation import archive_name
 from memory.backup.snapshot import copy_database, count_rows
-from memory.files import fsync_directory
+from plumbing.files import fsync_directory
 
 CHUNK = 1024 * 1024
 # gzip level 6: at 300k turns an archive of 0.22x state.db in 2.2 s, against level 1's

@@ -17,7 +17,7 @@ from importlib import metadata
 from pathlib import PurePosixPath
 from typing import Any
 
-from config.limits import InputRefused, loads
+from inputs.limits import InputRefused, loads
 from memory.backup.errors import BackupError
 
 MANIFEST_NAME = "manifest.json"

@@ -25,8 +25,8 @@ from memory.backup.manifest import DATABASE, TOP_FILES, TOP_FOLDERS, Manifest
 from memory.backup.progress import Progress, no_progress
 from memory.backup.rotation import STAMP
 from memory.backup.unpack import read_manifest, unpack
-from memory.files import fsync_directory
 from memory.store.schema import SCHEMA_VERSION
+from plumbing.files import fsync_directory
 
 
 @dataclass(frozen=True)

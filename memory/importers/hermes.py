@@ -9,7 +9,7 @@ Rewound turns (`active = 0`) and system rows are left out. Older Hermes schemas
 lack some columns; only the ones present are read.
 
 Everything goes to one person: Hermes is a single-user agent. A session with a value
-kioku cannot take (JSON nesting past `config.limits.MAX_JSON_DEPTH`, a time that is no
+kioku cannot take (JSON nesting past `inputs.limits.MAX_JSON_DEPTH`, a time that is no
 number, text that is not text) is refused as a `Problem` naming it, like a bad jsonl line.
 """
 
@@ -21,8 +21,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from config.limits import loads
-from config.text_limits import lone_surrogate, shown
+from inputs.limits import loads
+from inputs.text import lone_surrogate, shown
 from memory.importers.jsonl import Problem
 from memory.notes.files import NotesFileError, read_notes
 from memory.notes.format import FILE_NAMES, Target

@@ -8,7 +8,7 @@ A session keeps its `session` value as external id and is a DM of its person.
 Importing is idempotent: a session is known by its external id and a turn by
 (role, time, content), so the same file twice, or an export of this store, adds
 nothing. Every line is checked before anything is written: a line longer than
-`MAX_LINE_BYTES`, not UTF-8 text, nesting deeper than `config.limits.MAX_JSON_DEPTH`
+`MAX_LINE_BYTES`, not UTF-8 text, nesting deeper than `inputs.limits.MAX_JSON_DEPTH`
 or not a valid row is refused with its number.
 """
 
@@ -24,8 +24,8 @@ from typing import Any
 
 import aiosqlite
 
-from config.limits import InputRefused, loads
-from config.text_limits import lone_surrogate, shown, text_lines
+from inputs.limits import InputRefused, loads
+from inputs.text import lone_surrogate, shown, text_lines
 from memory.access.people import InvalidPersonId, validate_person_id
 from memory.store.database import Store
 from memory.store.records import (

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from config.loggers import get_logger
 from memory.access.people import InvalidPersonId, person_dir
-from memory.files import atomic_write
 from memory.media.names import group_folder, safe_name
 from memory.media.records import GROUP_OWNER, NewMedia, StoredMedia
+from plumbing.files import atomic_write
 
 log = get_logger("kioku.media")
 FOLDER = "media"

@@ -1,7 +1,7 @@
 """Blocking file work for notes: read, lock, back up and replace atomically.
 
 Everything here blocks and is meant to run in `asyncio.to_thread`. A write replaces
-the file atomically (`memory.files.atomic_write`), so a crash at any point leaves
+the file atomically (`plumbing.files.atomic_write`), so a crash at any point leaves
 either the old file or the new one. The lock is
 an flock on a hidden sibling file, so the daemon, the CLI and any other process
 serialise their read-modify-write cycles on the same notes file.
@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from config.limits import InputRefused
-from config.text_limits import decode_text
-from memory.files import atomic_write, fsync_directory
+from inputs.limits import InputRefused
+from inputs.text import decode_text
 from memory.notes.format import (
     FILE_NAMES,
     TARGETS,
@@ -27,6 +26,7 @@ from memory.notes.format import (
     parse_entries,
     serialise_entries,
 )
+from plumbing.files import atomic_write, fsync_directory
 
 LOCK_TIMEOUT = 30.0
 MAX_FILE_BYTES = 1_048_576

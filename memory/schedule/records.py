@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from config.text_limits import lone_surrogate
+from inputs.text import lone_surrogate
 from memory.schedule.timing import BadSchedule, When, upcoming
 from memory.store.records import from_epoch, iso
 

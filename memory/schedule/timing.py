@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cronsim import CronSim, CronSimError
 
-from config.durations import parse_duration
+from inputs.durations import parse_duration
 
 Kind = Literal["once", "cron", "every"]
 _OFFSET = re.compile(r"^([+-])(\d{2}):(\d{2})$")

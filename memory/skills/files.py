@@ -19,10 +19,10 @@ from pathlib import Path, PurePosixPath
 
 from filelock import FileLock, Timeout
 
-from config.limits import InputRefused
-from config.text_limits import decode_text
-from memory.files import atomic_write, fsync_directory
+from inputs.limits import InputRefused
+from inputs.text import decode_text
 from memory.skills.format import SKILL_FILE, Scope, SkillDoc, SkillError, check_name, parse_skill
+from plumbing.files import atomic_write, fsync_directory
 
 LOCK_FILE = ".lock"
 LOCK_TIMEOUT = 30.0

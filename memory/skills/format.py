@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import yaml
 
-from config.text_limits import lone_surrogate
+from inputs.text import lone_surrogate
 from memory.safety import scan_text
 
 SKILL_FILE = "SKILL.md"

@@ -14,12 +14,12 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from config.limits import loads
+from inputs.limits import loads
 from memory.access.people import InvalidPersonId, validate_person_id
-from memory.files import atomic_write
 from memory.skills.format import SkillError
 from memory.skills.manage import SkillRequest
 from memory.skills.usage import now
+from plumbing.files import atomic_write
 
 PROPOSALS = ".proposals"
 PROPOSAL_ID = re.compile(r"[0-9a-f]{8}")

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import structlog
 
-from config.limits import loads
-from config.text_limits import lone_surrogate
-from memory.files import atomic_write
+from inputs.limits import loads
+from inputs.text import lone_surrogate
+from plumbing.files import atomic_write
 
 USAGE_FILE = ".usage.json"
 

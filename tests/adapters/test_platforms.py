@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from adapters.base import Inbound, MenuCommand
-from adapters.cli_socket import CliSocketAdapter
-from adapters.discord import DiscordAdapter
+from adapters.cli.adapter import CliSocketAdapter
+from adapters.discord.adapter import DiscordAdapter
 from adapters.platforms import (
     PLATFORM_NAMES,
     PLATFORMS,
@@ -17,8 +17,8 @@ from adapters.platforms import (
     configured_adapters,
     platform_states,
 )
-from adapters.slack import SlackAdapter
-from adapters.telegram import TelegramAdapter
+from adapters.slack.adapter import SlackAdapter
+from adapters.telegram.adapter import TelegramAdapter
 from config.load import load_settings
 from config.platform_settings import PlatformSettings
 from config.settings import Settings

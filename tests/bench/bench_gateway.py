@@ -47,7 +47,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from adapters.cli_protocol import socket_path  # noqa: E402
+from adapters.cli.protocol import socket_path  # noqa: E402
 from agent.providers import ChatRequest, ModelReply, OnText, Provider, Text, Usage  # noqa: E402
 from tests.helpers.echo_socket import echo_process  # noqa: E402
 
@@ -115,7 +115,7 @@ def serve_daemon(provider: Provider, beside: Callable[[], Awaitable[None]] | Non
     from config.paths import ensure_home
     from gateway import instance
     from gateway.daemon import Daemon
-    from gateway.systemd import Notifier
+    from gateway.service.notify import Notifier
 
     settings = load_settings()
     configure_logging(settings.log.level, settings.log.format)

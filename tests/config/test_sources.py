@@ -87,3 +87,16 @@ def test_json_nested_past_the_limit_is_refused_with_the_variable(
     with pytest.raises(ConfigError) as caught:
         load_settings()
     assert "environment: KIOKU_OWNER__IDENTITIES: the value nests deeper" in str(caught.value)
+
+
+def test_a_third_party_providers_table_takes_json_lists_like_a_section(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("KIOKU_PROVIDERS__SCRIPTED__ENABLED", "true")
+    monkeypatch.setenv("KIOKU_PROVIDERS__SCRIPTED__GROUPS", '["telegram:-100"]')
+    scripted = load_settings().providers.configured()["scripted"]
+    assert (scripted.enabled, scripted.groups) == (True, ["telegram:-100"])
+    monkeypatch.setenv("KIOKU_PROVIDERS__SCRIPTED", "not a table")
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    assert "environment: KIOKU_PROVIDERS__SCRIPTED: not valid JSON" in str(caught.value)

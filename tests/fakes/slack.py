@@ -41,7 +41,7 @@ from typing import Any
 import aiohttp
 from aiohttp import WSMsgType, web
 
-from adapters.slack_scopes import SCOPES
+from adapters.slack.scopes import SCOPES
 
 TEAM = "T0TEAM"
 BOT_USER = "U0KIOKU"

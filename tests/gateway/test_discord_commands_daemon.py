@@ -8,7 +8,7 @@ import re
 import signal
 from pathlib import Path
 
-from gateway.commands.handlers import SLASH_COMMANDS
+from gateway.commands.builtin import SLASH_COMMANDS
 from tests.fakes.discord import ALICE_ID, GUILD_ID, FakeDiscord
 from tests.helpers.daemon import WAIT, Daemon, run_daemon
 from tests.helpers.gateway_rig import GatedAnthropic

@@ -14,8 +14,8 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from adapters.slack import EVENTS_PATH
-from adapters.slack_envelopes import FORM
+from adapters.slack.adapter import EVENTS_PATH
+from adapters.slack.envelopes import FORM
 from tests.fakes.slack import TEAM, FakeSlack, form_body, signed_headers
 from tests.helpers.daemon import WAIT, Daemon
 from tests.helpers.door_daemon import DoorLog, door_daemon, free_port

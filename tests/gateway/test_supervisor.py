@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime
 
-from adapters.backoff import Backoff
 from adapters.base import Inbound
 from gateway.supervisor import Supervisor
+from plumbing.backoff import Backoff
 from tests.helpers.flaky_adapter import FlakyAdapter
 
 WAIT = 5.0

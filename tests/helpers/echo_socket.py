@@ -33,7 +33,7 @@ import structlog
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from adapters.base import Delta, Inbound, Outbound
-from adapters.cli_socket import CliSocketAdapter
+from adapters.cli.adapter import CliSocketAdapter
 
 STARTED = "2026-01-01T00:00:00+00:00"
 ECHO_LIMIT = 64 * 1024 * 1024

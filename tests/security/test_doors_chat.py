@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from adapters.cli_protocol import MAX_FRAME
+from adapters.cli.protocol import MAX_FRAME
 from memory.notes.person_notes import PersonNotes
 from memory.search.ranking import Scope, search
 from tests.helpers.gateway_rig import GatewayRig, gateway_rig

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.cli_protocol import MAX_FRAME, socket_path
-from config.limits import MAX_JSON_DEPTH
-from gateway.cli.socket_client import DaemonError, NoAnswer, SocketClient
+from adapters.cli.protocol import MAX_FRAME, socket_path
+from gateway.client.socket_client import DaemonError, NoAnswer, SocketClient
+from inputs.limits import MAX_JSON_DEPTH
 from tests.helpers.echo_socket import _Misbehaving, misbehaving
 from tests.helpers.hostile import ITEMS, unhandled
 from tests.helpers.paths import KIOKU

@@ -22,8 +22,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from config.limits import MAX_JSON_DEPTH
 from gateway.cli.search import _query_line
+from inputs.limits import MAX_JSON_DEPTH
 from memory.importers.jsonl import parse_jsonl
 from tests.helpers.cli_batch import Door, Job, Ran, kioku_batch
 from tests.helpers.history_files import LINES, make_hermes_home, write_jsonl

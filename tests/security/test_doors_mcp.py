@@ -33,9 +33,9 @@ from agent.mcp.results import MAX_RESULT_CHARS
 from agent.prompt import TurnContext
 from agent.turn import Turn
 from agent.untrusted import shorten
-from config.limits import MAX_JSON_DEPTH
 from config.paths import ensure_home
 from config.settings import McpServerSettings, McpSettings
+from inputs.limits import MAX_JSON_DEPTH
 from memory.store.database import Store
 from memory.store.records import Conversation
 from tests.fakes.anthropic_api import FakeAnthropic

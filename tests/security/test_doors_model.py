@@ -28,7 +28,7 @@ from agent.providers.openai_compat import OpenAICompatProvider
 from agent.tools.context import ToolContext
 from agent.tools.registry import Tool
 from agent.turn import TurnOutcome
-from config.limits import MAX_JSON_DEPTH
+from inputs.limits import MAX_JSON_DEPTH
 from memory.store.database import Store
 from memory.store.records import NewMessage
 from tests.fakes.anthropic_api import FakeAnthropic

@@ -25,13 +25,13 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.web.async_client import AsyncWebClient
 from telegram import Update
 
-from adapters.discord_gateway import FRAME_ERRORS, check_frame
-from adapters.discord_inbound import to_inbound as discord_inbound
-from adapters.slack_envelopes import read_envelope
-from adapters.slack_files import SlackFiles
-from adapters.slack_inbound import to_inbound as slack_inbound
-from adapters.telegram_inbound import to_inbound as telegram_inbound
-from adapters.telegram_updates import UpdatesMalformed, read_answer
+from adapters.discord.frames import FRAME_ERRORS, check_frame
+from adapters.discord.inbound import to_inbound as discord_inbound
+from adapters.slack.envelopes import read_envelope
+from adapters.slack.files import SlackFiles
+from adapters.slack.inbound import to_inbound as slack_inbound
+from adapters.telegram.inbound import to_inbound as telegram_inbound
+from adapters.telegram.updates import UpdatesMalformed, read_answer
 from config.platform_settings import DiscordSettings
 from tests.fakes.discord import BOT_USER, FakeDiscord
 from tests.fakes.slack import BOT_USER as SLACK_BOT

@@ -16,8 +16,8 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from adapters.slack import EVENTS_PATH
-from adapters.slack_envelopes import MAX_EVENT_BYTES
+from adapters.slack.adapter import EVENTS_PATH
+from adapters.slack.envelopes import MAX_EVENT_BYTES
 from tests.fakes.slack import TEAM, FakeSlack, event_callback, signed_headers
 from tests.helpers.daemon import WAIT, Daemon
 from tests.helpers.door_daemon import Door, door_daemon, free_port, is_utf8

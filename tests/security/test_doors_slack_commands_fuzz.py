@@ -19,9 +19,9 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.base import Inbound
-from adapters.slack_commands import ANY_COMMAND, SlackCommands
-from adapters.slack_envelopes import read_envelope
-from gateway.commands.registry import parse
+from adapters.slack.commands import ANY_COMMAND, SlackCommands
+from adapters.slack.envelopes import read_envelope
+from gateway.commands.parsing import parse
 from tests.fakes.slack import BOT_USER, FakeSlack
 from tests.security.test_doors_platforms_fuzz import FUZZ, _Errors, damaged
 

@@ -22,8 +22,8 @@ import pytest_asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.cli_protocol import MAX_FRAME, MAX_ID, BadFrame, parse_frame, too_long
-from config.limits import MAX_JSON_DEPTH
+from adapters.cli.protocol import MAX_FRAME, MAX_ID, BadFrame, parse_frame, too_long
+from inputs.limits import MAX_JSON_DEPTH
 from tests.helpers.daemon import Client, Daemon, module_daemon, stored_texts
 from tests.helpers.hostile import DEEP, ITEMS, unhandled
 

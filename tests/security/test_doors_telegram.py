@@ -14,7 +14,7 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from adapters.telegram_updates import MAX_UPDATE_BYTES, SECRET_HEADER
+from adapters.telegram.updates import MAX_UPDATE_BYTES, SECRET_HEADER
 from tests.fakes.telegram import FakeTelegram, Fault
 from tests.helpers.daemon import WAIT, Daemon
 from tests.helpers.door_daemon import Door, door_daemon, free_port

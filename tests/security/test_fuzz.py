@@ -14,12 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from telegram import Update
 
-from adapters.cli_framer import Framer, FrameTooLong
-from adapters.cli_protocol import BadFrame, parse_frame
-from adapters.slack_mrkdwn import from_slack
-from adapters.telegram_inbound import to_inbound
+from adapters.cli.framer import Framer, FrameTooLong
+from adapters.cli.protocol import BadFrame, parse_frame
+from adapters.slack.mrkdwn import from_slack
+from adapters.telegram.inbound import to_inbound
 from config.settings import NotesSettings
-from gateway.commands.registry import parse
+from gateway.commands.parsing import parse
 from gateway.identity import link_argument
 from memory.importers.jsonl import _jsonl_row
 from memory.notes.person_notes import PersonNotes

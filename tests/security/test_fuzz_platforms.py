@@ -24,16 +24,16 @@ from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
 from adapters.base import Inbound
-from adapters.discord_inbound import (
+from adapters.discord.inbound import (
     EMPTY,
     EMPTY_IN_SERVER,
     readable_text,
     to_inbound,
     unreadable,
 )
-from adapters.slack import SlackAdapter
-from adapters.slack_files import SlackFiles
-from adapters.slack_inbound import to_inbound as slack_to_inbound
+from adapters.slack.adapter import SlackAdapter
+from adapters.slack.files import SlackFiles
+from adapters.slack.inbound import to_inbound as slack_to_inbound
 from config.platform_settings import DiscordSettings
 from tests.fakes.discord import (
     ALICE,

@@ -17,8 +17,8 @@ import numpy as np
 import numpy.typing as npt
 
 from agent.memory_providers.base import ProviderError
-from config.limits import loads
-from config.text_limits import shown
+from inputs.limits import loads
+from inputs.text import shown
 
 MAX_DIMENSIONS = 8192
 """The longest vector taken: the largest common models give 4,096 (OpenAI's 3,072)."""

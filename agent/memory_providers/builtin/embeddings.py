@@ -25,7 +25,7 @@ from agent.memory_providers.builtin.embedding_answer import (
     answer_cap,
     vectors,
 )
-from config.limits import loads
+from inputs.limits import loads
 
 log = structlog.get_logger("kioku.providers")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.cli_protocol import CHUNK_BYTES, MAX_ATTACHMENTS
+from adapters.cli.protocol import CHUNK_BYTES, MAX_ATTACHMENTS
 from tests.helpers.echo_socket import echo_process
 from tests.helpers.terminal import on_terminal
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest_asyncio
 
-from adapters.slack_manifest import manifest_yaml
-from gateway.commands.handlers import SLASH_COMMANDS
+from adapters.slack.manifest import manifest_yaml
+from gateway.commands.builtin import SLASH_COMMANDS
 from tests.fakes.discord import ALICE_ID
 from tests.fakes.slack import TEAM
 from tests.fakes.telegram import TOKEN

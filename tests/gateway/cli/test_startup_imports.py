@@ -26,7 +26,6 @@ HEAVY = (
     "slack_sdk",
     "jsonschema",
     "aiohttp",
-    "pydantic_settings",
 )
 """Packages no command in these cases uses: SDKs, servers, and the schema validator."""
 
@@ -76,6 +75,41 @@ def test_importing_the_cli_and_its_help_loads_no_sdk_and_no_settings() -> None:
 def test_a_command_loads_no_sdk(args: list[str]) -> None:
     seen = run(args)
     assert seen["loaded"] == [], seen["output"]
+
+
+EVERY_HELP = """
+import json, sys
+import typer
+from typer.testing import CliRunner
+from gateway.cli.app import app
+
+def paths(command, path):
+    yield path
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from paths(sub, [*path, name])
+
+failed = [p for p in paths(typer.main.get_command(app), [])
+          if CliRunner().invoke(app, [*p, "--help"]).exit_code != 0]
+print(json.dumps({"failed": failed, "help_pages": len(list(paths(typer.main.get_command(app), []))),
+    "modules": sorted(sys.modules)}))
+"""
+
+
+def test_no_help_page_reads_the_settings() -> None:
+    """`kioku --help`, every group's and every command's: none pays pydantic-settings'
+    import (a tenth of a second), which only the commands that read settings need."""
+    done = subprocess.run(
+        [sys.executable, "-c", EVERY_HELP], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["failed"] == [] and seen["help_pages"] > 20
+    assert "pydantic_settings" not in seen["modules"]
+
+
+@pytest.mark.parametrize("args", [["status", "--json"], ["chat", "-m", "hi"]])
+def test_a_command_that_reads_no_settings_does_not_import_their_sources(args: list[str]) -> None:
+    assert "pydantic_settings" not in set(run(args)["modules"])  # type: ignore[arg-type]
 
 
 def test_a_message_from_a_script_needs_neither_pydantic_nor_rich() -> None:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from adapters.cli_protocol import BadFrame, ClaimOwner, claim_owner_request, encode, parse_frame
+from adapters.cli.protocol import BadFrame, ClaimOwner, claim_owner_request, encode, parse_frame
 
 
 def test_a_claim_frame_reads_back_with_the_code_upper_case() -> None:

@@ -1,0 +1,73 @@
+"""/memory, /remember and /forget: a person reads and edits their own notes (USER.md,
+MEMORY.md). They refuse in a group and point to a direct message, because a person's
+notes are private.
+"""
+
+from __future__ import annotations
+
+from gateway.commands.context import Context
+from memory.notes.files import NotesFileError
+from memory.notes.format import FILE_NAMES, TARGETS, NotesState
+
+PRIVATE_IN_GROUP = (
+    "Your notes are private, so /{name} works only in a direct message with me. "
+    "Send it to me there."
+)
+
+
+async def memory(context: Context[str]) -> str:
+    notes = context.services.notes(context.person)
+    parts = []
+    for target in TARGETS:
+        try:
+            parts.append(_describe(await notes.read(target)))
+        except NotesFileError as exc:
+            parts.append(f"{FILE_NAMES[target]} cannot be read: {exc}")
+    return "\n\n".join(parts)
+
+
+async def remember(context: Context[str]) -> str:
+    if not context.argument:
+        return "Tell me what to remember: /remember TEXT (it goes into your USER.md)."
+    result = await context.services.notes(context.person).add("user", context.argument)
+    return result.headline if result.ok else result.message
+
+
+async def forget(context: Context[str]) -> str:
+    text = context.argument
+    if not text:
+        return "Tell me what to forget: /forget TEXT removes the one note containing TEXT."
+    notes = context.services.notes(context.person)
+    try:
+        states = [await notes.read(target) for target in TARGETS]
+    except NotesFileError as exc:
+        return f"Your notes cannot be read: {exc}"
+    holding = [s for s in states if any(text.strip() in entry for entry in s.entries)]
+    if len(holding) > 1:
+        candidates = [e for s in holding for e in s.entries if text.strip() in e]
+        listed = "\n".join(f"- {entry}" for entry in candidates)
+        return (
+            f"{text!r} is in notes of both USER.md and MEMORY.md; it must pick one. "
+            f"Nothing was changed.\nCandidates:\n{listed}\n"
+            "Send /forget with a longer piece of the one note to remove."
+        )
+    target = holding[0].target if holding else "user"
+    result = await notes.remove(target, text)
+    if result.ok:
+        return result.headline
+    if not holding:
+        return f"No note in USER.md or MEMORY.md contains {text.strip()!r}. Nothing was changed."
+    return result.message
+
+
+def _describe(state: NotesState) -> str:
+    head = f"{state.file_name} ({state.usage})"
+    if not state.entries:
+        return f"{head}: empty."
+    lines = [f"{head}:"]
+    for number, (entry, finding) in enumerate(
+        zip(state.entries, state.findings, strict=True), start=1
+    ):
+        blocked = f" [hidden from the assistant: {finding}]" if finding else ""
+        lines.append(f"{number}. {entry}{blocked}")
+    return "\n".join(lines)

@@ -1,0 +1,40 @@
+"""/search: past conversations. In a direct message it searches the sender's own
+history; in a group, that group's history alone, whoever asks.
+"""
+
+from __future__ import annotations
+
+from gateway.commands.context import Context
+from memory.search.ranking import Scope, search
+from memory.store.records import SessionResult
+
+SEARCH_SESSIONS = 5
+HITS_SHOWN = 2
+HOW = "Tell me what to look for: /search QUERY."
+
+
+async def search_mine(context: Context[str]) -> str:
+    return await _found(context, Scope.of_person(context.person))
+
+
+async def search_group(context: Context[str | None]) -> str:
+    inbound = context.inbound
+    return await _found(context, Scope.of_group(inbound.platform, inbound.chat))
+
+
+async def _found(context: Context[str] | Context[str | None], scope: Scope) -> str:
+    query = context.argument
+    if not query:
+        return HOW
+    results = await search(context.store, query, scope, limit=SEARCH_SESSIONS)
+    if not results:
+        return f"Nothing found for {query!r}."
+    return "\n".join([f"Found for {query!r}:", *(_result(r) for r in results)])
+
+
+def _result(result: SessionResult) -> str:
+    when = result.started_at.astimezone().strftime("%Y-%m-%d")
+    title = result.title or "untitled session"
+    lines = [f"• {title} ({result.platform}, {when})"]
+    lines += [f"  {hit.role}: {hit.snippet}" for hit in result.hits[:HITS_SHOWN]]
+    return "\n".join(lines)

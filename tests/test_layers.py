@@ -38,9 +38,13 @@ FACES = ("gateway/cli/", "gateway/setup/", "gateway/__main__.py")
 ROOM_NEVER_IMPORTS = {
     "gateway/service/": ("gateway.doctor.", "gateway.client."),
     "gateway/client/": ("gateway.doctor.", "gateway.service."),
+    "gateway/scheduling/": ("gateway.gateway.", "gateway.turns.", "gateway.daemon."),
+    "gateway/turns/": ("gateway.gateway.", "gateway.scheduling.", "gateway.daemon."),
+    "gateway/upkeep/": ("gateway.",),
 }
 """The doctor reads the service's unit path, never the reverse; the socket client needs
-neither."""
+neither. The scheduler reaches the turn pipeline only through the `Answers` it is handed,
+the pipeline knows nothing of schedules, and upkeep (backups, retention) needs no gateway."""
 GATEWAY_ROOT_MODULES = 14
 SQL_CALLS = {"execute", "executemany", "executescript", "execute_fetchall", "execute_insert"}
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from memory.history.erase import Plan
+from memory.history.plan import Plan
 
 CONFIRM_WORD = "yes"
 _YES = re.compile(r"\s*yes\s*[.!]?\s*", re.IGNORECASE)

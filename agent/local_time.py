@@ -9,7 +9,7 @@ from datetime import tzinfo
 
 from agent.prompt import TurnContext
 from config.settings import Settings
-from memory.access.timezones import effective_zone, timezone_of
+from memory.schedule.timezones import effective_zone, timezone_of
 from memory.store.database import Store
 
 

@@ -7,7 +7,6 @@ model is called, so a crash, a timeout or `/stop` never loses what was said.
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from collections.abc import Sequence
 
 import structlog
@@ -36,6 +35,7 @@ from agent.tools.registry import ToolRegistry
 from agent.turn import Turn, TurnOutcome
 from memory.media import NewMedia, keep_media
 from memory.store import records
+from memory.store.errors import StoreError
 
 log = structlog.get_logger("kioku.agent")
 
@@ -159,7 +159,7 @@ class TurnRunner:
             await keep_media(
                 self.services.store, self.services.home, live.session, message_id, files
             )
-        except (OSError, LookupError, ValueError, sqlite3.Error) as exc:
+        except (OSError, LookupError, ValueError, StoreError) as exc:
             log.warning(
                 "media_keep_failed",
                 session=live.session.id,

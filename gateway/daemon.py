@@ -13,7 +13,6 @@ import contextlib
 import logging
 import os
 import signal
-import sqlite3
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -47,8 +46,8 @@ from gateway.upkeep.retention import RetentionSweeper
 from inputs.durations import parse_duration
 from memory.media import count_media
 from memory.store.database import Store
+from memory.store.errors import StoreCorrupt, StoreError, is_disk_full
 from memory.store.migrations import SchemaVersionError
-from memory.store.writer import is_disk_full
 from plumbing.tasks import Tasks
 from web.app import WebServer
 
@@ -102,8 +101,7 @@ async def why_unopenable(path: Path, exc: Exception) -> str:
             f"cannot open {path}: {exc}. `kioku doctor` says more, and `kioku doctor --repair` "
             "sets it back when only the number is wrong"
         )
-    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
-    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+    if isinstance(exc, StoreCorrupt):
         return (
             f"cannot open {path}: {exc}. `kioku doctor` checks it; restore it from a "
             "backup, or move it aside to start with an empty history"
@@ -181,7 +179,7 @@ class Daemon:
         path = self.settings.home / "state.db"
         try:
             return await Store.open(path)
-        except (sqlite3.DatabaseError, SchemaVersionError, OSError) as exc:
+        except (StoreError, SchemaVersionError, OSError) as exc:
             raise StartupError(await why_unopenable(path, exc)) from exc
 
     async def _provider(self) -> Provider:

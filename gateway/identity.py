@@ -34,6 +34,7 @@ from config.load import ConfigError
 from config.platform_settings import PlatformSettings
 from config.settings import Settings
 from memory.access import codes, identities
+from memory.access.identities import ensure_person, link_identity, person_for
 from memory.access.people import OWNER, person_dir
 from memory.store.database import Store
 
@@ -94,7 +95,7 @@ class Identities:
     async def ensure_owner(self, uid: int) -> None:
         """The owner holds `cli:<uid>` (the daemon's account) and every configured identity."""
         self._owner_cli = f"cli:{uid}"
-        await self.store.ensure_person(OWNER)
+        await ensure_person(self.store, OWNER)
         for identity in sorted({self._owner_cli, *self._owner_identities}):
             await self._claim_for_owner(identity)
 
@@ -106,7 +107,7 @@ class Identities:
         if sender == self._owner_cli or sender in self._owner_identities:
             await self._claim_for_owner(sender)
             return Admission(OWNER, None, True)
-        person = await self.store.person_for(sender)
+        person = await person_for(self.store, sender)
         if not inbound.is_direct:
             return Admission(person, None, True)
         policy = self._policy(inbound.platform)
@@ -214,12 +215,12 @@ class Identities:
         return Admission(None, pairing_reply(outcome.code), False)
 
     async def _claim_for_owner(self, identity: str) -> None:
-        holder = await self.store.person_for(identity)
+        holder = await person_for(self.store, identity)
         if holder == OWNER:
             return
         if holder is not None:
             log.warning("identity_moved_to_the_owner", identity=identity, previous=holder)
-        await self.store.link_identity(identity, OWNER)
+        await link_identity(self.store, identity, OWNER)
 
     def _policy(self, platform: str) -> PlatformSettings | None:
         policy = getattr(self._settings, platform, None) if platform in PLATFORM_NAMES else None

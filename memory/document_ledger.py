@@ -71,6 +71,7 @@ class Ledger:
             os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
             os.chmod(self.path, 0o600)
             db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            db.row_factory = sqlite3.Row
             db.execute("PRAGMA synchronous = FULL")
             db.execute(SCHEMA)
             self._db = db
@@ -107,4 +108,4 @@ class Ledger:
                 )
                 .fetchall()
             )
-        return [row[0] for row in rows]
+        return [row["document_id"] for row in rows]

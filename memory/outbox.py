@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -76,6 +77,7 @@ class Outbox:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         os.close(fd)
         db = await aiosqlite.connect(path, isolation_level=None)
+        db.row_factory = sqlite3.Row
         try:
             await db.execute("PRAGMA journal_mode = WAL")
             await db.execute("PRAGMA secure_delete = ON")
@@ -129,7 +131,16 @@ class Outbox:
         ) as cursor:
             rows = await cursor.fetchall()
         return [
-            Job(*row[:4], json.loads(row[4]), tuple(json.loads(row[5])), row[6], row[7])
+            Job(
+                row["id"],
+                row["consumer"],
+                row["scope"],
+                row["kind"],
+                json.loads(row["payload"]),
+                tuple(json.loads(row["turn_ids"])),
+                row["attempts"],
+                row["due"],
+            )
             for row in rows
         ]
 
@@ -170,21 +181,21 @@ class Outbox:
 
     async def backlog(self, consumer: str) -> Backlog:
         async with self._db.execute(
-            "SELECT count(*), count(*) FILTER (WHERE attempts > 0), "
-            "(SELECT coalesce(sum(jobs), 0) FROM lost WHERE consumer = ?1) "
+            "SELECT count(*) AS queued, count(*) FILTER (WHERE attempts > 0) AS failing, "
+            "(SELECT coalesce(sum(jobs), 0) FROM lost WHERE consumer = ?1) AS lost "
             "FROM jobs WHERE consumer = ?1",
             (consumer,),
         ) as cursor:
             row = await cursor.fetchone()
         assert row is not None
-        return Backlog(int(row[0]), int(row[1]), int(row[2]))
+        return Backlog(int(row["queued"]), int(row["failing"]), int(row["lost"]))
 
     async def _bounded(self, consumer: str) -> int:
         async with self._db.execute(
-            "SELECT count(*) FROM jobs WHERE consumer = ? AND bounded", (consumer,)
+            "SELECT count(*) AS bounded FROM jobs WHERE consumer = ? AND bounded", (consumer,)
         ) as cursor:
             row = await cursor.fetchone()
-        return 0 if row is None else int(row[0])
+        return 0 if row is None else int(row["bounded"])
 
     async def _lose(self, consumer: str, count: int) -> None:
         await self._db.execute(

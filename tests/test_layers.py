@@ -7,6 +7,12 @@ memory through named functions, never the gateway. Outside memory/ nothing runs 
 hands the store a function to run. Inside gateway/, the rooms (doctor/, service/,
 client/…) sit below the `kioku` command's printing face and import none of it. No product
 module imports itself through others.
+
+Nothing outside memory/ imports sqlite3: memory/ raises its own errors
+(`memory.store.errors`). Inside memory/ the store is the engine at the bottom: it imports
+nothing else of memory/. The parts above it point one way too (`MEMORY_MAY_IMPORT`), and
+memory/'s own modules at its root (safety, outbox, document_ledger) are leaves
+that import none of them.
 """
 
 from __future__ import annotations
@@ -46,6 +52,21 @@ ROOM_NEVER_IMPORTS = {
 neither. The scheduler reaches the turn pipeline only through the `Answers` it is handed,
 the pipeline knows nothing of schedules, and upkeep (backups, retention) needs no gateway."""
 GATEWAY_ROOT_MODULES = 14
+# Each package of memory/ and what else of memory/ it may import (besides itself).
+MEMORY_MAY_IMPORT = {
+    "store": set(),
+    "search": {"store"},
+    "vectors": {"store"},
+    "access": {"store"},
+    "schedule": {"store"},
+    "backup": {"store"},
+    "media": {"store", "access"},
+    "history": {"store", "access", "media"},
+    "notes": {"store", "access", "safety"},
+    "skills": {"store", "access", "safety"},
+    "importers": {"store", "access", "notes", "skills"},
+}
+MEMORY_LEAVES = {"safety", "outbox", "document_ledger"}
 SQL_CALLS = {"execute", "executemany", "executescript", "execute_fetchall", "execute_insert"}
 
 
@@ -245,3 +266,45 @@ def test_circles_finds_modules_importing_each_other_through_others() -> None:
 def test_no_product_module_imports_itself_through_others() -> None:
     found = circles(import_graph())
     assert found == [], "import circles: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+def _memory_part(path: Path) -> str:
+    """The package of memory/ a file belongs to, or its module name at memory/'s root."""
+    return path.relative_to(ROOT / "memory").parts[0].removesuffix(".py")
+
+
+def test_every_part_of_memory_has_a_rule() -> None:
+    parts = {_memory_part(path) for path, _ in modules("memory")} - {"__init__"}
+    assert parts - set(MEMORY_MAY_IMPORT) - MEMORY_LEAVES == set()
+
+
+def test_the_rules_inside_memory_point_one_way() -> None:
+    below = {part: set(allowed) for part, allowed in MEMORY_MAY_IMPORT.items()}
+    for _ in MEMORY_MAY_IMPORT:
+        for allowed in below.values():
+            allowed |= {deeper for part in allowed for deeper in below.get(part, set())}
+    assert [part for part, allowed in below.items() if part in allowed] == []
+
+
+@pytest.mark.parametrize("part", sorted(MEMORY_MAY_IMPORT.keys() | MEMORY_LEAVES))
+def test_each_part_of_memory_imports_only_what_lies_below_it(part: str) -> None:
+    may = MEMORY_MAY_IMPORT.get(part, set()) | {part}
+    crossing = sorted(
+        f"{path.relative_to(ROOT)}: {name}"
+        for path, tree in modules("memory")
+        if _memory_part(path) == part
+        for name in imported(tree)
+        if name.startswith("memory.") and name.split(".")[1] not in may
+    )
+    assert crossing == []
+
+
+@pytest.mark.parametrize("layer", sorted(PROJECT - {"memory"}))
+def test_nothing_outside_memory_imports_sqlite3(layer: str) -> None:
+    found = sorted(
+        f"{path.relative_to(ROOT)}: {name}"
+        for path, tree in modules(layer)
+        for name in imported(tree)
+        if name.split(".")[0] in {"sqlite3", "aiosqlite"}
+    )
+    assert found == []

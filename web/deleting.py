@@ -17,7 +17,8 @@ import structlog
 from aiohttp import web
 from multidict import MultiMapping
 
-from memory.history.erase import Plan, UnknownHistory, counted, erase, survey
+from memory.history.erase import UnknownHistory, erase, survey
+from memory.history.plan import Plan, counted
 from memory.history.selection import Asker, NotAllowed, Selection
 from web.context import context, person, refusal, render
 from web.forms import form

@@ -7,7 +7,7 @@ from __future__ import annotations
 import structlog
 from aiohttp import web
 
-from memory.access.identities import identities_of
+from memory.access.identities import get_person, identities_of
 from memory.history.retention import (
     FOREVER,
     UnknownPerson,
@@ -37,7 +37,7 @@ async def home(
 ) -> web.Response:
     who = person(request)
     ctx = context(request)
-    found = await ctx.store.get_person(who)
+    found = await get_person(ctx.store, who)
     own = await keep_days_of(ctx.store, who)
     default = ctx.settings.history.keep_days
     return render(

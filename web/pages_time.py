@@ -6,8 +6,8 @@ from __future__ import annotations
 import structlog
 from aiohttp import web
 
-from memory.access.timezones import NoSuchPerson, set_timezone
 from memory.schedule.jobs import NoSuchJob, cancel_job
+from memory.schedule.timezones import NoSuchPerson, set_timezone
 from memory.schedule.timing import BadSchedule
 from web.context import context, person
 from web.forms import form

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
-from memory.access.timezones import effective_zone, timezone_of
 from memory.schedule.jobs import Job, list_jobs
+from memory.schedule.timezones import effective_zone, timezone_of
 from memory.schedule.timing import local_time, rule_text, zone_name
 from web.context import WebContext
 

@@ -10,7 +10,7 @@ from typing import Any
 from agent.local_time import zone_of
 from agent.tools.context import ToolContext
 from agent.tools.registry import Tool, ToolError
-from memory.access.timezones import set_timezone
+from memory.schedule.timezones import set_timezone
 from memory.schedule.timing import BadSchedule, local_time
 
 SCHEMA: dict[str, Any] = {

@@ -63,8 +63,8 @@ def with_store(settings: Settings, work: Callable[[Store], Awaitable[T]]) -> T:
     it run beside the daemon. A lock another process held too long ends the command with
     "busy, try again" (exit 1): that write was not made."""
     from config.paths import ensure_home
-    from memory.store.busy import StoreBusy
     from memory.store.database import Store
+    from memory.store.errors import StoreBusy
 
     async def run() -> T:
         async with await Store.open(ensure_home(settings.home) / "state.db") as store:

@@ -28,7 +28,7 @@ from gateway.cli.common import (
 
 if TYPE_CHECKING:
     from config.settings import Settings
-    from memory.history.erase import Plan
+    from memory.history.plan import Plan
     from memory.store.database import Store
 
 SHOWN = 50
@@ -54,7 +54,9 @@ def _date(value: str | None) -> datetime | None:
 
 
 async def _known_person(store: Store, person: str | None) -> None:
-    if person is not None and await store.get_person(person) is None:
+    from memory.access.identities import get_person
+
+    if person is not None and await get_person(store, person) is None:
         raise LookupError(f"no person {person!r}; `kioku people list` shows them")
 
 
@@ -172,7 +174,8 @@ def _deletion_plan(
 
 def _erase(settings: Settings, plan: Plan) -> None:
     """Delete what `plan` lists, log it, and say what went."""
-    from memory.history.erase import counted, erase
+    from memory.history.erase import erase
+    from memory.history.plan import counted
 
     done = with_store(settings, lambda store: erase(store, plan))
     log.info(

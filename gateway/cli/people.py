@@ -24,7 +24,7 @@ from gateway.cli.common import (
 
 if TYPE_CHECKING:
     from config.settings import Settings
-    from memory.access.forget import ForgetReport
+    from memory.history.forget import ForgetReport
     from memory.store.database import Store
 
 log = get_logger("kioku.identity")
@@ -192,7 +192,7 @@ def people_forget(
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
 ) -> None:
     """Remove a person: notes, skills, DM sessions, their words in groups, identities."""
-    from memory.access.forget import CannotForget, forget_person, survey
+    from memory.history.forget import CannotForget, forget_person, survey
 
     settings = logged_settings()
     home = settings.home
@@ -229,7 +229,7 @@ def people_tz(
     the time the assistant sees)."""
     from datetime import UTC, datetime
 
-    from memory.access.timezones import NoSuchPerson, effective_zone, set_timezone
+    from memory.schedule.timezones import NoSuchPerson, effective_zone, set_timezone
     from memory.schedule.timing import BadSchedule, local_time, zone_name
 
     if zone is not None and clear:
@@ -258,9 +258,10 @@ def people_tz(
 
 async def _own_zone(store: Store, person: str) -> str | None:
     """The person's own zone; `NoSuchPerson` for someone state.db does not hold."""
-    from memory.access.timezones import NoSuchPerson, timezone_of
+    from memory.access.identities import get_person
+    from memory.schedule.timezones import NoSuchPerson, timezone_of
 
-    if await store.get_person(person) is None:
+    if await get_person(store, person) is None:
         raise NoSuchPerson(f"no person {person!r}; `kioku people list` shows them")
     return await timezone_of(store, person)
 

@@ -40,7 +40,7 @@ SHOWN = 50
 
 
 async def _zone(store: Store, settings: Settings, person: str) -> ZoneInfo:
-    from memory.access.timezones import effective_zone, timezone_of
+    from memory.schedule.timezones import effective_zone, timezone_of
 
     return effective_zone(await timezone_of(store, person), settings.schedule.default_timezone)
 
@@ -70,13 +70,14 @@ def list_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Show the jobs with their next run, in each person's local time."""
+    from memory.access.identities import get_person
     from memory.schedule.jobs import list_jobs
     from memory.schedule.timing import local_time
 
     settings = logged_settings()
 
     async def work(store: Store) -> list[tuple[Job, str]] | None:
-        if person is not None and await store.get_person(person) is None:
+        if person is not None and await get_person(store, person) is None:
             return None
         rows = []
         for job in await list_jobs(store, person):
@@ -214,12 +215,12 @@ async def _create(store: Store, settings: Settings, asked: NewJobOptions) -> tup
     from datetime import UTC, datetime
 
     from inputs.durations import parse_duration
-    from memory.access.identities import identities_of
+    from memory.access.identities import get_person, identities_of
     from memory.schedule.jobs import NewJob, create_job
     from memory.schedule.timing import local_time, parse_when, upcoming
 
     person, to = asked.person, asked.to
-    if await store.get_person(person) is None:
+    if await get_person(store, person) is None:
         raise LookupError(f"no person {person!r}: `kioku people list` shows who there is")
     mine = await identities_of(store, person)
     if to not in mine:

@@ -141,8 +141,9 @@ def _search_current(
     when it is not (then the store is opened, and upgrades it)."""
     from contextlib import closing
 
+    from memory.access.identities import has_person
     from memory.search.ranking import Scope, search_in
-    from memory.store.quick_read import open_current, person_exists
+    from memory.store.quick_read import open_current
 
     path = home / "state.db"
     db = open_current(path)
@@ -150,7 +151,7 @@ def _search_current(
         return None
     with closing(db):
         for person in {p for p, _, _ in batch}:
-            if not person_exists(db, person):
+            if not has_person(db, person):
                 _no_person(person, path)
         return [search_in(db, q, Scope.of_person(p), limit=n) for p, q, n in batch]
 
@@ -167,7 +168,9 @@ async def _search_opened(
 
 
 async def _require_person(store: Store, person: str) -> None:
-    if await store.get_person(person) is None:
+    from memory.access.identities import get_person
+
+    if await get_person(store, person) is None:
         _no_person(person, store.path)
 
 

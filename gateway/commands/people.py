@@ -10,6 +10,7 @@ import time
 import structlog
 
 from gateway.commands.context import Context
+from memory.access.identities import get_person
 from memory.access.web_tokens import issue_web_token
 from web.links import LOCAL_PLATFORMS, base_url, local_only, login_url
 
@@ -30,7 +31,7 @@ WEB_LOCAL_ONLY = (
 
 async def whoami(context: Context[str]) -> str:
     person = context.person
-    known = await context.store.get_person(person)
+    known = await get_person(context.store, person)
     name = f" ({known.display_name})" if known and known.display_name else ""
     head = f"You are {person}{name}."
     if context.in_group:

@@ -16,8 +16,8 @@ from agent.local_time import zone_of
 from agent.tools.schedule_tool import PAGE, describe, jobs_page, pages
 from gateway.commands.context import Context
 from inputs.text import shown
-from memory.access.timezones import set_timezone, timezone_of
 from memory.schedule.jobs import Job, NoSuchJob, cancel_job, get_job
+from memory.schedule.timezones import set_timezone, timezone_of
 from memory.schedule.timing import BadSchedule, local_time
 
 log = structlog.get_logger("kioku.commands")

@@ -8,7 +8,6 @@ never migrated.
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +26,7 @@ async def check_database(path: Path) -> list[Finding]:
     if not await asyncio.to_thread(path.exists):
         return [Finding("note", "database", f"{path} does not exist yet (created on first start)")]
     from memory.store.database import unreadable
+    from memory.store.errors import StoreError
     from memory.store.health import diagnose
 
     reason = await asyncio.to_thread(unreadable, path)
@@ -34,7 +34,7 @@ async def check_database(path: Path) -> list[Finding]:
         return [_corrupt(path, reason)]
     try:
         health = await diagnose(path)
-    except sqlite3.DatabaseError as exc:
+    except StoreError as exc:
         return [_corrupt(path, str(exc))]
     if health.damage:
         return [_corrupt(path, "; ".join(health.damage[:5]))]

@@ -25,8 +25,8 @@ from adapters.base import Address, Inbound
 from agent.prompt import TurnContext
 from gateway.outbound import Dispatcher, Undeliverable
 from memory.access.identities import identities_of
-from memory.access.timezones import effective_zone, timezone_of
 from memory.schedule.jobs import Job, NoSuchJob, Run, begin_attempt, mark_failed, mark_sent
+from memory.schedule.timezones import effective_zone, timezone_of
 from memory.schedule.timing import local_time
 from memory.store.database import Store
 from plumbing.backoff import doubling

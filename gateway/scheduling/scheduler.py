@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sqlite3
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -33,6 +32,7 @@ from memory.schedule.jobs import (
     unconfirmed_runs,
 )
 from memory.store.database import Store
+from memory.store.errors import StoreError
 
 log = structlog.get_logger("kioku.scheduler")
 
@@ -100,7 +100,7 @@ class Scheduler:
             try:
                 await self.round(datetime.now(UTC))
                 wake = await next_wake(self._store)
-            except (sqlite3.Error, OSError) as exc:
+            except (StoreError, OSError) as exc:
                 log.error("scheduler_round_failed", error=str(exc), kind=type(exc).__name__)
                 timeout = FAILED_ROUND_WAIT
             else:
@@ -152,7 +152,7 @@ class Scheduler:
                     due=run.due.isoformat(),
                 )
                 await mark_sent(self._store, run, datetime.now(UTC), "unconfirmed")
-        except (sqlite3.Error, OSError) as exc:
+        except (StoreError, OSError) as exc:
             log.error("scheduler_start_failed", error=str(exc), kind=type(exc).__name__)
 
 

@@ -201,7 +201,7 @@ class Wizard:
     def _timezone(self) -> None:
         from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-        from memory.access.timezones import server_zone
+        from memory.schedule.timezones import server_zone
 
         now = self.values.get("schedule.default_timezone") or getattr(server_zone(), "key", "UTC")
         while True:

@@ -18,8 +18,9 @@ import structlog
 from adapters.base import Inbound
 from agent.deletions import CONFIRM_WORD, PendingDeletion, PendingDeletions, is_confirmation
 from gateway.sessions import Sessions
-from memory.history.erase import Erased, Plan, UnknownHistory, counted, erase, survey
+from memory.history.erase import Erased, UnknownHistory, erase, survey
 from memory.history.exchange import last_exchange
+from memory.history.plan import Plan, counted
 from memory.history.selection import NotAllowed, Selection
 from memory.store.database import Store
 

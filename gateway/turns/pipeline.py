@@ -29,8 +29,8 @@ from gateway.turns.deletions import ChatDeletions
 from gateway.turns.intake import Intake, take_in
 from memory.store import deliveries
 from memory.store.database import Store
+from memory.store.errors import StoreFull
 from memory.store.records import Conversation, Session
-from memory.store.writer import StoreFull
 
 log = structlog.get_logger("kioku.gateway")
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -19,6 +18,7 @@ import structlog
 
 from memory.history.retention import Swept, sweep
 from memory.store.database import Store
+from memory.store.errors import StoreError
 
 log = structlog.get_logger("kioku.retention")
 
@@ -65,7 +65,7 @@ class RetentionSweeper:
         default = self._keep_days()
         try:
             swept = await sweep(self._store, default, datetime.now(UTC))
-        except (sqlite3.Error, OSError) as exc:
+        except (StoreError, OSError) as exc:
             log.error("history_sweep_failed", error=str(exc), kind=type(exc).__name__)
             return None
         log.info("history_swept", sessions=swept.sessions, turns=swept.turns, keep_days=default)

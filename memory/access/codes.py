@@ -133,12 +133,12 @@ async def _request_pairing(
         db, "SELECT code, last_sent_at FROM pairing_requests WHERE identity = ?", (identity,)
     )
     if row is not None:
-        if now - row[1] < PAIRING_RESEND:
+        if now - row["last_sent_at"] < PAIRING_RESEND:
             return PairingOutcome("quiet")
         await db.execute(
-            "UPDATE pairing_requests SET last_sent_at = ? WHERE code = ?", (now, row[0])
+            "UPDATE pairing_requests SET last_sent_at = ? WHERE code = ?", (now, row["code"])
         )
-        return PairingOutcome("resent", row[0])
+        return PairingOutcome("resent", row["code"])
     pending = await fetch_one(
         db, "SELECT count(*) FROM pairing_requests WHERE platform = ?", (platform,)
     )
@@ -155,13 +155,14 @@ async def _request_pairing(
 
 async def pending_pairings(store: Store, now: float) -> list[PairingRequest]:
     """The requests waiting for the owner's decision, oldest first (expired ones left out)."""
-    async with store.reading() as db:
-        rows = await db.execute_fetchall(
+    rows = await store.read(
+        lambda db: db.execute(
             "SELECT code, platform, identity, display_name, expires_at FROM pairing_requests "
             "WHERE expires_at > ? ORDER BY created_at",
             (now,),
-        )
-    return [PairingRequest(*row) for row in rows]
+        ).fetchall()
+    )
+    return [PairingRequest(**row) for row in rows]
 
 
 async def _take_pairing(db: aiosqlite.Connection, code: str, now: float) -> PairingRequest:
@@ -179,7 +180,7 @@ async def _take_pairing(db: aiosqlite.Connection, code: str, now: float) -> Pair
         raise CodeRefused(
             f"no pending pairing request has the code {code!r}; `kioku pairing list` shows them"
         )
-    request = PairingRequest(*row)
+    request = PairingRequest(**row)
     if request.expires_at <= now:
         raise CodeRefused(
             f"the pairing code {wanted} expired at {iso(request.expires_at)}; "
@@ -276,7 +277,7 @@ async def _redeem_link_code(
     )
     if row is None:
         return await _count_failure(db, identity, now)
-    target = str(row[0])
+    target = str(row["person_id"])
     current = await person_of(db, identity)
     if current == target:
         return LinkAttempt("already", target)
@@ -298,7 +299,7 @@ async def _count_failure(db: aiosqlite.Connection, identity: str, now: float) ->
         "SELECT failures FROM code_failures WHERE identity = ? AND purpose = ?",
         (identity, LINK),
     )
-    failures = 1 if row is None else int(row[0]) + 1
+    failures = 1 if row is None else int(row["failures"]) + 1
     if failures >= MAX_FAILURES:
         until = now + LOCKOUT
         await db.execute(
@@ -324,7 +325,7 @@ async def _locked_until(
         "AND locked_until > ?",
         (identity, purpose, now),
     )
-    return None if row is None else float(row[0])
+    return None if row is None else float(row["locked_until"])
 
 
 async def _unused_code(db: aiosqlite.Connection, table: str) -> str:

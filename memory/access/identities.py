@@ -11,18 +11,32 @@ passed in by the caller.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import aiosqlite
-
-from memory.access.people import OWNER, slug
+from memory.access.people import OWNER, slug, validate_person_id
 from memory.store.records import Person, from_epoch
 
 if TYPE_CHECKING:
-    # The store's own methods are built on this module, so it is imported for typing only.
+    # For typing only: `kioku search`'s quick path calls `has_person` and should not pay
+    # for importing the store's machinery.
+    import sqlite3
+
+    import aiosqlite
+
     from memory.store.database import Store
+
+PERSON_COLUMNS = "id, display_name, created_at"
+PERSON_EXISTS = "SELECT 1 FROM persons WHERE id = ?"
+_ANYTHING = (
+    "SELECT EXISTS(SELECT 1 FROM identities WHERE person_id = :person "
+    "AND identity IS NOT :identity) "
+    "OR EXISTS(SELECT 1 FROM sessions WHERE person_id = :person) "
+    "OR EXISTS(SELECT 1 FROM participants WHERE person_id = :person) "
+    "OR EXISTS(SELECT 1 FROM turns WHERE speaker_id = :person) AS anything"
+)
 
 
 class KeptByOwner(PermissionError):
@@ -43,7 +57,9 @@ class PersonEntry:
         }
 
 
-async def fetch_one(db: aiosqlite.Connection, sql: str, params: tuple[Any, ...] = ()) -> Any:
+async def fetch_one(
+    db: aiosqlite.Connection, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()
+) -> Any:
     """The first row of `sql`, or None (aiosqlite has no one-row shortcut)."""
     async with db.execute(sql, params) as cursor:
         return await cursor.fetchone()
@@ -51,37 +67,94 @@ async def fetch_one(db: aiosqlite.Connection, sql: str, params: tuple[Any, ...] 
 
 async def person_of(db: aiosqlite.Connection, identity: str) -> str | None:
     row = await fetch_one(db, "SELECT person_id FROM identities WHERE identity = ?", (identity,))
-    return None if row is None else str(row[0])
+    return None if row is None else str(row["person_id"])
 
 
 async def person_exists(db: aiosqlite.Connection, person: str) -> bool:
-    return await fetch_one(db, "SELECT 1 FROM persons WHERE id = ?", (person,)) is not None
+    return await fetch_one(db, PERSON_EXISTS, (person,)) is not None
 
 
-async def get_person(db: aiosqlite.Connection, person: str) -> Person | None:
-    row = await fetch_one(
-        db, "SELECT id, display_name, created_at FROM persons WHERE id = ?", (person,)
-    )
-    return None if row is None else Person(row[0], row[1], from_epoch(row[2]))
+def has_person(db: sqlite3.Connection, person: str) -> bool:
+    """`person_exists` on a plain read connection (`memory.store.quick_read`'s)."""
+    return db.execute(PERSON_EXISTS, (person,)).fetchone() is not None
+
+
+async def get_person(store: Store, person: str) -> Person | None:
+    """The person `person`, or None if there is none."""
+
+    def read(db: sqlite3.Connection) -> Person | None:
+        sql = f"SELECT {PERSON_COLUMNS} FROM persons WHERE id = ?"
+        return _person(db.execute(sql, (person,)).fetchone())
+
+    return await store.read(read)
+
+
+async def person_for(store: Store, identity: str) -> str | None:
+    """The person an identity is linked to, if any."""
+
+    def read(db: sqlite3.Connection) -> str | None:
+        sql = "SELECT person_id FROM identities WHERE identity = ?"
+        row = db.execute(sql, (identity,)).fetchone()
+        return None if row is None else str(row["person_id"])
+
+    return await store.read(read)
+
+
+async def ensure_person(store: Store, person: str, display_name: str | None = None) -> Person:
+    """The person `person`, created if missing; a missing display name is filled in."""
+    validate_person_id(person)
+
+    async def op(db: aiosqlite.Connection) -> Person:
+        await db.execute(
+            "INSERT INTO persons(id, display_name, created_at) VALUES (?, ?, ?) "
+            "ON CONFLICT(id) DO UPDATE SET "
+            "display_name = coalesce(persons.display_name, excluded.display_name)",
+            (person, display_name, time.time()),
+        )
+        found = _person(
+            await fetch_one(db, f"SELECT {PERSON_COLUMNS} FROM persons WHERE id = ?", (person,))
+        )
+        assert found is not None
+        return found
+
+    return await store.write(op)
+
+
+async def link_identity(store: Store, identity: str, person: str) -> None:
+    """Make `identity` (`telegram:123`) resolve to `person`, moving it if linked elsewhere."""
+    platform, _, rest = identity.partition(":")
+    if not platform or not rest:
+        raise ValueError(f"identity {identity!r} must look like 'platform:id'")
+    validate_person_id(person)
+
+    async def op(db: aiosqlite.Connection) -> None:
+        if not await person_exists(db, person):
+            raise LookupError(f"no person {person!r}; create it before linking identities")
+        await set_link(db, identity, person, time.time())
+
+    await store.write(op)
+
+
+def _person(row: Any) -> Person | None:
+    if row is None:
+        return None
+    return Person(row["id"], row["display_name"], from_epoch(row["created_at"]))
 
 
 async def has_anything(db: aiosqlite.Connection, person: str, identity: str | None = None) -> bool:
     """Whether `person` has history or identities (besides `identity`) that a merge would strand."""
-    row = await fetch_one(
-        db,
-        "SELECT EXISTS(SELECT 1 FROM identities WHERE person_id = ? AND identity IS NOT ?) "
-        "OR EXISTS(SELECT 1 FROM sessions WHERE person_id = ?) "
-        "OR EXISTS(SELECT 1 FROM participants WHERE person_id = ?) "
-        "OR EXISTS(SELECT 1 FROM turns WHERE speaker_id = ?)",
-        (person, identity, person, person, person),
-    )
-    return bool(row[0])
+    row = await fetch_one(db, _ANYTHING, {"person": person, "identity": identity})
+    return bool(row["anything"])
 
 
 async def has_more_than(store: Store, person: str, identity: str) -> bool:
     """Whether `person` has history or identities besides `identity` (so is no empty shell)."""
-    async with store.reading() as db:
-        return await has_anything(db, person, identity)
+
+    def read(db: sqlite3.Connection) -> bool:
+        row = db.execute(_ANYTHING, {"person": person, "identity": identity}).fetchone()
+        return bool(row["anything"])
+
+    return await store.read(read)
 
 
 async def admit_stranger(
@@ -157,27 +230,29 @@ def _refuse_if_kept(identity: str, holder: str | None, owner_keeps: Collection[s
 
 async def identities_of(store: Store, person: str) -> list[str]:
     """The identities linked to `person`, sorted."""
-    async with store.reading() as db:
-        rows = await db.execute_fetchall(
+    rows = await store.read(
+        lambda db: db.execute(
             "SELECT identity FROM identities WHERE person_id = ? ORDER BY identity", (person,)
-        )
-    return [str(row[0]) for row in rows]
+        ).fetchall()
+    )
+    return [str(row["identity"]) for row in rows]
 
 
 async def list_people(store: Store) -> list[PersonEntry]:
     """Every person with their identities, the owner first."""
-    async with store.reading() as db:
-        rows = await db.execute_fetchall(
+    rows = await store.read(
+        lambda db: db.execute(
             "SELECT p.id, p.display_name, i.identity FROM persons AS p "
             "LEFT JOIN identities AS i ON i.person_id = p.id "
             "ORDER BY p.id != ?, p.id, i.identity",
             (OWNER,),
-        )
+        ).fetchall()
+    )
     entries: dict[str, PersonEntry] = {}
-    for person, display_name, identity in rows:
-        entry = entries.setdefault(person, PersonEntry(person, display_name, []))
-        if identity is not None:
-            entry.identities.append(identity)
+    for row in rows:
+        entry = entries.setdefault(row["id"], PersonEntry(row["id"], row["display_name"], []))
+        if row["identity"] is not None:
+            entry.identities.append(row["identity"])
     return list(entries.values())
 
 

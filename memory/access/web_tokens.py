@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import sqlite3
 from dataclasses import dataclass
 
 import aiosqlite
@@ -69,32 +70,38 @@ async def _issue(db: aiosqlite.Connection, person: str, now: float, ttl: float) 
 
 async def check_web_token(store: Store, token: str, now: float) -> str:
     """The person `token` would sign in, without using it; `LinkRefused` if it cannot."""
-    async with store.reading() as db:
-        return await _check(db, token, now)
+    return await store.read(
+        lambda db: _checked(db.execute(_TOKEN, (digest(token),)).fetchone(), now)
+    )
 
 
 async def _check(db: aiosqlite.Connection, token: str, now: float) -> str:
-    async with db.execute(
-        "SELECT person_id, expires_at, used_at FROM web_tokens WHERE token_hash = ?",
-        (digest(token),),
-    ) as cursor:
-        row = await cursor.fetchone()
+    """`check_web_token` inside the write transaction that uses the token."""
+    async with db.execute(_TOKEN, (digest(token),)) as cursor:
+        return _checked(await cursor.fetchone(), now)
+
+
+_TOKEN = "SELECT person_id, expires_at, used_at FROM web_tokens WHERE token_hash = ?"
+
+
+def _checked(row: sqlite3.Row | None, now: float) -> str:
+    """The person of the token `row`; `LinkRefused` if there is none, or it cannot be used."""
     if row is None:
         raise LinkRefused(
             "This sign-in link is not valid. Send /web to kioku in a direct message "
             "(or run `kioku web login`) for a new one."
         )
-    if row[2] is not None:
+    if row["used_at"] is not None:
         raise LinkRefused(
             "This sign-in link was already used; each link works once. "
             "Send /web to kioku for a new one."
         )
-    if row[1] <= now:
+    if row["expires_at"] <= now:
         raise LinkRefused(
             "This sign-in link has expired (links work for 10 minutes). "
             "Send /web to kioku for a new one."
         )
-    return str(row[0])
+    return str(row["person_id"])
 
 
 async def redeem_web_token(
@@ -123,16 +130,16 @@ async def _redeem(
 
 async def web_session(store: Store, session_id: str, now: float) -> WebSession | None:
     """The live session with this id, or None (unknown, expired, or signed out)."""
-    async with (
-        store.reading() as db,
-        db.execute(
+    row = await store.read(
+        lambda db: db.execute(
             "SELECT person_id, csrf, expires_at FROM web_sessions "
             "WHERE session_hash = ? AND expires_at > ?",
             (digest(session_id), now),
-        ) as cursor,
-    ):
-        row = await cursor.fetchone()
-    return None if row is None else WebSession(str(row[0]), str(row[1]), float(row[2]))
+        ).fetchone()
+    )
+    if row is None:
+        return None
+    return WebSession(str(row["person_id"]), str(row["csrf"]), float(row["expires_at"]))
 
 
 async def end_web_session(store: Store, session_id: str) -> None:

@@ -68,6 +68,7 @@ def check_database(
     budget = budget_s if budget_s is not None else _budget(database)
     deadline = time.monotonic() + budget
     db = sqlite3.connect(database, isolation_level=None)
+    db.row_factory = sqlite3.Row
     db.set_progress_handler(lambda: time.monotonic() > deadline, CLOCK_STEPS)
     try:
         db.execute("PRAGMA trusted_schema = OFF")
@@ -82,7 +83,8 @@ def check_database(
             _check_layout(present, expected_layout(version))
         else:  # a newer kioku's layout, unknown here: at least what is counted are tables
             _check_counted(present)
-        problems = [row[0] for row in db.execute("PRAGMA integrity_check") if row[0] != "ok"]
+        checked = db.execute("PRAGMA integrity_check")
+        problems = [row["integrity_check"] for row in checked if row["integrity_check"] != "ok"]
         if problems:
             raise BackupError(
                 "the archive's state.db fails SQLite's integrity check: "

@@ -15,6 +15,7 @@ from pathlib import Path
 from memory.backup.errors import BackupCancelled, BackupError
 from memory.backup.manifest import Counts
 from memory.backup.progress import Progress, Stopping
+from memory.store.scalar import scalar_now
 from memory.store.schema import BUSY_TIMEOUT_S
 
 PAGES_PER_STEP = 4096
@@ -65,7 +66,7 @@ def count_rows(database: Path) -> Counts:
     db = sqlite3.connect(database)
     try:
         persons, sessions, turns = (
-            db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            scalar_now(db, f"SELECT count(*) FROM {table}")
             for table in ("persons", "sessions", "turns")
         )
     except sqlite3.DatabaseError as exc:

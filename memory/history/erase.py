@@ -22,95 +22,24 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
 
 import aiosqlite
 
 from memory.history.erase_rows import Deleted, delete_planned
-from memory.history.listing import COLUMNS, Listed, listed
+from memory.history.listing import COLUMNS, listed
+from memory.history.plan import DoomedSession, DoomedTurn, Plan
 from memory.history.scrub import scrubbing
 from memory.history.selection import Asker, NotAllowed, Selection
 from memory.media.removal import remove_media_files
 from memory.store.database import Store
-from memory.store.records import ROLES, Role, from_epoch, to_epoch
+from memory.store.records import ROLES, from_epoch, to_epoch
+from memory.store.scalar import scalar_now
 
 PREVIEW_CHARS = 80
 
 
 class UnknownHistory(LookupError):
     """A session or message id that state.db does not hold."""
-
-
-@dataclass(frozen=True)
-class DoomedSession(Listed):
-    """A session that goes whole: its turns up to `last_turn` (a newer one keeps it)."""
-
-    last_turn: int
-
-
-@dataclass(frozen=True)
-class DoomedTurn:
-    """A turn that goes from a session that stays."""
-
-    id: int
-    session_id: int
-    session_name: str
-    role: Role
-    speaker: str | None
-    ts: datetime
-    preview: str
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What one deletion takes: whole sessions, single turns, and the sessions whose
-    title and summary go (those keeping turns, and those whose title quotes a phrase)."""
-
-    asker: Asker
-    sessions: tuple[DoomedSession, ...]
-    turns: tuple[DoomedTurn, ...]
-    retitled: tuple[int, ...]
-
-    @property
-    def is_empty(self) -> bool:
-        return not (self.sessions or self.turns or self.retitled)
-
-    @property
-    def turn_count(self) -> int:
-        return sum(session.turns for session in self.sessions) + len(self.turns)
-
-    def describe(self, limit: int = 20) -> list[str]:
-        """Lines a person reads before confirming: each session and turn, up to `limit`."""
-        lines = [
-            f"session {s.name} (id {s.id}, {s.platform} {s.kind}"
-            + (f" of {s.person}" if s.person else "")
-            + f", {s.started_at:%Y-%m-%d %H:%M}, {s.turns} turns"
-            + (", open" if s.is_open else "")
-            + f"): {s.title or 'untitled'}"
-            for s in self.sessions
-        ]
-        lines += [
-            f"message {t.id} in {t.session_name} ({t.role}, {t.ts:%Y-%m-%d %H:%M}): {t.preview}"
-            for t in self.turns
-        ]
-        whole = {t.session_id for t in self.turns}
-        lines += [
-            f"title and summary of session {sid}" for sid in self.retitled if sid not in whole
-        ]
-        if len(lines) > limit:
-            lines = [*lines[:limit], f"… and {len(lines) - limit} more"]
-        return lines
-
-    def totals(self) -> str:
-        return counted(len(self.sessions), self.turn_count)
-
-
-def counted(sessions: int, turns: int) -> str:
-    """ "1 whole session and 3 turns": the totals people read before and after a deletion."""
-    return (
-        f"{sessions} whole session{'' if sessions == 1 else 's'} "
-        f"and {turns} turn{'' if turns == 1 else 's'}"
-    )
 
 
 @dataclass(frozen=True)
@@ -149,7 +78,9 @@ async def erase(store: Store, plan: Plan, *, keep_open: bool = False) -> Erased:
 
 # -- survey -------------------------------------------------------------------------------
 
-_SESSION = f"{COLUMNS}, (SELECT coalesce(max(id), 0) FROM turns WHERE session_id = s.id)"
+_SESSION = (
+    f"{COLUMNS}, (SELECT coalesce(max(id), 0) FROM turns WHERE session_id = s.id) AS last_turn"
+)
 
 
 def _survey(db: sqlite3.Connection, asker: Asker, selection: Selection) -> Plan:
@@ -161,26 +92,27 @@ def _survey(db: sqlite3.Connection, asker: Asker, selection: Selection) -> Plan:
         if row is None:
             raise UnknownHistory(f"no session {session_id}; `kioku history list` shows them")
         _check_session(asker, narrow, row)
-        if row[3] == "group" and narrow is not None:
+        if row["kind"] == "group" and narrow is not None:
             turns |= _pairs(
                 db,
                 "SELECT id, session_id FROM turns WHERE session_id = ? AND speaker_id = ?",
-                row[0],
+                row["id"],
                 narrow,
             )
         else:
-            whole.add(row[0])
+            whole.add(row["id"])
     for turn_id in selection.messages:
         row = _one(
             db,
-            "SELECT t.id, s.kind, s.person_id, t.speaker_id, s.external_id, s.id FROM turns AS t "
+            "SELECT t.id, s.kind, s.person_id AS person, t.speaker_id AS speaker, "
+            "s.external_id AS name, t.session_id FROM turns AS t "
             "JOIN sessions AS s ON s.id = t.session_id WHERE t.id = ?",
             turn_id,
         )
         if row is None:
             raise UnknownHistory(f"no message {turn_id}; `kioku history list` shows sessions")
         _check_turn(asker, narrow, row)
-        turns[row[0]] = row[5]
+        turns[row["id"]] = row["session_id"]
     scope, params = _scope(asker, narrow)
     if selection.before is not None:
         turns |= _pairs(
@@ -227,24 +159,24 @@ def _plan(
         if session_id not in whole and len(ids) == _count_turns(db, session_id):
             whole.add(session_id)
     sessions = tuple(
-        DoomedSession(**vars(listed(row)), last_turn=row[-1])
+        DoomedSession(**vars(listed(row)), last_turn=row["last_turn"])
         for row in _rows(db, f"SELECT {_SESSION} FROM sessions AS s WHERE id = ?", sorted(whole))
     )
     kept = sorted(t for sid, ids in by_session.items() if sid not in whole for t in ids)
     doomed_turns = tuple(
         DoomedTurn(
-            id=row[0],
-            session_id=row[1],
-            session_name=row[2],
-            role=ROLES[row[3]],
-            speaker=row[4],
-            ts=from_epoch(row[5]),
-            preview=_preview(row[6]),
+            id=row["id"],
+            session_id=row["session_id"],
+            session_name=row["name"],
+            role=ROLES[row["role"]],
+            speaker=row["speaker_id"],
+            ts=from_epoch(row["ts"]),
+            preview=_preview(row["content"]),
         )
         for row in _rows(
             db,
-            "SELECT t.id, t.session_id, s.external_id, t.role, t.speaker_id, t.ts, t.content "
-            "FROM turns AS t JOIN sessions AS s ON s.id = t.session_id WHERE t.id = ?",
+            "SELECT t.id, t.session_id, s.external_id AS name, t.role, t.speaker_id, t.ts, "
+            "t.content FROM turns AS t JOIN sessions AS s ON s.id = t.session_id WHERE t.id = ?",
             kept,
         )
     )
@@ -252,8 +184,8 @@ def _plan(
     return Plan(asker, sessions, doomed_turns, tuple(sorted(retitled - whole)))
 
 
-def _check_session(asker: Asker, narrow: str | None, row: tuple) -> None:
-    name, kind, person = row[1], row[3], row[4]
+def _check_session(asker: Asker, narrow: str | None, row: sqlite3.Row) -> None:
+    name, kind, person = row["name"], row["kind"], row["person"]
     if kind == "dm" and narrow is not None and person != narrow:
         raise NotAllowed(f"session {name} holds the direct messages of {person}, not of {narrow}")
     if kind == "group" and not asker.is_owner:
@@ -263,8 +195,9 @@ def _check_session(asker: Asker, narrow: str | None, row: tuple) -> None:
         )
 
 
-def _check_turn(asker: Asker, narrow: str | None, row: tuple) -> None:
-    turn_id, kind, person, speaker, name, _ = row
+def _check_turn(asker: Asker, narrow: str | None, row: sqlite3.Row) -> None:
+    turn_id, kind, person = row["id"], row["kind"], row["person"]
+    speaker, name = row["speaker"], row["name"]
     if kind == "group" and not asker.is_owner:
         raise NotAllowed(
             f"message {turn_id} is in a group's history ({name}); only the owner deletes it"
@@ -313,24 +246,23 @@ def _preview(text: str) -> str:
 
 
 def _count_turns(db: sqlite3.Connection, session_id: int) -> int:
-    return int(
-        db.execute("SELECT count(*) FROM turns WHERE session_id = ?", (session_id,)).fetchone()[0]
-    )
+    return scalar_now(db, "SELECT count(*) FROM turns WHERE session_id = ?", (session_id,))
 
 
-def _one(db: sqlite3.Connection, sql: str, *params: object) -> tuple | None:
+def _one(db: sqlite3.Connection, sql: str, *params: object) -> sqlite3.Row | None:
     return db.execute(sql, params).fetchone()
 
 
 def _ids(db: sqlite3.Connection, sql: str, *params: object) -> set[int]:
-    return {int(row[0]) for row in db.execute(sql, params)}
+    """The `id`s `sql` selects."""
+    return {int(row["id"]) for row in db.execute(sql, params)}
 
 
 def _pairs(db: sqlite3.Connection, sql: str, *params: object) -> dict[int, int]:
-    """Turn id → session id, from a query selecting the two."""
-    return {int(row[0]): int(row[1]) for row in db.execute(sql, params)}
+    """Turn id → session id, from a query selecting the two (`id`, `session_id`)."""
+    return {int(row["id"]): int(row["session_id"]) for row in db.execute(sql, params)}
 
 
-def _rows(db: sqlite3.Connection, sql: str, keys: Iterable[int]) -> list[tuple]:
+def _rows(db: sqlite3.Connection, sql: str, keys: Iterable[int]) -> list[sqlite3.Row]:
     """`sql` (one `?` for a key) run for each key, the rows in key order."""
     return [row for key in keys for row in db.execute(sql, (key,))]

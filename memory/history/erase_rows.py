@@ -4,16 +4,13 @@ only those still as listed, inside one write transaction."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 import aiosqlite
 
+from memory.history.plan import Plan
 from memory.media.records import StoredMedia
 from memory.media.removal import take_media
 from memory.store.records import to_epoch
-
-if TYPE_CHECKING:
-    from memory.history.erase import Plan
 
 END_REASON = "history_deleted"
 """Why an open session that lost turns was ended."""
@@ -79,5 +76,5 @@ async def delete_planned(db: aiosqlite.Connection, plan: Plan, *, keep_open: boo
             f"WHERE id IN ({marks}) AND ended_at IS NULL RETURNING id",
             (to_epoch(datetime.now().astimezone()), END_REASON, *sorted(touched)),
         )
-        ended = tuple(sorted(int(row[0]) for row in rows))
+        ended = tuple(sorted(int(row["id"]) for row in rows))
     return sessions, turns, ended, media

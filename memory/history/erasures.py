@@ -42,7 +42,7 @@ async def pending(store: Store, limit: int = BATCH) -> list[Erasure]:
         rows = db.execute(
             "SELECT id, scope, turn_id FROM erasures ORDER BY id LIMIT ?", (limit,)
         ).fetchall()
-        return [Erasure(int(row[0]), str(row[1]), row[2]) for row in rows]
+        return [Erasure(int(row["id"]), str(row["scope"]), row["turn_id"]) for row in rows]
 
     return await store.read(read)
 

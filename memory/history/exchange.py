@@ -16,15 +16,15 @@ async def last_exchange(store: Store, session_id: int) -> tuple[int, ...]:
 
     def read(db: sqlite3.Connection) -> tuple[int, ...]:
         start = db.execute(
-            "SELECT max(id) FROM turns WHERE session_id = ? AND role = ?",
+            "SELECT max(id) AS start FROM turns WHERE session_id = ? AND role = ?",
             (session_id, ROLE_CODES["user"]),
-        ).fetchone()[0]
+        ).fetchone()["start"]
         if start is None:
             return ()
         rows = db.execute(
             "SELECT id FROM turns WHERE session_id = ? AND id >= ? ORDER BY id",
             (session_id, start),
         )
-        return tuple(int(row[0]) for row in rows)
+        return tuple(int(row["id"]) for row in rows)
 
     return await store.read(read)

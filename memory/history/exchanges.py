@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from memory.store.database import Store
+from memory.store.scalar import scalar_now
 from memory.store.schema import ROLE_CODES
 
 USER, ASSISTANT = ROLE_CODES["user"], ROLE_CODES["assistant"]
@@ -34,9 +35,7 @@ class StoredExchange:
 async def count_exchanges(store: Store) -> int:
     """How many exchanges `stored_exchanges` will yield (for a progress bar)."""
     return await store.read(
-        lambda db: int(
-            db.execute("SELECT count(*) FROM turns WHERE role = ?", (USER,)).fetchone()[0]
-        )
+        lambda db: scalar_now(db, "SELECT count(*) FROM turns WHERE role = ?", (USER,))
     )
 
 

@@ -52,8 +52,8 @@ class Listed:
 
 
 COLUMNS = (
-    "s.id, s.external_id, s.platform, s.kind, s.person_id, s.title, s.started_at, s.ended_at, "
-    "(SELECT count(*) FROM turns WHERE session_id = s.id)"
+    "s.id, s.external_id AS name, s.platform, s.kind, s.person_id AS person, s.title, "
+    "s.started_at, s.ended_at, (SELECT count(*) FROM turns WHERE session_id = s.id) AS turns"
 )
 """What `listed` reads, of `sessions AS s`."""
 
@@ -115,16 +115,16 @@ async def last_dm_session(store: Store, person: str) -> Listed | None:
     return found[0] if found else None
 
 
-def listed(row: tuple) -> Listed:
+def listed(row: sqlite3.Row) -> Listed:
     """A `Listed` from a row selected as `COLUMNS`."""
     return Listed(
-        id=row[0],
-        name=row[1],
-        platform=row[2],
-        kind=row[3],
-        person=row[4],
-        title=row[5],
-        started_at=from_epoch(row[6]),
-        ended_at=None if row[7] is None else from_epoch(row[7]),
-        turns=int(row[8]),
+        id=row["id"],
+        name=row["name"],
+        platform=row["platform"],
+        kind=row["kind"],
+        person=row["person"],
+        title=row["title"],
+        started_at=from_epoch(row["started_at"]),
+        ended_at=None if row["ended_at"] is None else from_epoch(row["ended_at"]),
+        turns=int(row["turns"]),
     )

@@ -43,7 +43,7 @@ async def keep_days_of(store: Store, person: str) -> int | None:
     def read(db: sqlite3.Connection) -> int | None:
         row = db.execute("SELECT keep_days FROM retention WHERE person_id = ?", (person,))
         found = row.fetchone()
-        return None if found is None else int(found[0])
+        return None if found is None else int(found["keep_days"])
 
     return await store.read(read)
 
@@ -128,4 +128,4 @@ async def sweep(store: Store, default: int | None, now: datetime) -> Swept:
 
 
 def _ids(db: sqlite3.Connection, sql: str, *params: object) -> list[int]:
-    return [row[0] for row in db.execute(sql, params)]
+    return [row["id"] for row in db.execute(sql, params)]

@@ -22,6 +22,7 @@ from contextlib import asynccontextmanager
 
 import aiosqlite
 
+from memory.store.scalar import scalar
 from memory.store.schema import FTS_TABLE, SECURE_DELETE
 
 WIPE_TABLE = "kioku_wipe"
@@ -49,8 +50,8 @@ async def wipe_free_pages(db: aiosqlite.Connection) -> int:
     as the freelist land on exactly those pages; dropping the table (with
     `secure_delete` on) gives them back, still zero.
     """
-    page_size = await _scalar(db, "PRAGMA page_size")
-    free = first = await _scalar(db, "PRAGMA freelist_count")
+    page_size = await scalar(db, "PRAGMA page_size")
+    free = first = await scalar(db, "PRAGMA freelist_count")
     if not free:
         return 0
     await db.execute(f"CREATE TABLE {WIPE_TABLE}(zeros BLOB)")
@@ -59,15 +60,9 @@ async def wipe_free_pages(db: aiosqlite.Connection) -> int:
         await db.execute(
             f"INSERT INTO {WIPE_TABLE}(zeros) VALUES (zeroblob(?))", (pages * (page_size - 4),)
         )
-        left = await _scalar(db, "PRAGMA freelist_count")
+        left = await scalar(db, "PRAGMA freelist_count")
         if left >= free:
             break
         free = left
     await db.execute(f"DROP TABLE {WIPE_TABLE}")
     return first
-
-
-async def _scalar(db: aiosqlite.Connection, sql: str) -> int:
-    async with db.execute(sql) as cursor:
-        row = await cursor.fetchone()
-    return 0 if row is None else int(row[0])

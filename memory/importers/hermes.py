@@ -90,7 +90,7 @@ def read_hermes_notes(home: Path) -> dict[Target, list[str]]:
 
 
 def _columns(db: sqlite3.Connection, table: str) -> set[str]:
-    return {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+    return {row["name"] for row in db.execute(f"PRAGMA table_info({table})")}
 
 
 def _session(row: dict[str, Any], messages: list[dict[str, Any]], person: str) -> PastSession:

@@ -26,6 +26,7 @@ import aiosqlite
 
 from inputs.limits import InputRefused, loads
 from inputs.text import lone_surrogate, shown, text_lines
+from memory.access.identities import ensure_person, get_person
 from memory.access.people import InvalidPersonId, validate_person_id
 from memory.store.database import Store
 from memory.store.records import (
@@ -230,7 +231,7 @@ async def store_parsed(
 ) -> ImportCounts:
     """Create the persons, then add the sessions in transactions of about CHUNK_MESSAGES turns."""
     for person, name in parsed.persons.items():
-        await store.ensure_person(person, name)
+        await ensure_person(store, person, name)
     counts = ImportCounts()
     for chunk in _chunks(parsed.sessions):
         counts += await store.write(_import_op(chunk))
@@ -269,7 +270,7 @@ async def _import_session(db: aiosqlite.Connection, past: PastSession) -> Import
     stamps = [to_epoch(m.ts) for m in past.messages if m.ts is not None]
     added = 0
     if rows:
-        session_id = int(next(iter(rows))[0])
+        session_id = int(next(iter(rows))["id"])
     else:
         started = to_epoch(past.started_at) if past.started_at else min(stamps, default=time.time())
         ended = to_epoch(past.ended_at) if past.ended_at else max(stamps, default=started)
@@ -292,7 +293,7 @@ async def _import_session(db: aiosqlite.Connection, past: PastSession) -> Import
             ),
         )
     present = {
-        (r[0], round(r[1], 6), r[2])
+        (r["role"], round(r["ts"], 6), r["content"])
         for r in await db.execute_fetchall(
             "SELECT role, ts, content FROM messages WHERE session_id = ?", (session_id,)
         )
@@ -314,7 +315,7 @@ async def _import_session(db: aiosqlite.Connection, past: PastSession) -> Import
 
 async def export_jsonl(store: Store, person: str) -> AsyncIterator[str]:
     """Every session `person` took part in, as jsonl lines (oldest session first)."""
-    named = await store.get_person(person)
+    named = await get_person(store, person)
     name = named.display_name if named else None
     sessions = sorted(await store.recent_sessions(person, limit=-1), key=lambda s: s.started_at)
     for session in sessions:

@@ -1,6 +1,6 @@
 """How kept files leave with the history that brought them.
 
-Every deletion (`memory.history.erase`, `memory.access.forget`) takes the `media` rows
+Every deletion (`memory.history.erase`, `memory.history.forget`) takes the `media` rows
 inside its own transaction, before the turns they belong to (a trigger would otherwise
 take them away unseen), and removes the files once that transaction has
 committed. So a failed deletion leaves rows and files as they were, and a crash after
@@ -20,7 +20,7 @@ from memory.media.records import StoredMedia
 
 
 async def take_media(
-    db: aiosqlite.Connection, where: str, params: tuple[object, ...]
+    db: aiosqlite.Connection, where: str, params: tuple[object, ...] | dict[str, object]
 ) -> list[StoredMedia]:
     """Inside a deletion's write transaction: delete the rows of `media` matching
     `where` and return them, for `remove_media_files` after the commit."""

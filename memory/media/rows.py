@@ -23,16 +23,16 @@ CHUNK = 500
 
 def stored(row: Any) -> StoredMedia:
     return StoredMedia(
-        id=int(row[0]),
-        message_id=int(row[1]),
-        session_id=int(row[2]),
-        owner=str(row[3]),
-        kind=str(row[4]),
-        name=str(row[5]),
-        mime=str(row[6]),
-        bytes=int(row[7]),
-        path=str(row[8]),
-        created_at=from_epoch(float(row[9])),
+        id=int(row["id"]),
+        message_id=int(row["message_id"]),
+        session_id=int(row["session_id"]),
+        owner=str(row["owner"]),
+        kind=str(row["kind"]),
+        name=str(row["name"]),
+        mime=str(row["mime"]),
+        bytes=int(row["bytes"]),
+        path=str(row["path"]),
+        created_at=from_epoch(float(row["created_at"])),
     )
 
 
@@ -65,7 +65,7 @@ def of_messages(db: sqlite3.Connection, message_ids: Iterable[int]) -> list[Stor
 
 
 async def take(
-    db: aiosqlite.Connection, where: str, params: tuple[object, ...]
+    db: aiosqlite.Connection, where: str, params: tuple[object, ...] | dict[str, object]
 ) -> list[StoredMedia]:
     """Delete the rows of `media` matching `where`; returns them (their files stay)."""
     rows = await db.execute_fetchall(f"DELETE FROM media WHERE {where} RETURNING {COLUMNS}", params)

@@ -19,7 +19,6 @@ from datetime import datetime
 
 import aiosqlite
 
-from memory.access.timezones import NoSuchPerson
 from memory.schedule.records import (
     JOB_COLUMNS,
     Job,
@@ -40,9 +39,11 @@ from memory.schedule.runs import (
     problems,
     unconfirmed_runs,
 )
+from memory.schedule.timezones import NoSuchPerson
 from memory.schedule.timing import BadSchedule, first_run, local_time, zone_named
 from memory.store.database import Store
 from memory.store.records import to_epoch
+from memory.store.scalar import scalar, scalar_now
 
 __all__ = [
     "BadSchedule",
@@ -116,28 +117,15 @@ async def create_job(store: Store, new: NewJob, *, now: datetime, max_jobs: int)
     """Store `new` with its first run; `TooManyJobs` past `max_jobs` live jobs of the person,
     `BadSchedule` for an `until` before the first run, `NoSuchPerson` for no such person."""
     first = first_run(new.when, now)
-    if new.until is not None:
-        zone = zone_named(new.when.timezone)
-        until = local_time(new.until, zone)
-        if new.until <= now:
-            raise BadSchedule(
-                f"until {until} has passed; send a future until, or none to repeat until cancelled"
-            )
-        if new.until < first:
-            raise BadSchedule(
-                f"until {until} is before the first run ({local_time(first, zone)}); send a "
-                "later until, or none"
-            )
+    _check_until(new, first, now)
 
     async def op(db: aiosqlite.Connection) -> int:
         async with db.execute("SELECT 1 FROM persons WHERE id = ?", (new.person,)) as cursor:
             if await cursor.fetchone() is None:
                 raise NoSuchPerson(f"no person {new.person!r}; `kioku people list` shows them")
-        async with db.execute(
-            f"SELECT count(*) FROM jobs WHERE person_id = ? AND {LIVE}", (new.person,)
-        ) as cursor:
-            row = await cursor.fetchone()
-        live = int(row[0]) if row else 0
+        live = await scalar(
+            db, f"SELECT count(*) FROM jobs WHERE person_id = ? AND {LIVE}", (new.person,)
+        )
         if live >= max_jobs:
             raise TooManyJobs(
                 f"{new.person} has {live} reminders and scheduled tasks, the most allowed "
@@ -176,6 +164,23 @@ async def create_job(store: Store, new: NewJob, *, now: datetime, max_jobs: int)
     return await get_job(store, job_id, new.person)
 
 
+def _check_until(new: NewJob, first: datetime, now: datetime) -> None:
+    """`BadSchedule` for an `until` that has passed or comes before the first run."""
+    if new.until is None:
+        return
+    zone = zone_named(new.when.timezone)
+    until = local_time(new.until, zone)
+    if new.until <= now:
+        raise BadSchedule(
+            f"until {until} has passed; send a future until, or none to repeat until cancelled"
+        )
+    if new.until < first:
+        raise BadSchedule(
+            f"until {until} is before the first run ({local_time(first, zone)}); send a "
+            "later until, or none"
+        )
+
+
 async def list_jobs(store: Store, person: str | None) -> list[Job]:
     """`person`'s live jobs (None: everyone's, for the owner), the next to run first."""
     where = f"{LIVE}" + ("" if person is None else " AND person_id = ?")
@@ -211,7 +216,7 @@ async def page_of_jobs(
         params += group
 
     def read(db: sqlite3.Connection) -> JobPage:
-        total = int(db.execute(f"SELECT count(*) FROM jobs WHERE {where}", params).fetchone()[0])
+        total = scalar_now(db, f"SELECT count(*) FROM jobs WHERE {where}", params)
         if offset >= total or limit < 1:
             return JobPage([], total)
         rows = db.execute(
@@ -226,9 +231,7 @@ async def page_of_jobs(
 
 async def count_jobs(store: Store) -> int:
     """How many live jobs there are, everyone's (`kioku status`), without reading them."""
-    return await store.read(
-        lambda db: int(db.execute(f"SELECT count(*) FROM jobs WHERE {LIVE}").fetchone()[0])
-    )
+    return await store.read(lambda db: scalar_now(db, f"SELECT count(*) FROM jobs WHERE {LIVE}"))
 
 
 async def get_job(store: Store, job_id: int, person: str | None) -> Job:
@@ -279,7 +282,7 @@ async def _job_in(db: aiosqlite.Connection, job_id: int, person: str | None) -> 
         raise _no_such_job(job_id)
     async with db.execute(f"SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,)) as cursor:
         row = await cursor.fetchone()
-    if row is None or (person is not None and row[1] != person):
+    if row is None or (person is not None and row["person_id"] != person):
         raise _no_such_job(job_id)
     return job_from_row(row)
 

@@ -174,20 +174,22 @@ class Run:
 def job_from_row(row: Any) -> Job:
     """A `Job` from a row of `JOB_COLUMNS`."""
     return Job(
-        id=int(row[0]),
-        person=row[1],
-        name=row[2],
-        when=When(row[3], row[4], row[5]),
-        text=row[6],
-        prompt=row[7],
-        target=Target(row[8], row[9], row[10], row[11], row[12]),
-        next_run=None if row[13] is None else from_epoch(row[13]),
-        until=None if row[14] is None else from_epoch(row[14]),
-        remaining=row[15],
-        created_at=from_epoch(row[16]),
-        runs=int(row[17]),
-        failures=int(row[18]),
-        last_error=row[19],
+        id=int(row["id"]),
+        person=row["person_id"],
+        name=row["name"],
+        when=When(row["kind"], row["spec"], row["timezone"]),
+        text=row["text"],
+        prompt=row["prompt"],
+        target=Target(
+            row["platform"], row["chat"], row["thread"], row["chat_kind"], row["identity"]
+        ),
+        next_run=None if row["next_run"] is None else from_epoch(row["next_run"]),
+        until=None if row["until"] is None else from_epoch(row["until"]),
+        remaining=row["remaining"],
+        created_at=from_epoch(row["created_at"]),
+        runs=int(row["runs"]),
+        failures=int(row["failures"]),
+        last_error=row["last_error"],
     )
 
 

@@ -188,14 +188,16 @@ async def next_wake(store: Store) -> datetime | None:
 
     def read(db: sqlite3.Connection) -> float | None:
         found = [
-            db.execute("SELECT min(next_run) FROM jobs WHERE next_run IS NOT NULL").fetchone()[0],
             db.execute(
-                "SELECT min(retry_at) FROM job_runs WHERE sent_at IS NULL AND outcome = ?",
+                "SELECT min(next_run) AS next FROM jobs WHERE next_run IS NOT NULL"
+            ).fetchone()["next"],
+            db.execute(
+                "SELECT min(retry_at) AS next FROM job_runs WHERE sent_at IS NULL AND outcome = ?",
                 (FAILED,),
-            ).fetchone()[0],
+            ).fetchone()["next"],
             db.execute(
-                "SELECT min(due) FROM job_runs WHERE sent_at IS NULL AND attempts = 0"
-            ).fetchone()[0],
+                "SELECT min(due) AS next FROM job_runs WHERE sent_at IS NULL AND attempts = 0"
+            ).fetchone()["next"],
         ]
         present = [value for value in found if value is not None]
         return min(present) if present else None
@@ -219,17 +221,17 @@ async def problems(store: Store, now: datetime | None = None) -> list[dict[str, 
         ).fetchall()
         return [
             {
-                "job": row[0],
-                "person": row[1],
-                "name": row[2],
-                "target": f"{row[3]}:{row[4]}",
-                "identity": row[5],
-                "due": iso(from_epoch(row[6])),
-                "delivery": row[7],
-                "attempts": row[8],
-                "state": row[9],
-                "retry_at": None if row[10] is None else iso(from_epoch(row[10])),
-                "last_error": row[11],
+                "job": row["job_id"],
+                "person": row["person_id"],
+                "name": row["name"],
+                "target": f"{row['platform']}:{row['chat']}",
+                "identity": row["identity"],
+                "due": iso(from_epoch(row["due"])),
+                "delivery": row["delivery"],
+                "attempts": row["attempts"],
+                "state": row["outcome"],
+                "retry_at": None if row["retry_at"] is None else iso(from_epoch(row["retry_at"])),
+                "last_error": row["last_error"],
             }
             for row in rows
         ]
@@ -256,7 +258,7 @@ async def _insert_runs(
             f"VALUES {values} RETURNING job_id",
             params,
         )
-        fresh.update(int(row[0]) for row in rows)
+        fresh.update(int(row["job_id"]) for row in rows)
     return fresh
 
 
@@ -289,4 +291,5 @@ def _run(
 
 
 def _run_from_row(row: Any, now: datetime | None, grace: float) -> Run:
-    return _run(job_from_row(row[3:]), from_epoch(row[0]), row[1], int(row[2]), now, grace)
+    due = from_epoch(row["due"])
+    return _run(job_from_row(row), due, row["delivery"], int(row["attempts"]), now, grace)

@@ -25,11 +25,11 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from memory.search.scope import Reach
 from memory.search.words import Word
-from memory.store.records import ROLES
+from memory.store.records import ROLES, Role
 from memory.store.schema import FTS_TABLE, SCOPE_MARK
 
 PER_WORD = 200
@@ -38,12 +38,22 @@ JOIN_SHARE = 0.1
 CANDIDATES = 200
 
 
+class Turn(NamedTuple):
+    """A turn worth ranking, as much of it as ranking and the hits need."""
+
+    id: int
+    session_id: int
+    role: Role
+    ts: float
+    content: str
+
+
 @dataclass(frozen=True, slots=True)
 class Candidates:
-    """The turns worth ranking, as rows (id, session id, role, ts, content), all readable
-    by the searcher; about how many turns hold each word; about how many are stored."""
+    """The turns worth ranking, all readable by the searcher; about how many turns hold
+    each word; about how many are stored."""
 
-    rows: list[Any]
+    rows: list[Turn]
     found: list[int]
     total: int
 
@@ -55,7 +65,7 @@ def find(db: sqlite3.Connection, words: Sequence[Word], reach: Reach) -> Candida
     found = newest(db, expressions, reach, 0)
     held: dict[int, list[int]] = defaultdict(list)
     for row in found:
-        held[row[0]].append(row[1])
+        held[row["word"]].append(row["id"])
     if len(words) > 1 and all(len(held[i]) == PER_WORD for i in range(len(words))):
         # Every word is in more turns than were taken: the turns holding all of them
         # may lie further back. (Otherwise the rarest word's turns are all here.) Those
@@ -63,7 +73,7 @@ def find(db: sqlite3.Connection, words: Sequence[Word], reach: Reach) -> Candida
         before = max(min(held[i]) for i in range(len(words)))
         together = newest(db, [" AND ".join(expressions)], reach, len(words), before)
         found += together
-        held[len(words)] = [row[1] for row in together]
+        held[len(words)] = [row["id"] for row in together]
     counts = [_turns_holding(held[index], reach.total) for index in range(len(words))]
     weights = [idf(count, reach.total) for count in counts]
     priority: dict[int, float] = defaultdict(float)
@@ -74,11 +84,12 @@ def find(db: sqlite3.Connection, words: Sequence[Word], reach: Reach) -> Candida
         priority[rowid] = sum(weights)
     chosen = sorted(priority, key=lambda rowid: (-priority[rowid], -rowid))[:CANDIDATES]
     if newest is _newest_joined:
-        texts = {row[1]: row[1:] for row in found}
+        texts = {row["id"]: row for row in found}
         rows = [texts[rowid] for rowid in chosen]
     else:
         rows = _readable_rows(db, chosen, reach) if chosen else []
-    return Candidates([(r[0], r[1], ROLES[r[2]], r[3], r[4]) for r in rows], counts, reach.total)
+    turns = [Turn(r["id"], r["session_id"], ROLES[r["role"]], r["ts"], r["content"]) for r in rows]
+    return Candidates(turns, counts, reach.total)
 
 
 def idf(found: int, total: int) -> float:
@@ -110,13 +121,14 @@ def _newest_joined(
     before: int | None = None,
 ) -> list[Any]:
     """Per expression, the newest `PER_WORD` turns (older than `before`) holding it that
-    `reach` may read: (expression index counted from `first`, id, session id, role code,
-    ts, content)."""
+    `reach` may read: `word` (the expression's index counted from `first`), `id`,
+    `session_id`, `role` (its code), `ts`, `content`."""
     where, where_params = _readable(reach)
     parts, params = [], []
     for index, expression in enumerate(expressions, first):
         parts.append(
-            f"SELECT * FROM (SELECT {index}, f.rowid, t.session_id, t.role, t.ts, t.content "
+            f"SELECT * FROM (SELECT {index} AS word, f.rowid AS id, t.session_id, t.role, t.ts, "
+            "t.content "
             f"FROM {FTS_TABLE} AS f "
             "JOIN turns AS t ON t.id = f.rowid JOIN sessions AS s ON s.id = t.session_id "
             f"WHERE f.{FTS_TABLE} MATCH ? AND f.rowid < ? AND {where} "
@@ -134,8 +146,8 @@ def _newest_by_token(
     before: int | None = None,
 ) -> list[Any]:
     """Per expression, the newest `PER_WORD` turns holding it AND one of the scope tokens:
-    (expression index counted from `first`, id). Some may be unreadable: `find` reads
-    only the readable ones.
+    `word` (the expression's index counted from `first`) and `id`. Some may be unreadable:
+    `find` reads only the readable ones.
 
     FTS5 walks an AND oldest first by skipping through its doclists, but newest first
     it reads the long ones (a common word's) whole; with a small scope, all of its
@@ -145,10 +157,10 @@ def _newest_by_token(
     rows: list[Any] = []
     for index, expression in enumerate(expressions, first):
         ids = db.execute(
-            f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? AND rowid < ?",
+            f"SELECT rowid AS id FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? AND rowid < ?",
             (f"{tokens} AND {expression}", _bound(before)),
         ).fetchall()
-        rows += [(index, rowid) for (rowid,) in reversed(ids[-PER_WORD:])]
+        rows += [{"word": index, "id": row["id"]} for row in reversed(ids[-PER_WORD:])]
     return rows
 
 
@@ -157,7 +169,8 @@ def _bound(before: int | None) -> int:
 
 
 def _readable_rows(db: sqlite3.Connection, chosen: list[int], reach: Reach) -> list[Any]:
-    """(id, session id, role code, ts, content) of the turns in `chosen` `reach` may read."""
+    """`id`, `session_id`, `role` (its code), `ts`, `content` of the turns in `chosen`
+    `reach` may read."""
     where, params = _readable(reach)
     return list(
         db.execute(

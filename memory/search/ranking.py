@@ -4,7 +4,7 @@ Finding. Each word of the query (see memory.search.words) becomes quoted FTS5 te
 so no user text ever reaches FTS5's query syntax. Latin words are matched as FTS5
 stems them (porter: plans/planned/planning), in British and American spelling alike
 (colour/color); a CJK word is found by all of the bigrams the index holds for it (see
-memory.search.segment), a long one also by any one of them; a kana written alone (シ
+memory.store.segment), a long one also by any one of them; a kana written alone (シ
 and ツ) is searched as itself.
 
 Which turns are ranked is memory.search.candidates: the newest in scope holding each
@@ -31,9 +31,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from memory.search.candidates import find, idf
+from memory.search.candidates import Turn, find, idf
 from memory.search.scope import Scope, resolve
-from memory.search.segment import bigrams, normalize
 from memory.search.words import (
     MAX_TERMS,
     Word,
@@ -43,6 +42,7 @@ from memory.search.words import (
     spellings,
 )
 from memory.store.records import ContextTurn, Hit, SessionResult, from_epoch
+from memory.store.segment import bigrams, normalize
 
 if TYPE_CHECKING:
     from memory.store.database import Store
@@ -94,16 +94,16 @@ def search_in(
     marker = _Highlighter(words)
     return [
         SessionResult(
-            session=sessions[s.session_id][0],
+            session=sessions[s.session_id]["external_id"],
             session_id=s.session_id,
-            platform=sessions[s.session_id][1],
-            title=sessions[s.session_id][2],
-            summary=sessions[s.session_id][3],
-            started_at=from_epoch(sessions[s.session_id][4]),
+            platform=sessions[s.session_id]["platform"],
+            title=sessions[s.session_id]["title"],
+            summary=sessions[s.session_id]["summary"],
+            started_at=from_epoch(sessions[s.session_id]["started_at"]),
             score=round(s.score, 6),
             hits=[
-                Hit(r[0], r[2], from_epoch(r[3]), marker.snippet(r[4]), r[4])
-                for r in s.turns[:HITS_PER_SESSION]
+                Hit(t.id, t.role, from_epoch(t.ts), marker.snippet(t.content), t.content)
+                for t in s.turns[:HITS_PER_SESSION]
             ],
             context=windows.get(s.session_id, []),
         )
@@ -126,11 +126,11 @@ def _searched(words: list[Word]) -> list[Word]:
 class _Ranked:
     session_id: int
     score: float
-    turns: list[Any]
+    turns: list[Turn]
     newest: float
 
 
-def _rank(words: list[Word], rows: list[Any], found: list[int], total: int) -> list[_Ranked]:
+def _rank(words: list[Word], rows: list[Turn], found: list[int], total: int) -> list[_Ranked]:
     """Sessions of the candidate `rows` by the query words they hold, best first.
 
     A word's weight comes from how many turns hold it: FTS5's count in scope (`found`)
@@ -138,33 +138,33 @@ def _rank(words: list[Word], rows: list[Any], found: list[int], total: int) -> l
     stored, so a word is only as rare as the whole history makes it.
     """
     matcher = _Matcher(words)
-    held = [matcher.held(normalize(row[4])) for row in rows]
+    held = [matcher.held(normalize(row.content)) for row in rows]
     columns = zip(*held, strict=True) if held else ()
     weights = [
         idf(max(count, len(column) - column.count(0.0)), max(total, len(rows)))
         for count, column in zip(found, columns, strict=False)
     ]
     scores = [sum(map(operator.mul, weights, h)) for h in held]
-    order = sorted(range(len(rows)), key=lambda i: (-scores[i], len(rows[i][4]), -rows[i][3]))
+    order = sorted(range(len(rows)), key=lambda i: (-scores[i], len(rows[i].content), -rows[i].ts))
     sessions: dict[int, _Ranked] = {}
     repeats: dict[int, list[float]] = {}
     for index in order:
         row = rows[index]
-        found = sessions.get(row[1])
+        found = sessions.get(row.session_id)
         if found is None:
-            sessions[row[1]] = _Ranked(row[1], scores[index], [row], row[3])
-            repeats[row[1]] = list(held[index])
+            sessions[row.session_id] = _Ranked(row.session_id, scores[index], [row], row.ts)
+            repeats[row.session_id] = list(held[index])
             continue
         found.turns.append(row)
-        found.newest = max(found.newest, row[3])
-        repeats[row[1]] = list(map(operator.add, repeats[row[1]], held[index]))
+        found.newest = max(found.newest, row.ts)
+        repeats[row.session_id] = list(map(operator.add, repeats[row.session_id], held[index]))
     for session in sessions.values():
         session.score += sum(
             w * n * (SATURATION + 1) / (n + SATURATION)
             for w, n in zip(weights, repeats[session.session_id], strict=True)
             if n
         )
-    return sorted(sessions.values(), key=lambda s: (-s.score, len(s.turns[0][4]), -s.newest))
+    return sorted(sessions.values(), key=lambda s: (-s.score, len(s.turns[0].content), -s.newest))
 
 
 class _Matcher:
@@ -233,30 +233,35 @@ def _partial(grams: list[str], text: str) -> float:
 
 def _details(
     db: sqlite3.Connection, ranked: list[_Ranked], size: int
-) -> tuple[dict[int, tuple[Any, ...]], dict[int, list[ContextTurn]]]:
-    """The ranked sessions (external id, platform, title, summary, start) and the `size`
-    turns before and after each one's best hit, in one statement."""
+) -> tuple[dict[int, sqlite3.Row], dict[int, list[ContextTurn]]]:
+    """The ranked sessions (`external_id`, `platform`, `title`, `summary`, `started_at`)
+    and the `size` turns before and after each one's best hit, in two statements."""
     ids = [s.session_id for s in ranked]
-    parts = [
-        "SELECT 0, id, external_id, platform, title, summary, started_at FROM sessions "
-        f"WHERE id IN ({','.join('?' * len(ids))})"
-    ]
-    params: list[Any] = list(ids)
-    for best in (s.turns[0] for s in ranked) if size > 0 else ():
+    sessions = {
+        row["id"]: row
+        for row in db.execute(
+            "SELECT id, external_id, platform, title, summary, started_at FROM sessions "
+            f"WHERE id IN ({','.join('?' * len(ids))})",
+            ids,
+        )
+    }
+    windows: dict[int, list[ContextTurn]] = defaultdict(list)
+    if size <= 0:
+        return sessions, windows
+    parts: list[str] = []
+    params: list[Any] = []
+    for best in (s.turns[0] for s in ranked):
         for op, order in (("<", "DESC"), (">", "ASC")):
             parts.append(
-                "SELECT * FROM (SELECT 1, id, session_id, role, ts, content, NULL FROM messages "
+                "SELECT * FROM (SELECT id, session_id, role, ts, content FROM messages "
                 f"WHERE session_id = ? AND id {op} ? ORDER BY id {order} LIMIT ?)"
             )
-            params += [best[1], best[0], size]
-    sessions: dict[int, tuple[Any, ...]] = {}
-    windows: dict[int, list[ContextTurn]] = defaultdict(list)
+            params += [best.session_id, best.id, size]
     rows = db.execute(" UNION ALL ".join(parts), params).fetchall()
-    for r in sorted(rows, key=lambda r: (r[0], r[1])):
-        if r[0] == 0:
-            sessions[r[1]] = tuple(r[2:])
-        else:
-            windows[r[2]].append(ContextTurn(r[1], r[3], from_epoch(r[4]), r[5]))
+    for r in sorted(rows, key=lambda r: r["id"]):
+        windows[r["session_id"]].append(
+            ContextTurn(r["id"], r["role"], from_epoch(r["ts"]), r["content"])
+        )
     return sessions, windows
 
 

@@ -1,6 +1,6 @@
 """The words of a query: what `memory.search.ranking` looks for, and the FTS5 terms that find them.
 
-Any text is split into Latin words and CJK runs (memory.search.segment); stopwords and
+Any text is split into Latin words and CJK runs (memory.store.segment); stopwords and
 particles go when anything else is left; kanji joined by okurigana are one word; a
 Latin word is searched in its British and American spellings; each word becomes
 quoted FTS5 terms, so no user text ever reaches FTS5's query syntax.
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import Literal
 
-from memory.search.segment import Piece, bigrams, normalize, query_pieces
+from memory.store.segment import Piece, bigrams, normalize, query_pieces
 
 MAX_TERMS = 48
 _STOPWORD_LIST = """a about above after again all am an and any are as at be been before being below

@@ -1,38 +1,20 @@
-"""Another process holding state.db's lock: how it is recognised, what a command is told
-(`StoreBusy`), and the one statement that gives way to it instead (`PRAGMA optimize` on
-close), since several `kioku` commands may run beside the daemon at once."""
+"""The one statement that gives way to another process holding state.db's lock instead of
+failing (`PRAGMA optimize` on close), since several `kioku` commands may run beside the
+daemon at once; how the lock is recognised and what a command is told is
+`memory.store.errors`'s (`is_busy`, `StoreBusy`)."""
 
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
 
 import aiosqlite
 
 from config.loggers import get_logger
-from memory.store import schema
+from memory.store.errors import is_busy
 
 log = get_logger("kioku.store")
 # The longest closing waits for another process's lock before skipping `PRAGMA optimize`.
 OPTIMIZE_WAIT_S = 1.0
-
-
-class StoreBusy(OSError):
-    """Another process held state.db's write lock past the busy timeout: the write was not
-    made (its transaction rolled back), and trying again later works."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(
-            f"{path} is busy: another process (the running kioku, a backup, another "
-            f"command) held it for over {schema.BUSY_TIMEOUT_S:g} s, so this change was not "
-            "made; try again in a moment"
-        )
-
-
-def is_busy(exc: BaseException) -> bool:
-    """SQLite's "database is locked" (another connection holds the lock), from any connection."""
-    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
-    return isinstance(exc, sqlite3.Error) and code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 async def optimize(db: aiosqlite.Connection) -> None:

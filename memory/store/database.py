@@ -6,12 +6,14 @@ and a power cut. The price is one fsync per transaction, which group commit pays
 once for every append that queued up meanwhile, and which runs beside the next
 transaction's SQLite work instead of before it (see `memory.store.writer`).
 
-Reads run on separate connections (`query_only`): in WAL mode a reader sees the
-last committed state and never waits for the writer.
+Reads run on separate connections (`query_only`), all through `read(fn)` and its pool
+(`memory.store.read_pool`): in WAL mode a reader sees the last committed state and never
+waits for the writer.
 
 This module is the machinery (connections, the writer, the reader pool) and the
 `Store` methods the rest of kioku calls; the SQL behind them that concerns sessions
-lives in `memory.store.sessions`, and persons and identities in `memory.access.identities`.
+lives in `memory.store.sessions`. Persons and identities are `memory.access`'s, built on
+`read` and `write` like every other part of `memory`.
 """
 
 from __future__ import annotations
@@ -19,18 +21,16 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
-import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager, closing
+from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any, TypeVar
 
 import aiosqlite
 
-from memory.access import identities
-from memory.access.people import validate_person_id
 from memory.store import migrations, schema, sessions
-from memory.store.busy import StoreBusy, is_busy, optimize
+from memory.store.busy import optimize
+from memory.store.errors import store_error
 from memory.store.read_pool import ReadPool
 from memory.store.records import (
     ROLES,
@@ -39,11 +39,11 @@ from memory.store.records import (
     IntegrityReport,
     Message,
     NewMessage,
-    Person,
     Session,
     Usage,
     from_epoch,
 )
+from memory.store.scalar import scalar, scalar_now
 from memory.store.writer import GroupCommitWriter, Op
 
 T = TypeVar("T")
@@ -59,28 +59,23 @@ class Store:
         path: Path,
         writer: aiosqlite.Connection,
         checkpointer: aiosqlite.Connection,
-        readers: list[aiosqlite.Connection],
+        readers: int,
     ) -> None:
         self.path = path
-        self._reader_count = len(readers)
-        self._readers: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
-        for reader in readers:
-            self._readers.put_nowait(reader)
         self._checkpointer = checkpointer
-        self._read_pool = ReadPool(path, len(readers), schema.BUSY_TIMEOUT_S)
+        self._read_pool = ReadPool(path, readers, schema.BUSY_TIMEOUT_S)
         self._writer = GroupCommitWriter(writer, path, checkpointer)
         self._closed = False
 
     @classmethod
     async def open(cls, path: Path, *, readers: int = 2) -> Store:
         """Open (creating and migrating if needed) the database at `path`; `StoreBusy` when
-        another process held its lock past the busy timeout (nothing was done yet)."""
+        another process held its lock past the busy timeout (nothing was done yet), and
+        the `StoreError` of its kind when SQLite fails otherwise."""
         try:
             return await cls._open(path, readers)
-        except sqlite3.OperationalError as exc:
-            if is_busy(exc):
-                raise StoreBusy(path) from None
-            raise
+        except sqlite3.Error as exc:
+            raise store_error(exc, path) from None
 
     @classmethod
     async def _open(cls, path: Path, readers: int) -> Store:
@@ -96,12 +91,7 @@ class Store:
             await writer.close()
             raise
         checkpointer = await connect(path)
-        pool = []
-        for _ in range(readers):
-            reader = await connect(path)
-            await reader.execute("PRAGMA query_only = 1")
-            pool.append(reader)
-        return cls(path, writer, checkpointer, pool)
+        return cls(path, writer, checkpointer, readers)
 
     @property
     def home(self) -> Path:
@@ -118,8 +108,6 @@ class Store:
             finally:
                 await self._checkpointer.close()
                 await self._writer.db.close()
-                for _ in range(self._reader_count):
-                    await (await self._readers.get()).close()
                 await self._read_pool.close()
 
     async def __aenter__(self) -> Store:
@@ -145,37 +133,6 @@ class Store:
         """Fold the WAL into state.db and cut it to zero bytes (after a deletion, so no old
         frame keeps the deleted text); False if readers held it (the next checkpoint will)."""
         return await self._writer.truncate_wal()
-
-    async def ensure_person(self, person: str, display_name: str | None = None) -> Person:
-        """The person `person`, created if missing; a missing display name is filled in."""
-        validate_person_id(person)
-
-        async def op(db: aiosqlite.Connection) -> Person:
-            await db.execute(
-                "INSERT INTO persons(id, display_name, created_at) VALUES (?, ?, ?) "
-                "ON CONFLICT(id) DO UPDATE SET "
-                "display_name = coalesce(persons.display_name, excluded.display_name)",
-                (person, display_name, time.time()),
-            )
-            found = await identities.get_person(db, person)
-            assert found is not None
-            return found
-
-        return await self.write(op)
-
-    async def link_identity(self, identity: str, person: str) -> None:
-        """Make `identity` (`telegram:123`) resolve to `person`, moving it if linked elsewhere."""
-        platform, _, rest = identity.partition(":")
-        if not platform or not rest:
-            raise ValueError(f"identity {identity!r} must look like 'platform:id'")
-        validate_person_id(person)
-
-        async def op(db: aiosqlite.Connection) -> None:
-            if not await identities.person_exists(db, person):
-                raise LookupError(f"no person {person!r}; create it before linking identities")
-            await identities.set_link(db, identity, person, time.time())
-
-        await self.write(op)
 
     async def open_session(self, conversation: Conversation) -> Session:
         """The open session of `conversation`, or a new one started now."""
@@ -215,81 +172,50 @@ class Store:
 
     # -- reading ---------------------------------------------------------------------------
 
-    @asynccontextmanager
-    async def reading(self) -> AsyncIterator[aiosqlite.Connection]:
-        """Borrow a read-only connection from the pool (for `memory` modules only, as `write`)."""
-        db = await self._readers.get()
-        try:
-            yield db
-        finally:
-            self._readers.put_nowait(db)
-
     async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run `fn` with a plain read-only connection, off the event loop, in one hop
         (for `memory` modules only, as `write`): for reads of several statements."""
-        return await self._read_pool.run(fn)
-
-    async def get_person(self, person: str) -> Person | None:
-        async with self.reading() as db:
-            return await identities.get_person(db, person)
-
-    async def person_for(self, identity: str) -> str | None:
-        """The person an identity is linked to, if any."""
-        async with self.reading() as db:
-            return await identities.person_of(db, identity)
+        try:
+            return await self._read_pool.run(fn)
+        except sqlite3.Error as exc:
+            raise store_error(exc, self.path) from exc
 
     async def get_session(self, session_id: int) -> Session | None:
-        async with self.reading() as db:
-            return await sessions.session_where(db, "id = ?", session_id)
+        return await self.read(lambda db: sessions.session_where(db, "id = ?", session_id))
 
     async def session_by_external_id(self, external_id: str) -> Session | None:
-        async with self.reading() as db:
-            return await sessions.session_where(db, "external_id = ?", external_id)
+        return await self.read(
+            lambda db: sessions.session_where(db, "external_id = ?", external_id)
+        )
 
     async def messages(
         self, session_id: int, *, after: int = 0, limit: int | None = None
     ) -> list[Message]:
         """A session's turns in order (after message id `after`), e.g. to rebuild its context."""
-        async with (
-            self.reading() as db,
-            db.execute(
+        rows = await self.read(
+            lambda db: db.execute(
                 f"SELECT {schema.TURN_COLUMNS} FROM turns WHERE session_id = ? AND id > ? "
                 "ORDER BY id LIMIT ?",
                 (session_id, after, -1 if limit is None else limit),
-            ) as cursor,
-        ):
-            return [_message(row) for row in await cursor.fetchall()]
+            ).fetchall()
+        )
+        return [_message(row) for row in rows]
 
     async def session_activity(self, session_id: int) -> Activity:
         """How many messages the person sent in the session, and when its last turn was."""
-        async with self.reading() as db:
-            return await sessions.activity(db, session_id)
+        return await self.read(lambda db: sessions.activity(db, session_id))
 
     async def recent_sessions(self, person: str, limit: int = 10) -> list[Session]:
         """Sessions `person` took part in (DMs and groups, every platform), newest first."""
-        async with self.reading() as db:
-            return await sessions.recent_sessions(db, person, limit)
+        return await self.read(lambda db: sessions.recent_sessions(db, person, limit))
 
     async def size_bytes(self) -> int:
         """Bytes the database occupies (pages in use, WAL content included)."""
-        async with self.reading() as db:
-            page_count = await _scalar(db, "PRAGMA page_count")
-            page_size = await _scalar(db, "PRAGMA page_size")
-        return page_count * page_size
+        return await self.read(_size_bytes)
 
     async def check_integrity(self) -> IntegrityReport:
         """SQLite's integrity and foreign-key checks plus FTS5's index-vs-content check."""
-        problems: list[str] = []
-        async with self.reading() as db:
-            async with db.execute("PRAGMA integrity_check") as cursor:
-                problems += [str(r[0]) for r in await cursor.fetchall() if r[0] != "ok"]
-            async with db.execute("PRAGMA foreign_key_check") as cursor:
-                problems += [f"foreign key: {tuple(r)}" for r in await cursor.fetchall()]
-            counts = {
-                table: await _scalar(db, f"SELECT count(*) FROM {table}")
-                for table in ("persons", "sessions", "turns")
-            }
-            version = await migrations.user_version(db)
+        problems, counts, version = await self.read(_checked)
 
         async def fts_check(db: aiosqlite.Connection) -> str | None:
             try:
@@ -317,6 +243,7 @@ class Store:
 async def connect(path: Path) -> aiosqlite.Connection:
     """A connection to state.db as every kioku connection is set up (the store's own use)."""
     db = await aiosqlite.connect(path, isolation_level=None, timeout=schema.BUSY_TIMEOUT_S)
+    db.row_factory = sqlite3.Row
     try:
         for pragma in schema.CONNECTION_PRAGMAS:
             await db.execute(pragma)
@@ -352,8 +279,8 @@ async def _after_upgrade(db: aiosqlite.Connection, before: int) -> None:
     """After migrating: VACUUM once when coming from before `ZEROED_SINCE` (every page
     rewritten, so a later deletion leaves nothing of old deletions behind), or when a
     rebuilt table left a quarter of the file free."""
-    free = await _scalar(db, "PRAGMA freelist_count")
-    if 0 < before < ZEROED_SINCE or free * 4 > await _scalar(db, "PRAGMA page_count"):
+    free = await scalar(db, "PRAGMA freelist_count")
+    if 0 < before < ZEROED_SINCE or free * 4 > await scalar(db, "PRAGMA page_count"):
         await db.execute("VACUUM")
 
 
@@ -363,23 +290,35 @@ def _create_private(path: Path) -> None:
     os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
 
 
-async def _scalar(db: aiosqlite.Connection, sql: str) -> int:
-    async with db.execute(sql) as cursor:
-        row = await cursor.fetchone()
-    assert row is not None
-    return int(row[0] or 0)
+def _size_bytes(db: sqlite3.Connection) -> int:
+    return scalar_now(db, "PRAGMA page_count") * scalar_now(db, "PRAGMA page_size")
+
+
+def _checked(db: sqlite3.Connection) -> tuple[list[str], dict[str, int], int]:
+    """SQLite's integrity and foreign-key problems, the rows counted, the schema version."""
+    problems = [
+        str(r["integrity_check"])
+        for r in db.execute("PRAGMA integrity_check")
+        if r["integrity_check"] != "ok"
+    ]
+    problems += [f"foreign key: {tuple(r)}" for r in db.execute("PRAGMA foreign_key_check")]
+    counts = {
+        table: scalar_now(db, f"SELECT count(*) FROM {table}")
+        for table in ("persons", "sessions", "turns")
+    }
+    return problems, counts, scalar_now(db, "PRAGMA user_version")
 
 
 def _message(row: Any) -> Message:
     return Message(
-        id=row[0],
-        session_id=row[1],
-        role=ROLES[row[2]],
-        content=row[3],
-        speaker=row[4],
-        ts=from_epoch(row[5]),
-        tool_name=row[6],
-        tool_arguments=row[7],
-        tool_result=row[8],
-        platform_message_id=row[9],
+        id=row["id"],
+        session_id=row["session_id"],
+        role=ROLES[row["role"]],
+        content=row["content"],
+        speaker=row["speaker_id"],
+        ts=from_epoch(row["ts"]),
+        tool_name=row["tool_name"],
+        tool_arguments=row["tool_arguments"],
+        tool_result=row["tool_result"],
+        platform_message_id=row["platform_message_id"],
     )

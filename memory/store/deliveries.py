@@ -24,19 +24,20 @@ async def known(store: Store, platform: str, chat: str, message_id: str) -> bool
     turns of one of the chat's open sessions: a crash between storing a message and
     recording its delivery must not let the redelivery be stored (and answered) twice.
     Only the newest turns can be in that window, so the look stays cheap in long sessions."""
-    async with (
-        store.reading() as db,
-        db.execute(
-            "SELECT 1 FROM deliveries WHERE platform = ? AND chat = ? AND message_id = ? "
-            "UNION ALL SELECT 1 FROM sessions AS s "
-            "WHERE s.platform = ? AND s.chat = ? AND s.ended_at IS NULL AND EXISTS ("
-            "SELECT 1 FROM (SELECT platform_message_id FROM turns WHERE session_id = s.id "
-            f"ORDER BY id DESC LIMIT {RECENT_TURNS}) WHERE platform_message_id = ?) "
-            "LIMIT 1",
-            (platform, chat, message_id, platform, chat, message_id),
-        ) as cursor,
-    ):
-        return await cursor.fetchone() is not None
+    return await store.read(
+        lambda db: (
+            db.execute(
+                "SELECT 1 FROM deliveries WHERE platform = ? AND chat = ? AND message_id = ? "
+                "UNION ALL SELECT 1 FROM sessions AS s "
+                "WHERE s.platform = ? AND s.chat = ? AND s.ended_at IS NULL AND EXISTS ("
+                "SELECT 1 FROM (SELECT platform_message_id FROM turns WHERE session_id = s.id "
+                f"ORDER BY id DESC LIMIT {RECENT_TURNS}) WHERE platform_message_id = ?) "
+                "LIMIT 1",
+                (platform, chat, message_id, platform, chat, message_id),
+            ).fetchone()
+            is not None
+        )
+    )
 
 
 async def seen(

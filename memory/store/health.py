@@ -14,6 +14,7 @@ a database whose `user_version` is wrong, and that is one of the things to fix h
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -23,10 +24,12 @@ from typing import Any
 
 import aiosqlite
 
-from memory.search.segment import segment, stored_form
 from memory.store import migrations, schema
+from memory.store.errors import store_error
 from memory.store.layout import layout_version
+from memory.store.scalar import scalar
 from memory.store.schema import FTS_TABLE
+from memory.store.segment import segment, stored_form
 
 # Turns read at a time while their indexed text is recomputed.
 BODY_ROWS = 5000
@@ -108,8 +111,7 @@ async def diagnose(path: Path) -> Health:
             persons=await _count(db, "persons") if layout >= 1 else 0,
             sessions=await _count(db, "sessions") if layout >= 1 else 0,
             turns=await _count(db, "messages") if layout >= 1 else 0,
-            size_bytes=await _scalar(db, "PRAGMA page_count")
-            * await _scalar(db, "PRAGMA page_size"),
+            size_bytes=await scalar(db, "PRAGMA page_count") * await scalar(db, "PRAGMA page_size"),
         )
 
 
@@ -165,20 +167,29 @@ async def kioku_objects() -> dict[str, tuple[str, str]]:
 async def _connection(path: Path) -> AsyncIterator[aiosqlite.Connection]:
     """A connection that neither creates the file nor migrates it; the views of the layouts
     before v7 call `kioku_segment`, so it is registered."""
-    db = await aiosqlite.connect(
-        f"{path.as_uri()}?mode=rw", uri=True, isolation_level=None, timeout=schema.BUSY_TIMEOUT_S
-    )
+    try:
+        db = await aiosqlite.connect(
+            f"{path.as_uri()}?mode=rw",
+            uri=True,
+            isolation_level=None,
+            timeout=schema.BUSY_TIMEOUT_S,
+        )
+    except sqlite3.Error as exc:
+        raise store_error(exc, path) from exc
+    db.row_factory = sqlite3.Row
     try:
         await db.execute(f"PRAGMA busy_timeout = {int(schema.BUSY_TIMEOUT_S * 1000)}")
         await db.create_function(migrations.SEGMENT_FUNCTION, 1, segment, deterministic=True)
         yield db
+    except sqlite3.Error as exc:
+        raise store_error(exc, path) from exc
     finally:
         await db.close()
 
 
 async def _damage(db: aiosqlite.Connection) -> list[str]:
     rows = await db.execute_fetchall("PRAGMA integrity_check")
-    return [str(row[0]) for row in rows if row[0] != "ok"]
+    return [str(row["integrity_check"]) for row in rows if row["integrity_check"] != "ok"]
 
 
 async def _objects(db: aiosqlite.Connection) -> dict[str, str]:
@@ -205,7 +216,7 @@ async def _dangling(
     one's own business)."""
     found = []
     checked = await db.execute_fetchall("PRAGMA foreign_key_check")
-    for table, fk in sorted({(str(row[0]), int(row[3])) for row in checked}):
+    for table, fk in sorted({(str(row["table"]), int(row["fkid"])) for row in checked}):
         if table not in expected or expected[table][0] != "table":
             continue
         keys = await db.execute_fetchall(
@@ -215,12 +226,12 @@ async def _dangling(
         )
         column, parent, target = next(iter(keys))
         where = _orphaned(table, column, parent, target)
-        rows = await _scalar(db, f"SELECT count(*) FROM {where}")
+        rows = await scalar(db, f"SELECT count(*) FROM {where}")
         missing = await db.execute_fetchall(
-            f'SELECT DISTINCT "{column}" FROM {where} LIMIT {SHOWN}'
+            f'SELECT DISTINCT "{column}" AS key FROM {where} LIMIT {SHOWN}'
         )
         found.append(
-            Dangling(table, column, parent, target, rows, tuple(str(m[0]) for m in missing))
+            Dangling(table, column, parent, target, rows, tuple(str(m["key"]) for m in missing))
         )
     return found
 
@@ -256,7 +267,7 @@ async def _stale_bodies(db: aiosqlite.Connection, *, fix: bool) -> int:
         )
         if not rows:
             return stale
-        last = rows[-1][0]
+        last = rows[-1]["id"]
         wrong = await asyncio.to_thread(_recomputed, list(rows))
         stale += len(wrong)
         if fix and wrong:
@@ -369,11 +380,4 @@ async def _in_transaction(
 
 
 async def _count(db: aiosqlite.Connection, table: str) -> int:
-    return await _scalar(db, f"SELECT count(*) FROM {table}")
-
-
-async def _scalar(db: aiosqlite.Connection, sql: str) -> int:
-    async with db.execute(sql) as cursor:
-        row = await cursor.fetchone()
-    assert row is not None
-    return int(row[0] or 0)
+    return await scalar(db, f"SELECT count(*) FROM {table}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import aiosqlite
 
+from memory.store.scalar import scalar
 from memory.store.schema import FTS_TABLE
 
 
@@ -40,7 +41,4 @@ LAYOUT_VERSION = (
 
 async def layout_version(db: aiosqlite.Connection) -> int:
     """The schema version whose tables `db` holds (0: none of kioku's)."""
-    async with db.execute(LAYOUT_VERSION) as cursor:
-        row = await cursor.fetchone()
-    assert row is not None
-    return int(row[0])
+    return await scalar(db, LAYOUT_VERSION)

@@ -9,7 +9,6 @@ import time
 
 import aiosqlite
 
-from memory.access.people import OWNER
 from memory.store.schema import FTS_TABLE, SCOPE_TOKEN
 
 # Up to v6 the index's view and triggers called this function, which kioku registered
@@ -29,11 +28,8 @@ async def run_script(db: aiosqlite.Connection, script: str) -> None:
         raise ValueError(f"incomplete SQL statement in migration: {statement.strip()[:80]!r}")
 
 
-async def v1_core(db: aiosqlite.Connection) -> None:
-    """Persons, identities, scopes, sessions and messages."""
-    await run_script(
-        db,
-        """
+# v1: the core tables.
+V1_CORE = """
         CREATE TABLE persons (
             id TEXT PRIMARY KEY,
             display_name TEXT,
@@ -99,11 +95,16 @@ async def v1_core(db: aiosqlite.Connection) -> None:
             INSERT OR IGNORE INTO participants(person_id, session_id)
             VALUES (new.speaker_id, new.session_id);
         END;
-        """,
-    )
+        """
+
+
+async def v1_core(db: aiosqlite.Connection) -> None:
+    """Persons, identities, scopes, sessions and messages."""
+    await run_script(db, V1_CORE)
+    # The owner's person id (`memory.access.people.OWNER`) as v1 created it.
     await db.execute(
-        "INSERT INTO persons(id, display_name, created_at) VALUES (?, NULL, ?)",
-        (OWNER, time.time()),
+        "INSERT INTO persons(id, display_name, created_at) VALUES ('owner', NULL, ?)",
+        (time.time(),),
     )
 
 
@@ -144,17 +145,8 @@ async def v2_search_index(db: aiosqlite.Connection) -> None:
     )
 
 
-async def v3_compact_turns(db: aiosqlite.Connection) -> None:
-    """Turns move to `turns`, the role stored as 0/1/2; `messages` becomes a view of them.
-
-    Ids, text and sessions are unchanged, and `messages_indexed` yields the same
-    rows, so the existing full-text index stays valid as it is. FTS5 merges up to 8
-    segments a level instead of 4: each group commit writes a small segment, and
-    merging them less eagerly halves the index pages rewritten per commit.
-    """
-    await run_script(
-        db,
-        f"""
+# v3: turns in their compact table, `messages` a view of them.
+V3_COMPACT_TURNS = f"""
         DROP TRIGGER messages_participant;
         DROP TRIGGER messages_fts_delete;
         DROP TRIGGER messages_fts_update;
@@ -205,8 +197,18 @@ async def v3_compact_turns(db: aiosqlite.Connection) -> None:
             FROM sessions WHERE id = new.session_id;
         END;
         INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('automerge', 8);
-        """,
-    )
+        """
+
+
+async def v3_compact_turns(db: aiosqlite.Connection) -> None:
+    """Turns move to `turns`, the role stored as 0/1/2; `messages` becomes a view of them.
+
+    Ids, text and sessions are unchanged, and `messages_indexed` yields the same
+    rows, so the existing full-text index stays valid as it is. FTS5 merges up to 8
+    segments a level instead of 4: each group commit writes a small segment, and
+    merging them less eagerly halves the index pages rewritten per commit.
+    """
+    await run_script(db, V3_COMPACT_TURNS)
 
 
 async def v4_gateway(db: aiosqlite.Connection) -> None:

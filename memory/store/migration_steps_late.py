@@ -5,42 +5,16 @@ from __future__ import annotations
 
 import aiosqlite
 
-from memory.search.segment import stored_form
 from memory.store.migration_steps_early import run_script
 from memory.store.schema import FTS_TABLE, SCOPE_TOKEN
+from memory.store.segment import stored_form
 
 # Turns per read while v7 stores their segmented text.
 BACKFILL_ROWS = 5000
 
 
-async def v7_open_index(db: aiosqlite.Connection) -> None:
-    """The index's text is stored, so state.db needs nothing of kioku's to be used.
-
-    Each turn keeps its segmented text in `turns.body` (NULL when the content indexes
-    as itself), and the view and triggers read it instead of calling
-    `kioku_segment()`: a ranked MATCH or a DELETE in the stock `sqlite3` shell works.
-    The index is unchanged: it already holds these very terms. Deleting a session
-    deletes its turns and who took part first (a trigger, so it holds in a shell
-    without `PRAGMA foreign_keys`), while the session's scope is still there to find
-    their index rows; a session's scope cannot change, since its turns are indexed
-    under it. `group_members` keeps which group chats each person has spoken in (a
-    trigger on `participants`), so a search finds a person's scopes without reading
-    every session they took part in.
-    """
-    await db.execute("ALTER TABLE turns ADD COLUMN body TEXT")
-    last = 0
-    while True:
-        rows = await db.execute_fetchall(
-            "SELECT id, content FROM turns WHERE id > ? ORDER BY id LIMIT ?", (last, BACKFILL_ROWS)
-        )
-        if not rows:
-            break
-        last = rows[-1][0]
-        bodies = [(body, id_) for id_, content in rows if (body := stored_form(content))]
-        await db.executemany("UPDATE turns SET body = ? WHERE id = ?", bodies)
-    await run_script(
-        db,
-        f"""
+# v7: the view and triggers reading `turns.body`, and `group_members`.
+V7_OPEN_INDEX = f"""
         DROP TRIGGER turns_fts_delete;
         DROP TRIGGER turns_fts_update;
         DROP VIEW messages_indexed;
@@ -83,8 +57,35 @@ async def v7_open_index(db: aiosqlite.Connection) -> None:
         WHEN new.scope_id IS NOT old.scope_id BEGIN
             SELECT RAISE(ABORT, 'sessions.scope_id cannot change: its turns are indexed under it');
         END;
-        """,
-    )
+        """
+
+
+async def v7_open_index(db: aiosqlite.Connection) -> None:
+    """The index's text is stored, so state.db needs nothing of kioku's to be used.
+
+    Each turn keeps its segmented text in `turns.body` (NULL when the content indexes
+    as itself), and the view and triggers read it instead of calling
+    `kioku_segment()`: a ranked MATCH or a DELETE in the stock `sqlite3` shell works.
+    The index is unchanged: it already holds these very terms. Deleting a session
+    deletes its turns and who took part first (a trigger, so it holds in a shell
+    without `PRAGMA foreign_keys`), while the session's scope is still there to find
+    their index rows; a session's scope cannot change, since its turns are indexed
+    under it. `group_members` keeps which group chats each person has spoken in (a
+    trigger on `participants`), so a search finds a person's scopes without reading
+    every session they took part in.
+    """
+    await db.execute("ALTER TABLE turns ADD COLUMN body TEXT")
+    last = 0
+    while True:
+        rows = await db.execute_fetchall(
+            "SELECT id, content FROM turns WHERE id > ? ORDER BY id LIMIT ?", (last, BACKFILL_ROWS)
+        )
+        if not rows:
+            break
+        last = rows[-1]["id"]
+        bodies = [(body, id_) for id_, content in rows if (body := stored_form(content))]
+        await db.executemany("UPDATE turns SET body = ? WHERE id = ?", bodies)
+    await run_script(db, V7_OPEN_INDEX)
 
 
 async def v8_retention(db: aiosqlite.Connection) -> None:

@@ -16,7 +16,6 @@ from collections.abc import Awaitable, Callable
 
 import aiosqlite
 
-from memory.search.segment import segment
 from memory.store import schema
 from memory.store.layout import layout_version
 from memory.store.migration_steps_early import (
@@ -35,6 +34,8 @@ from memory.store.migration_steps_late import (
     v10_media,
     v11_erasures,
 )
+from memory.store.scalar import scalar
+from memory.store.segment import segment
 
 Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
 MIGRATIONS: tuple[Migration, ...] = (
@@ -126,7 +127,4 @@ async def migrate(db: aiosqlite.Connection, target: int = SCHEMA_VERSION) -> int
 
 
 async def user_version(db: aiosqlite.Connection) -> int:
-    async with db.execute("PRAGMA user_version") as cursor:
-        row = await cursor.fetchone()
-    assert row is not None
-    return int(row[0])
+    return await scalar(db, "PRAGMA user_version")

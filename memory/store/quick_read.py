@@ -20,6 +20,7 @@ def open_current(path: Path) -> sqlite3.Connection | None:
     if not path.is_file():
         return None
     db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
+    db.row_factory = sqlite3.Row
     try:
         db.execute("PRAGMA query_only = 1")
         (version,) = db.execute("PRAGMA user_version").fetchone()
@@ -30,7 +31,3 @@ def open_current(path: Path) -> sqlite3.Connection | None:
         db.close()
         return None
     return db
-
-
-def person_exists(db: sqlite3.Connection, person: str) -> bool:
-    return db.execute("SELECT 1 FROM persons WHERE id = ?", (person,)).fetchone() is not None

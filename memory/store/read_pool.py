@@ -57,6 +57,7 @@ class ReadPool:
         db = sqlite3.connect(
             self.path, isolation_level=None, timeout=self._busy_timeout_s, check_same_thread=False
         )
+        db.row_factory = sqlite3.Row
         for pragma in schema.CONNECTION_PRAGMAS:
             db.execute(pragma)
         db.execute("PRAGMA query_only = 1")

@@ -5,7 +5,7 @@ the view `messages`, which gives them back as the rest of kioku knows them.
 
 The full-text index is FTS5 *external content* over the view `messages_indexed`,
 which reads each turn's indexed text from `turns.body`: the segmented form that
-`memory.search.segment` computes at write time, or, when the text indexes as itself
+`memory.store.segment` computes at write time, or, when the text indexes as itself
 (ASCII, which FTS5 case-folds on its own), NULL and `turns.content` stands in. The
 view and the triggers that keep the index in step are plain SQL, so every SQLite
 tool (the `sqlite3` shell, DB Browser, Datasette) can read, search and delete from

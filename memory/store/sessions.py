@@ -3,20 +3,20 @@
 A session is one stretch of a conversation, from its first turn to idle, `/new` or
 shutdown; its row carries the title, summary and token totals search and `/usage`
 show. Every function takes the connection it works on: those that change a session
-run inside `store.write(op)`, the lookups on a reader from `store.reading()`.
+run inside `store.write(op)`, the lookups on a plain read connection from `store.read`.
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 from typing import Any
 
 import aiosqlite
 
-from memory.access.identities import person_exists
+from memory.store.errors import UnknownSession
 from memory.store.records import Activity, Conversation, Session, Usage, from_epoch
-from memory.store.writer import UnknownSession
 
 COLUMNS = (
     "id, external_id, conversation, platform, chat, thread, kind, person_id, title, summary, "
@@ -34,7 +34,7 @@ async def open_session(db: aiosqlite.Connection, conversation: Conversation) -> 
         row = await cursor.fetchone()
     if row is not None:
         return session_from_row(row)
-    if conversation.person and not await person_exists(db, conversation.person):
+    if conversation.person and not await _person_exists(db, conversation.person):
         raise LookupError(f"no person {conversation.person!r}; create it first")
     started = time.time()
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(started))
@@ -55,7 +55,7 @@ async def insert_session(
     async with db.execute("SELECT id FROM scopes WHERE name = ?", (conversation.scope,)) as cursor:
         scope = await cursor.fetchone()
     assert scope is not None
-    scope_id = int(scope[0])
+    scope_id = int(scope["id"])
     async with db.execute(
         "INSERT INTO sessions(external_id, conversation, platform, chat, thread, kind, person_id, "
         "scope_id, started_at, ended_at, end_reason) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
@@ -145,52 +145,61 @@ async def add_usage(db: aiosqlite.Connection, session_id: int, usage: Usage) -> 
         raise UnknownSession(f"no session {session_id}")
 
 
-async def session_where(db: aiosqlite.Connection, where: str, value: object) -> Session | None:
+def session_where(db: sqlite3.Connection, where: str, value: object) -> Session | None:
     """The one session matching `where` (a unique column, e.g. `id = ?`), if any."""
-    async with db.execute(f"SELECT {COLUMNS} FROM sessions WHERE {where}", (value,)) as cursor:
-        row = await cursor.fetchone()
+    row = db.execute(f"SELECT {COLUMNS} FROM sessions WHERE {where}", (value,)).fetchone()
     return None if row is None else session_from_row(row)
 
 
-async def recent_sessions(db: aiosqlite.Connection, person: str, limit: int) -> list[Session]:
+def recent_sessions(db: sqlite3.Connection, person: str, limit: int) -> list[Session]:
     """Sessions `person` took part in (DMs and groups, every platform), newest first."""
-    async with db.execute(
+    rows = db.execute(
         f"SELECT {COLUMNS} FROM sessions WHERE id IN ("
         "SELECT id FROM sessions WHERE person_id = ? UNION "
         "SELECT session_id FROM participants WHERE person_id = ?) "
         "ORDER BY started_at DESC, id DESC LIMIT ?",
         (person, person, limit),
-    ) as cursor:
-        return [session_from_row(row) for row in await cursor.fetchall()]
+    )
+    return [session_from_row(row) for row in rows]
 
 
-async def activity(db: aiosqlite.Connection, session_id: int) -> Activity:
+def activity(db: sqlite3.Connection, session_id: int) -> Activity:
     """How many messages the person sent in the session, and when the last turn was."""
-    async with db.execute(
-        "SELECT count(*) FILTER (WHERE role = 'user'), max(ts) FROM messages WHERE session_id = ?",
+    row = db.execute(
+        "SELECT count(*) FILTER (WHERE role = 'user') AS sent, max(ts) AS last FROM messages "
+        "WHERE session_id = ?",
         (session_id,),
-    ) as cursor:
-        row = await cursor.fetchone()
-    assert row is not None
-    count, last = row
-    return Activity(count, None if last is None else from_epoch(last))
+    ).fetchone()
+    last = row["last"]
+    return Activity(row["sent"], None if last is None else from_epoch(last))
+
+
+async def _person_exists(db: aiosqlite.Connection, person: str) -> bool:
+    """Checked before a DM's session is started, so a missing person is a clear error."""
+    async with db.execute("SELECT 1 FROM persons WHERE id = ?", (person,)) as cursor:
+        return await cursor.fetchone() is not None
 
 
 def session_from_row(row: Any) -> Session:
     """A `Session` from a row selected as `COLUMNS`."""
     return Session(
-        id=row[0],
-        external_id=row[1],
-        conversation=row[2],
-        platform=row[3],
-        chat=row[4],
-        thread=row[5],
-        kind=row[6],
-        person=row[7],
-        title=row[8],
-        summary=row[9],
-        started_at=from_epoch(row[10]),
-        ended_at=None if row[11] is None else from_epoch(row[11]),
-        end_reason=row[12],
-        usage=Usage(row[13], row[14], row[15], row[16]),
+        id=row["id"],
+        external_id=row["external_id"],
+        conversation=row["conversation"],
+        platform=row["platform"],
+        chat=row["chat"],
+        thread=row["thread"],
+        kind=row["kind"],
+        person=row["person_id"],
+        title=row["title"],
+        summary=row["summary"],
+        started_at=from_epoch(row["started_at"]),
+        ended_at=None if row["ended_at"] is None else from_epoch(row["ended_at"]),
+        end_reason=row["end_reason"],
+        usage=Usage(
+            row["input_tokens"],
+            row["output_tokens"],
+            row["cache_read_tokens"],
+            row["cache_write_tokens"],
+        ),
     )

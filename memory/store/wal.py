@@ -147,7 +147,7 @@ class Checkpointer:
                 except sqlite3.Error as exc:
                     log.warning("wal_truncate_failed", error=str(exc))
                     return False
-                if not row[0]:
+                if not row["busy"]:
                     return True
         log.warning("wal_truncate_busy", hint="readers kept the log; the next checkpoint cuts it")
         return False
@@ -188,4 +188,4 @@ async def _checkpoint_or_log(db: aiosqlite.Connection) -> tuple[int, int, int] |
 async def checkpoint(db: aiosqlite.Connection) -> tuple[int, int, int]:
     """(busy, frames in the WAL, frames copied), as `PRAGMA wal_checkpoint` reports them."""
     (row,) = await db.execute_fetchall("PRAGMA wal_checkpoint(PASSIVE)")
-    return int(row[0]), int(row[1]), int(row[2])
+    return int(row["busy"]), int(row["log"]), int(row["checkpointed"])

@@ -26,7 +26,6 @@ take effect in the order they were queued.
 from __future__ import annotations
 
 import asyncio
-import errno
 import os
 import sqlite3
 import time
@@ -39,10 +38,18 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from memory.search.segment import stored_form
 from memory.store import schema
-from memory.store.busy import StoreBusy, is_busy
+from memory.store.errors import (
+    StoreBusy,
+    StoreFull,
+    UnknownSession,
+    is_busy,
+    is_disk_full,
+    store_error,
+)
 from memory.store.records import NewMessage, to_epoch
+from memory.store.scalar import scalar
+from memory.store.segment import stored_form
 from memory.store.wal import Checkpointer, Done, WalSyncer
 
 T = TypeVar("T")
@@ -56,15 +63,6 @@ CHUNK = 64  # turns per INSERT statement
 # Index rows per INSERT statement: FTS5 writes out a segment at the end of each
 # multi-row statement, so a transaction's index rows go in as one statement.
 INDEX_CHUNK = 1000
-
-
-class UnknownSession(LookupError):
-    """An append or update named a session id that is not in state.db."""
-
-
-class StoreFull(OSError):
-    """state.db could not grow because its disk is full: nothing of the failed write was
-    kept, everything before it is intact, and writes work again once there is room."""
 
 
 @dataclass(slots=True)
@@ -209,13 +207,6 @@ class GroupCommitWriter:
         return done
 
 
-def is_disk_full(exc: BaseException) -> bool:
-    """SQLite's "database or disk is full", or the OS's ENOSPC, from any connection."""
-    if isinstance(exc, sqlite3.Error):
-        return getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_FULL
-    return isinstance(exc, OSError) and exc.errno == errno.ENOSPC
-
-
 def batch_size(queued: int) -> int:
     """How many queued jobs the next transaction takes."""
     return min(queued, max(SPLIT, queued // 2), MAX_BATCH)
@@ -256,6 +247,7 @@ class _AppendConnection:
         db = sqlite3.connect(
             self.path, isolation_level=None, timeout=schema.BUSY_TIMEOUT_S, cached_statements=256
         )
+        db.row_factory = sqlite3.Row
         for pragma in (*schema.CONNECTION_PRAGMAS, *schema.WRITER_PRAGMAS):
             db.execute(pragma)
         self._db = db
@@ -296,8 +288,7 @@ def insert_statements(first: int, appends: list[Append]) -> Iterator[tuple[str, 
 
 async def insert_messages(db: aiosqlite.Connection, appends: list[Append]) -> list[int]:
     """Store and index turns from inside a `write(op)` transaction (imports use this)."""
-    (row,) = await db.execute_fetchall("SELECT coalesce(max(id), 0) FROM turns")
-    first = int(row[0]) + 1
+    first = await scalar(db, "SELECT coalesce(max(id), 0) FROM turns") + 1
     for sql, params in insert_statements(first, appends):
         await db.execute(sql, params)
     return list(range(first, first + len(appends)))
@@ -310,7 +301,8 @@ def _fail(job: _Job, exc: BaseException) -> None:
 
 def _explain(exc: Exception, job: _Job, path: Path) -> Exception:
     """Turn a full disk, a lock held too long, or a foreign-key failure of an append, into an
-    error saying what happened and what to do."""
+    error saying what happened and what to do; any other SQLite failure into the memory
+    error of its kind."""
     if is_busy(exc):
         return StoreBusy(path)
     if is_disk_full(exc):
@@ -325,4 +317,6 @@ def _explain(exc: Exception, job: _Job, path: Path) -> Exception:
             return UnknownSession(
                 f"cannot append to session {session_id}: no such session{speaker}"
             )
+    if isinstance(exc, sqlite3.Error):
+        return store_error(exc, path)
     return exc

@@ -19,6 +19,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from memory.store.scalar import scalar_now
 from memory.vectors.rows import (
     DimensionMismatch,
     NotFinite,
@@ -96,7 +97,7 @@ class VectorStore:
 
     async def count(self, scope: str) -> int:
         return await self._run(
-            lambda: self._scalar("SELECT count(*) FROM vectors WHERE scope = ?", (scope,))
+            lambda: scalar_now(self._conn, "SELECT count(*) FROM vectors WHERE scope = ?", (scope,))
         )
 
     async def embedded(self, scope: str, turn_ids: Sequence[int]) -> set[int]:
@@ -126,6 +127,7 @@ class VectorStore:
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
         db = sqlite3.connect(self.path, check_same_thread=False)
+        db.row_factory = sqlite3.Row
         db.executescript(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
             "PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;"
@@ -145,12 +147,9 @@ class VectorStore:
             raise RuntimeError("the vector store is closed")
         return self._db
 
-    def _scalar(self, sql: str, params: Sequence[object] = ()) -> int:
-        return int(self._conn.execute(sql, params).fetchone()[0] or 0)
-
     def _dimensions(self) -> int | None:
         row = self._conn.execute("SELECT value FROM meta WHERE key = 'dimensions'").fetchone()
-        return int(row[0]) if row else None
+        return int(row["value"]) if row else None
 
     def _add(self, scope: str, rows: Sequence[VectorRow]) -> int:
         for index, row in enumerate(rows):
@@ -176,9 +175,9 @@ class VectorStore:
                     continue
                 db.executemany(
                     "INSERT OR IGNORE INTO members VALUES (?, ?)",
-                    [(turn, found[0]) for turn in row.turn_ids],
+                    [(turn, found["id"]) for turn in row.turn_ids],
                 )
-                ids.append(found[0])
+                ids.append(found["id"])
                 kept.append(index)
         if ids:
             self._cache.append(scope, Block(np.array(ids, dtype=np.int64), matrix[kept]))
@@ -198,14 +197,14 @@ class VectorStore:
             return []
         marks = ",".join("?" * len(ranked))
         rows = {
-            row[0]: row[1:]
+            row["id"]: row
             for row in self._conn.execute(
                 f"SELECT id, turn_id, text, ts FROM vectors WHERE scope = ? AND id IN ({marks})",
                 (scope, *(row_id for row_id, _ in ranked)),
             )
         }
         return [
-            VectorHit(rows[row_id][0], rows[row_id][1], score, rows[row_id][2])
+            VectorHit(rows[row_id]["turn_id"], rows[row_id]["text"], score, rows[row_id]["ts"])
             for row_id, score in ranked
             if row_id in rows
         ]
@@ -214,14 +213,14 @@ class VectorStore:
         """The scope's matrix: cached, read whole into the cache, or streamed if too large.
         Another process's commit (`kioku providers backfill` beside the daemon) changes
         SQLite's `data_version`, and the cache is dropped."""
-        version = self._scalar("PRAGMA data_version")
+        version = scalar_now(self._conn, "PRAGMA data_version")
         if version != self._data_version:
             self._cache.clear()
             self._data_version = version
         cached = self._cache.get(scope)
         if cached is not None:
             return cached
-        rows = self._scalar("SELECT count(*) FROM vectors WHERE scope = ?", (scope,))
+        rows = scalar_now(self._conn, "SELECT count(*) FROM vectors WHERE scope = ?", (scope,))
         if not self._cache.fits(rows * (dims * 4 + 8)):
             return self._stream(scope, dims)
         blocks = list(self._stream(scope, dims, size=max(rows, 1)))
@@ -233,8 +232,8 @@ class VectorStore:
             "SELECT id, vector FROM vectors WHERE scope = ? ORDER BY id", (scope,)
         )
         while chunk := cursor.fetchmany(size):
-            ids = np.fromiter((row[0] for row in chunk), dtype=np.int64, count=len(chunk))
-            data = b"".join(row[1] for row in chunk)
+            ids = np.fromiter((row["id"] for row in chunk), dtype=np.int64, count=len(chunk))
+            data = b"".join(row["vector"] for row in chunk)
             yield Block(ids, np.frombuffer(data, dtype=np.float32).reshape(len(chunk), dims))
 
     def _embedded(self, scope: str, turn_ids: Sequence[int]) -> set[int]:
@@ -242,7 +241,7 @@ class VectorStore:
         for part in _parts(turn_ids):
             marks = ",".join("?" * len(part))
             found.update(
-                row[0]
+                row["turn_id"]
                 for row in self._conn.execute(
                     f"SELECT turn_id FROM vectors WHERE scope = ? AND turn_id IN ({marks})",
                     (scope, *part),

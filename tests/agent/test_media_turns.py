@@ -16,6 +16,7 @@ from agent.compaction import SUMMARY_SYSTEM
 from agent.media.items import KeptFile, Prepared
 from agent.providers import Document, Image
 from agent.turn import Turn
+from memory.access.identities import ensure_person
 from memory.media import count_media, media_for_message, media_path
 from memory.search.ranking import search
 from memory.search.scope import Scope
@@ -249,7 +250,7 @@ async def test_a_file_that_cannot_be_kept_is_logged_and_the_turn_answered(rig) -
 @BOTH
 async def test_a_voice_note_is_stored_as_a_transcript_the_person_can_search_for(rig) -> None:
     session = await rig.dm()
-    await rig.store.ensure_person("ben")
+    await ensure_person(rig.store, "ben")
     note = Prepared(
         "[voice 0:21]",
         transcript="buy oat milk tomorrow",

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from memory.access.identities import ensure_person
 from memory.store.records import Conversation, NewMessage
 
 
 async def past_session(rig, person: str, platform: str, chat: str, texts: list[str]) -> None:
-    await rig.store.ensure_person(person)
+    await ensure_person(rig.store, person)
     session = await rig.store.open_session(Conversation(platform, chat, "dm", person))
     for index, text in enumerate(texts):
         role = "user" if index % 2 == 0 else "assistant"

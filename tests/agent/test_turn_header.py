@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from agent.prompt import header_time
-from memory.access.timezones import set_timezone
+from memory.schedule.timezones import set_timezone
 from tests.helpers.agent_rig import Rig
 
 NOON_UTC = datetime(2026, 3, 29, 12, 0, tzinfo=UTC)

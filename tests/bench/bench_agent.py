@@ -20,6 +20,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memory.access.identities import ensure_person
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
@@ -85,7 +87,7 @@ async def run(history: int, turns: int) -> None:
         settings.memory.notes.memory_limit = 100_000
         settings.agent.reflection.enabled = False
         store = await Store.open(home / "state.db")
-        await store.ensure_person("bench")
+        await ensure_person(store, "bench")
         started = time.perf_counter()
         await fill_history(store, history)
         filled = time.perf_counter() - started

@@ -26,6 +26,7 @@ from typing import TypeVar
 
 from corpus import generate
 
+from memory.access.identities import ensure_person
 from memory.backup.archive import write_backup
 from memory.backup.restore import restore_backup
 from memory.backup.verify import verify_backup
@@ -42,7 +43,7 @@ async def build(home: Path, turns: int, people: int) -> int:
     stored = 0
     async with await Store.open(home / "state.db") as store:
         for n in range(people):
-            await store.ensure_person(f"p{n:04d}")
+            await ensure_person(store, f"p{n:04d}")
         batch: list[PastSession] = []
         for session in generate(turns, people=people, seed=11):
             kind = "group" if session.kind == "group" else "dm"

@@ -27,6 +27,7 @@ from pathlib import Path
 from bench_store import PEOPLE, grow
 from corpus import generate
 
+from memory.access.identities import ensure_person
 from memory.history.erase import erase, survey
 from memory.history.exchange import last_exchange
 from memory.history.retention import sweep
@@ -103,7 +104,7 @@ async def measure(path: Path, sizes: list[int]) -> list[dict[str, float | str]]:
     stored = 0
     async with await Store.open(path) as store:
         for n in range(PEOPLE):
-            await store.ensure_person(f"p{n:04d}")
+            await ensure_person(store, f"p{n:04d}")
         for size in sizes:
             stored, _ = await grow(store, stream, size, stored)
             owner = Asker.owner()

@@ -47,6 +47,7 @@ from search_eval import (
     score,
 )
 
+from memory.access.identities import ensure_person
 from memory.search.ranking import Scope, search
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
@@ -160,7 +161,7 @@ async def kioku_ingest(messages: list[dict[str, Any]], path: Path, writers: int)
             first = turns[0]
             person = first["person"]
             if person not in people:
-                people[person] = asyncio.ensure_future(store.ensure_person(person))
+                people[person] = asyncio.ensure_future(ensure_person(store, person))
             await people[person]
             conversation = Conversation(
                 first["platform"], first["chat"], person=person, key=f"bench:{first['session']}"

@@ -16,6 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from memory.access.identities import ensure_person
 from memory.history.erase import erase, survey
 from memory.history.selection import Asker, Selection
 from memory.media import NewMedia, keep_media
@@ -28,7 +29,7 @@ async def _run(files: int, kib: int) -> None:
     with tempfile.TemporaryDirectory() as folder:
         home = Path(folder)
         async with await Store.open(home / "state.db") as store:
-            await store.ensure_person("alice")
+            await ensure_person(store, "alice")
             timings: list[float] = []
             sessions = []
             for with_files in (True, False):

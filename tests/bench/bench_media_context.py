@@ -22,6 +22,8 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memory.access.identities import ensure_person
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
@@ -75,7 +77,7 @@ async def session(photos: list[Prepared], images_in_context: int) -> tuple[list[
         async with FakeAnthropic() as api:
             provider = AnthropicProvider(model="claude-bench", api_key="x", base_url=api.base_url)
             store = await Store.open(home / "state.db")
-            await store.ensure_person("bench")
+            await ensure_person(store, "bench")
             agent = build_agent(settings, store, provider)
             chat = await store.open_session(Conversation("cli", "bench", "dm", "bench"))
             context = TurnContext(when=datetime.now(UTC), platform="cli")

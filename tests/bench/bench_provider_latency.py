@@ -46,6 +46,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memory.access.identities import ensure_person
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
@@ -149,7 +151,7 @@ async def measure(name: str, args: argparse.Namespace, urls: Urls) -> Figures:
         home = Path(tmp)
         os.environ["KIOKU_HOME"] = str(home)
         store = await Store.open(home / "state.db")
-        await store.ensure_person(PERSON)
+        await ensure_person(store, PERSON)
         history = await fill(store, args.history)
         config = ProvidersSettings.model_validate(CONFIGS[name](urls))
         providers = MemoryProviders(config, home, lexical_search(store))

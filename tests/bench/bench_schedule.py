@@ -31,6 +31,7 @@ from zoneinfo import ZoneInfo
 
 from cronsim import CronSim
 
+from memory.access.identities import ensure_person
 from memory.schedule.jobs import NewJob, Target, changes, claim_due, create_job, next_wake
 from memory.schedule.timing import When, next_after, parse_when
 from memory.store.database import Store
@@ -79,7 +80,7 @@ def next_runs(runs: int) -> list[tuple[str, str, float, float | None, float]]:
 
 async def _fill(store: Store, count: int, now: datetime) -> None:
     for person in range(PERSONS):
-        await store.ensure_person(f"p{person:03d}")
+        await ensure_person(store, f"p{person:03d}")
     zone = ZoneInfo("Asia/Tokyo")
     news = []
     for index in range(count):
@@ -135,11 +136,11 @@ async def store_figures(path: Path, count: int) -> list[tuple[str, str]]:
                 f"{await _median_ms(lambda: claim_due(store, now, 21600), 200):.3f} ms",
             ),
         ]
-        async with (
-            store.reading() as db,
-            db.execute("SELECT next_run FROM jobs ORDER BY next_run LIMIT 1 OFFSET 99") as cursor,
-        ):
-            (hundredth,) = await cursor.fetchone()
+        hundredth = await store.read(
+            lambda db: db.execute(
+                "SELECT next_run FROM jobs ORDER BY next_run LIMIT 1 OFFSET 99"
+            ).fetchone()["next_run"]
+        )
         started = time.perf_counter()
         claimed = await claim_due(store, datetime.fromtimestamp(hundredth, UTC), 21600)
         rows.append(

@@ -24,6 +24,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from gateway.scheduling.scheduler import Scheduler
+from memory.access.identities import ensure_person
 from memory.schedule.jobs import NewJob, Run, Target, create_job
 from memory.schedule.timing import parse_when
 from memory.store.database import Store
@@ -42,7 +43,7 @@ async def fill(store: Store, jobs: int) -> None:
     now = datetime.now(UTC)
     persons = max(1, min(200, jobs))
     for number in range(persons):
-        await store.ensure_person(f"p{number:04d}")
+        await ensure_person(store, f"p{number:04d}")
     for number in range(jobs):
         when = (
             parse_when(

@@ -38,6 +38,7 @@ from typing import Any
 from bench_hermes import HERMES_SETUP, hermes, hermes_available
 from zipf_corpus import FRIENDS, OWNER, Session, generate, query_set
 
+from memory.access.identities import ensure_person
 from memory.importers.jsonl import Parsed, store_parsed
 from memory.search.ranking import Scope, search
 from memory.search.words import match_terms
@@ -159,7 +160,7 @@ async def run(args: argparse.Namespace, scratch: Path) -> None:
     path = scratch / "kioku" / "state.db"
     async with await Store.open(path) as store:
         for person in (OWNER, *FRIENDS):
-            await store.ensure_person(person)
+            await ensure_person(store, person)
         for size in sizes:
             batch: list[Session] = []
             while stored < size:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from corpus import CorpusSession, generate, queries
 
+from memory.access.identities import ensure_person
 from memory.importers.jsonl import Parsed, store_parsed
 from memory.search.ranking import Scope, search
 from memory.store.database import Store
@@ -95,7 +96,7 @@ async def ingest(path: Path, turns: int, conversations: int) -> dict[str, float]
     texts = _texts(turns, seed=3)
     async with await Store.open(path) as store:
         for n in range(PEOPLE):
-            await store.ensure_person(f"p{n:04d}")
+            await ensure_person(store, f"p{n:04d}")
         row = await append_concurrently(store, texts, conversations, "")
         db_bytes = await store.size_bytes()
     text_bytes = sum(len(text.encode()) for _, text in texts)
@@ -130,7 +131,7 @@ async def search_sizes(
     stored, text_bytes = 0, 0
     async with await Store.open(path) as store:
         for n in range(PEOPLE):
-            await store.ensure_person(f"p{n:04d}")
+            await ensure_person(store, f"p{n:04d}")
         for size in sizes:
             build = time.perf_counter()
             stored, added = await grow(store, stream, size, stored)

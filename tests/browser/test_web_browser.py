@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from memory.access.identities import person_for
 from memory.store.records import Conversation, NewMessage
 from tests.helpers.web_rig import WebRig, web_rig
 
@@ -129,7 +130,7 @@ async def test_the_owner_approves_a_pairing_from_the_page(browser: object, rig: 
     await page.select_option(f"select[aria-label='approve {code} as']", "aiko")
     await page.click("#pairing form[action='/admin/pairing/approve'] button")
     assert "discord:42 is now aiko" in await page.inner_text(".notice")
-    assert await rig.store.person_for("discord:42") == "aiko"
+    assert await person_for(rig.store, "discord:42") == "aiko"
 
 
 async def test_a_person_cannot_reach_another_persons_pages_or_the_admin_pages(
@@ -146,7 +147,7 @@ async def test_a_person_cannot_reach_another_persons_pages_or_the_admin_pages(
         f"{rig.url}/admin/pairing/approve", form={"csrf": csrf, "code": code, "as_person": "aiko"}
     )
     assert forged.status == 403
-    assert await rig.store.person_for("discord:66") is None
+    assert await person_for(rig.store, "discord:66") is None
 
 
 async def test_a_reused_or_expired_link_is_refused(browser: object, rig: WebRig) -> None:

@@ -23,6 +23,7 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memory.access.identities import ensure_person, link_identity
 from memory.importers.jsonl import parse_jsonl, store_parsed
 from memory.store import migrations
 from memory.store.database import Store
@@ -82,9 +83,9 @@ async def make(path: Path) -> None:
     for suffix in ("", "-wal", "-shm"):
         path.with_name(path.name + suffix).unlink(missing_ok=True)
     async with await Store.open(path) as store:
-        await store.ensure_person("ben", "Ben")
-        await store.link_identity("telegram:100", "owner")
-        await store.link_identity("discord:200", "ben")
+        await ensure_person(store, "ben", "Ben")
+        await link_identity(store, "telegram:100", "owner")
+        await link_identity(store, "discord:200", "ben")
         sessions = [
             (await store.open_session(Conversation("telegram", "100", "dm", "owner")), OWNER_DM),
             (await store.open_session(Conversation("discord", "200", "dm", "ben")), BEN_DM),

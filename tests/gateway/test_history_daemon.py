@@ -13,6 +13,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from memory.access.identities import ensure_person
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage, to_epoch
 from tests.helpers.daemon import WAIT, Client, Daemon, run_daemon, stored_texts
@@ -73,7 +74,7 @@ async def test_the_daily_sweep_takes_old_closed_sessions_and_logs_counts(
     daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
 ) -> None:
     async with await Store.open(home / "state.db") as store:
-        await store.ensure_person("alice")
+        await ensure_person(store, "alice")
         long_ago = to_epoch(datetime.now(UTC) - timedelta(days=100))
         for chat, text in (("1", "an ancient secret"), ("2", "still going")):
             session = await store.open_session(Conversation("telegram", chat, "dm", "alice"))

@@ -15,6 +15,7 @@ from config.load import ConfigError
 from config.settings import Settings
 from gateway.identity import Identities, link_argument, validate_identity
 from memory.access import codes
+from memory.access.identities import ensure_person, get_person, link_identity, person_for
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
 
@@ -102,8 +103,8 @@ async def test_owner_is_admitted_even_when_the_platform_is_disabled(
 
 async def test_disabled_platform_ignores_known_people_too(store: Store, clock: Clock) -> None:
     ids = make(store, clock, telegram={"dm_policy": "disabled"})
-    await store.ensure_person("alice")
-    await store.link_identity("telegram:7", "alice")
+    await ensure_person(store, "alice")
+    await link_identity(store, "telegram:7", "alice")
     assert await ids.admit(dm("telegram:7")) == (await ids.admit(dm("telegram:8")))
     assert not (await ids.admit(dm("telegram:7"))).admitted
     assert (await ids.admit(dm("telegram:7"))).reply is None
@@ -111,8 +112,8 @@ async def test_disabled_platform_ignores_known_people_too(store: Store, clock: C
 
 async def test_linked_identity_is_admitted_as_its_person(store: Store, clock: Clock) -> None:
     ids = make(store, clock)
-    await store.ensure_person("alice")
-    await store.link_identity("slack:T1:U1", "alice")
+    await ensure_person(store, "alice")
+    await link_identity(store, "slack:T1:U1", "alice")
     admission = await ids.admit(dm("slack:T1:U1"))
     assert (admission.person, admission.admitted, admission.reply) == ("alice", True, None)
 
@@ -121,14 +122,14 @@ async def test_allowlist_is_silent_for_strangers(store: Store, clock: Clock) -> 
     ids = make(store, clock, telegram={"dm_policy": "allowlist"})
     admission = await ids.admit(dm("telegram:9"))
     assert (admission.admitted, admission.reply) == (False, None)
-    assert await store.person_for("telegram:9") is None
+    assert await person_for(store, "telegram:9") is None
 
 
 async def test_allowed_identity_gets_a_person_named_after_it(store: Store, clock: Clock) -> None:
     ids = make(store, clock, telegram={"dm_policy": "allowlist", "allow": ["telegram:9"]})
     admission = await ids.admit(dm("telegram:9", name="Bo"))
     assert (admission.person, admission.admitted) == ("telegram-9", True)
-    person = await store.get_person("telegram-9")
+    person = await get_person(store, "telegram-9")
     assert person is not None and person.display_name == "Bo"
 
 
@@ -145,7 +146,7 @@ async def test_open_policy_admits_strangers_each_as_their_own_person(
 
 async def test_derived_person_id_avoids_an_existing_person(store: Store, clock: Clock) -> None:
     ids = make(store, clock, discord={"dm_policy": "open"})
-    await store.ensure_person("discord-1")
+    await ensure_person(store, "discord-1")
     assert (await ids.admit(dm("discord:1"))).person == "discord-1-2"
 
 
@@ -167,8 +168,8 @@ async def test_unknown_group_member_is_admitted_as_nobody(store: Store, clock: C
 
 async def test_known_group_member_speaks_as_their_person(store: Store, clock: Clock) -> None:
     ids = make(store, clock)
-    await store.ensure_person("alice")
-    await store.link_identity("telegram:7", "alice")
+    await ensure_person(store, "alice")
+    await link_identity(store, "telegram:7", "alice")
     assert (await ids.admit(group("telegram:7"))).person == "alice"
 
 
@@ -200,8 +201,8 @@ async def code_for(ids: Identities, sender: str, person: str) -> str:
 async def test_link_code_links_a_stranger_on_another_platform(store: Store, clock: Clock) -> None:
     ids = make(store, clock)
     await ids.ensure_owner(1000)
-    await store.ensure_person("alice")
-    await store.link_identity("telegram:7", "alice")
+    await ensure_person(store, "alice")
+    await link_identity(store, "telegram:7", "alice")
     code = await code_for(ids, "telegram:7", "alice")
     admission = await ids.admit(dm("discord:123", f"/link {code.lower()}"))
     assert not admission.admitted and admission.reply and admission.reply.startswith("Linked")
@@ -211,17 +212,17 @@ async def test_link_code_links_a_stranger_on_another_platform(store: Store, cloc
 
 async def test_link_code_works_once(store: Store, clock: Clock) -> None:
     ids = make(store, clock)
-    await store.ensure_person("alice")
+    await ensure_person(store, "alice")
     code = await code_for(ids, "telegram:7", "alice")
     await ids.admit(dm("discord:1", f"/link {code}"))
     reply = (await ids.admit(dm("discord:2", f"/link {code}"))).reply
     assert reply and reply.startswith("That code is wrong or has expired")
-    assert await store.person_for("discord:2") is None
+    assert await person_for(store, "discord:2") is None
 
 
 async def test_link_code_expires_after_ten_minutes(store: Store, clock: Clock) -> None:
     ids = make(store, clock)
-    await store.ensure_person("alice")
+    await ensure_person(store, "alice")
     code = await code_for(ids, "telegram:7", "alice")
     clock.now += codes.LINK_TTL
     reply = (await ids.admit(dm("discord:1", f"/link {code}"))).reply
@@ -230,7 +231,7 @@ async def test_link_code_expires_after_ten_minutes(store: Store, clock: Clock) -
 
 async def test_five_wrong_codes_lock_link_for_an_hour(store: Store, clock: Clock) -> None:
     ids = make(store, clock)
-    await store.ensure_person("alice")
+    await ensure_person(store, "alice")
     code = await code_for(ids, "telegram:7", "alice")
     replies = [(await ids.admit(dm("discord:1", "/link AAAAAAAA"))).reply for _ in range(5)]
     assert replies[0] and "4 attempts left" in replies[0]
@@ -246,7 +247,7 @@ async def test_five_wrong_codes_lock_link_for_an_hour(store: Store, clock: Clock
 
 async def test_lockout_is_per_identity(store: Store, clock: Clock) -> None:
     ids = make(store, clock)
-    await store.ensure_person("alice")
+    await ensure_person(store, "alice")
     for _ in range(5):
         await ids.admit(dm("discord:1", "/link AAAAAAAA"))
     code = await code_for(ids, "telegram:7", "alice")
@@ -258,44 +259,44 @@ async def test_link_moves_identity_from_an_empty_auto_created_person(
     store: Store, clock: Clock
 ) -> None:
     ids = make(store, clock, discord={"dm_policy": "open"})
-    await store.ensure_person("alice")
+    await ensure_person(store, "alice")
     assert (await ids.admit(dm("discord:1"))).person == "discord-1"
     code = await code_for(ids, "telegram:7", "alice")
     reply = await ids.link_command(dm("discord:1"), "discord-1", code)
     assert reply.startswith("Linked")
-    assert await store.get_person("discord-1") is None
+    assert await get_person(store, "discord-1") is None
 
 
 async def test_link_refuses_to_merge_an_identity_whose_person_has_history(
     store: Store, clock: Clock
 ) -> None:
     ids = make(store, clock)
-    await store.ensure_person("alice")
-    await store.ensure_person("bob")
-    await store.link_identity("discord:1", "bob")
+    await ensure_person(store, "alice")
+    await ensure_person(store, "bob")
+    await link_identity(store, "discord:1", "bob")
     session = await store.open_session(Conversation("discord", "1", "dm", "bob"))
     await store.append(session.id, NewMessage(role="user", content="hi", speaker="bob"))
     code = await code_for(ids, "telegram:7", "alice")
     reply = await ids.link_command(dm("discord:1"), "bob", code)
     assert "kioku people link discord:1 --to alice" in reply
-    assert await store.person_for("discord:1") == "bob"
+    assert await person_for(store, "discord:1") == "bob"
 
 
 async def test_link_from_an_owner_identity_never_moves_it(store: Store, clock: Clock) -> None:
     ids = make(store, clock)
     await ids.ensure_owner(1000)
-    await store.ensure_person("alice")
+    await ensure_person(store, "alice")
     code = await code_for(ids, "telegram:7", "alice")
     reply = await ids.link_command(dm("cli:1000"), "owner", code)
     assert "kioku people link" in reply
-    assert await store.person_for("cli:1000") == "owner"
+    assert await person_for(store, "cli:1000") == "owner"
 
 
 async def test_stranger_link_is_silent_when_the_platform_is_disabled(
     store: Store, clock: Clock
 ) -> None:
     ids = make(store, clock, discord={"dm_policy": "disabled"})
-    await store.ensure_person("alice")
+    await ensure_person(store, "alice")
     code = await code_for(ids, "telegram:7", "alice")
     admission = await ids.admit(dm("discord:1", f"/link {code}"))
     assert (admission.admitted, admission.reply) == (False, None)

@@ -8,6 +8,7 @@ import signal
 import subprocess
 from pathlib import Path
 
+from memory.access.identities import ensure_person
 from memory.media import NewMedia, keep_media
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
@@ -31,7 +32,7 @@ async def test_status_counts_the_kept_media_files_and_their_bytes(
     daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
 ) -> None:
     async with await Store.open(home / "state.db") as store:
-        await store.ensure_person("alice")
+        await ensure_person(store, "alice")
         session = await store.open_session(Conversation("telegram", "7", "dm", "alice"))
         turn = await store.append(session.id, NewMessage("user", "[photo]", speaker="alice"))
         await keep_media(store, home, session, turn, [PHOTO, PHOTO])

@@ -11,7 +11,7 @@ import pytest
 from adapters.base import Inbound
 from config.load import load_settings
 from gateway.sessions import conversation_for, last_reset, next_reset
-from memory.access.forget import forget_person
+from memory.history.forget import forget_person
 from memory.store import deliveries
 from memory.store.database import Store
 from tests.helpers.gateway_rig import gateway_rig

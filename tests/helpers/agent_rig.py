@@ -13,6 +13,7 @@ from agent.prompt import TurnContext
 from agent.tools.context import Origin
 from agent.turn import Turn
 from config.settings import Settings
+from memory.access.identities import ensure_person
 from memory.store.database import Store
 from memory.store.records import Conversation, Session
 from tests.fakes.anthropic_api import FakeAnthropic
@@ -71,12 +72,12 @@ class Rig:
 
     # -- conversations ------------------------------------------------------------------
     async def dm(self, person: str = "aiko", chat: str = "100") -> Session:
-        await self.store.ensure_person(person)
+        await ensure_person(self.store, person)
         return await self.store.open_session(Conversation("telegram", chat, "dm", person))
 
     async def group(self, chat: str = "-500", members: tuple[str, ...] = ("aiko",)) -> Session:
         for person in members:
-            await self.store.ensure_person(person)
+            await ensure_person(self.store, person)
         return await self.store.open_session(Conversation("discord", chat, "group"))
 
     def turn(

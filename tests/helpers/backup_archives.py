@@ -11,6 +11,7 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from memory.access.identities import ensure_person
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
 
@@ -24,7 +25,7 @@ def make_home(home: Path, turns: int = 20) -> Path:
     async def fill() -> None:
         async with await Store.open(home / "state.db") as store:
             for person in ("alice", "bob"):
-                await store.ensure_person(person)
+                await ensure_person(store, person)
                 session = await store.open_session(Conversation("cli", person, "dm", person))
                 for n in range(turns // 2):
                     await store.append(

@@ -25,6 +25,7 @@ from config.paths import ensure_home
 from config.settings import Settings
 from gateway.gateway import Gateway
 from gateway.identity import Identities
+from memory.access.identities import ensure_person, link_identity
 from memory.store.database import Store
 from tests.fakes.anthropic_api import FakeAnthropic, _last_user_text
 from tests.helpers.recording_adapter import RecordingAdapter
@@ -71,9 +72,9 @@ class GatewayRig:
         return self.adapters["telegram"]
 
     async def person(self, person: str, *identities: str) -> None:
-        await self.store.ensure_person(person)
+        await ensure_person(self.store, person)
         for identity in identities:
-            await self.store.link_identity(identity, person)
+            await link_identity(self.store, identity, person)
 
     def dm(
         self,

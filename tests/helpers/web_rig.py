@@ -13,6 +13,7 @@ from aiohttp import web
 from config.load import load_settings
 from config.paths import ensure_home
 from memory.access.codes import request_pairing
+from memory.access.identities import ensure_person, link_identity
 from memory.access.web_tokens import issue_web_token
 from memory.store.database import Store
 from web.app import create_app
@@ -30,9 +31,9 @@ class WebRig:
         return self.ctx.store
 
     async def person(self, person: str, *identities: str) -> None:
-        await self.store.ensure_person(person)
+        await ensure_person(self.store, person)
         for identity in identities:
-            await self.store.link_identity(identity, person)
+            await link_identity(self.store, identity, person)
 
     async def token(self, person: str) -> str:
         return await issue_web_token(self.store, person, self.now[0])

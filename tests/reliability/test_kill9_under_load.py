@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from memory.access.identities import ensure_person
 from memory.access.people import OWNER, person_dir
 from memory.notes.files import read_notes
 from memory.store import deliveries
@@ -143,7 +144,7 @@ async def test_kill_9_under_load_loses_nothing_answered_and_answers_nothing_twic
 async def test_a_message_stored_before_its_delivery_was_recorded_is_known(tmp_path: Path) -> None:
     """The window kill -9 found: the message's row committed, its delivery record not yet."""
     async with await Store.open(tmp_path / "state.db") as store:
-        await store.ensure_person(OWNER)
+        await ensure_person(store, OWNER)
         session = await store.open_session(Conversation("telegram", "111", "dm", OWNER))
         await store.append(session.id, NewMessage("user", "hello", platform_message_id="42"))
         assert await deliveries.known(store, "telegram", "111", "42")

@@ -49,9 +49,10 @@ async def rig(home: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Gate
 
 
 async def stored(rig: GatewayRig) -> list[tuple[str, str]]:
-    async with rig.store.reading() as db:
-        rows = await db.execute_fetchall("SELECT role, content FROM messages ORDER BY id")
-    return [(role, content) for role, content in rows]
+    rows = await rig.store.read(
+        lambda db: db.execute("SELECT role, content FROM messages ORDER BY id").fetchall()
+    )
+    return [(row["role"], row["content"]) for row in rows]
 
 
 @pytest.mark.parametrize("failure", FAILURES, ids=lambda failure: failure.__name__)

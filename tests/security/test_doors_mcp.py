@@ -36,6 +36,7 @@ from agent.untrusted import shorten
 from config.paths import ensure_home
 from config.settings import McpServerSettings, McpSettings
 from inputs.limits import MAX_JSON_DEPTH
+from memory.access.identities import ensure_person
 from memory.store.database import Store
 from memory.store.records import Conversation
 from tests.fakes.anthropic_api import FakeAnthropic
@@ -71,7 +72,7 @@ class Door:
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         """The model calls `tool`: the result it reads back, and whether it is an error."""
-        await self.store.ensure_person("aiko")
+        await ensure_person(self.store, "aiko")
         session = await self.store.open_session(Conversation("telegram", "1", "dm", "aiko"))
         self.api.reply_tool_use(tool, arguments)
         self.api.reply_text("done")

@@ -97,10 +97,11 @@ async def ask(rig: Rig, chat: str, text: str) -> TurnOutcome:
 
 
 async def stored(rig: Rig) -> list[tuple[Any, ...]]:
-    async with rig.store.reading() as db:
-        rows = await db.execute_fetchall(
+    rows = await rig.store.read(
+        lambda db: db.execute(
             "SELECT id, session_id, role, content, tool_name, tool_result FROM messages ORDER BY id"
-        )
+        ).fetchall()
+    )
     return [tuple(row) for row in rows]
 
 
@@ -381,9 +382,10 @@ async def test_a_hostile_closing_summary_still_closes_the_session(
     rig.say(summary)
     with no_unhandled(caplog):
         await rig.agent.close_session(session.id, "test")
-    async with rig.store.reading() as db:
-        rows = await db.execute_fetchall("SELECT title FROM sessions WHERE id = ?", (session.id,))
-    assert [row[0] for row in rows] == [title]
+    rows = await rig.store.read(
+        lambda db: db.execute("SELECT title FROM sessions WHERE id = ?", (session.id,)).fetchall()
+    )
+    assert [row["title"] for row in rows] == [title]
 
 
 @pytest.mark.parametrize("kind", KINDS)

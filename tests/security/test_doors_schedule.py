@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from memory.access.identities import ensure_person, link_identity
 from memory.schedule.jobs import NewJob, Target, create_job, list_jobs
 from memory.schedule.records import MAX_COUNT
 from memory.schedule.timing import parse_when, zone_named
@@ -47,8 +48,8 @@ def linked_home(home: Path) -> Path:
 
     async def link() -> None:
         async with await Store.open(home / "state.db") as store:
-            await store.ensure_person("owner")
-            await store.link_identity(TO, "owner")
+            await ensure_person(store, "owner")
+            await link_identity(store, TO, "owner")
 
     home.mkdir(parents=True)
     asyncio.run(link())
@@ -178,7 +179,7 @@ async def test_adds_run_four_at_a_time_beside_the_daemon_all_succeed_once_each(
     closing) after storing their job: a script that retried made duplicates."""
     async with module_daemon(tmp_path) as daemon:
         async with await Store.open(daemon.home / "state.db") as store:
-            await store.link_identity(TO, "owner")
+            await link_identity(store, TO, "owner")
         batches = [
             [
                 Job(f"{b}-{n}", [*ADD, "--in", "1d", "--text", f"job {b}-{n}"], daemon.home, ENV)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from memory.access.identities import ensure_person
 from memory.history.erase import erase, survey
 from memory.history.selection import Asker, NotAllowed, Selection
 from memory.store.database import Store
@@ -24,7 +25,7 @@ async def world(home: Path) -> AsyncIterator[tuple[Store, dict[str, int]]]:
     async with await Store.open(home / "state.db") as store:
         ids: dict[str, int] = {}
         for person in ("aiko", "ben"):
-            await store.ensure_person(person)
+            await ensure_person(store, person)
         for key, conversation, speaker in (
             ("aiko_dm", Conversation("telegram", "1", "dm", "aiko"), "aiko"),
             ("ben_dm", Conversation("discord", "2", "dm", "ben"), "ben"),
@@ -40,8 +41,8 @@ async def world(home: Path) -> AsyncIterator[tuple[Store, dict[str, int]]]:
 
 
 async def texts(store: Store) -> set[str]:
-    async with store.reading() as db, db.execute("SELECT content FROM turns") as cursor:
-        return {row[0].split(":")[0] for row in await cursor.fetchall()}
+    rows = await store.read(lambda db: db.execute("SELECT content FROM turns").fetchall())
+    return {row["content"].split(":")[0] for row in rows}
 
 
 @pytest.mark.parametrize(

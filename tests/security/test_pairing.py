@@ -17,6 +17,7 @@ from config.paths import ensure_home
 from gateway.gateway import Gateway
 from gateway.identity import Identities
 from memory.access import codes
+from memory.access.identities import ensure_person, link_identity, person_for
 from memory.store.database import Store
 from tests.helpers.recording_adapter import RecordingAdapter
 
@@ -90,8 +91,8 @@ async def rig(
             outlets[platform] = RecordingAdapter(gateway.handle, platform)
         rig.outlets = outlets
         await identities.ensure_owner(1000)
-        await store.ensure_person("aiko")
-        await store.link_identity(AIKO, "aiko")
+        await ensure_person(store, "aiko")
+        await link_identity(store, AIKO, "aiko")
         try:
             yield rig
         finally:
@@ -111,7 +112,7 @@ async def test_five_wrong_link_codes_lock_out_even_the_right_one_for_an_hour(rig
         assert reply is not None and f"{5 - attempt} attempts left" in reply
     assert "locked" in (await rig.say(ATTACKER, "/link WRONG005") or "")
     assert "locked" in (await rig.say(ATTACKER, f"/link {code}") or "")
-    assert await rig.store.person_for(ATTACKER) is None
+    assert await person_for(rig.store, ATTACKER) is None
     rig.clock.now += codes.LOCKOUT - 1
     assert "locked" in (await rig.say(ATTACKER, f"/link {code}") or "")
 
@@ -125,13 +126,13 @@ async def test_the_lockout_ends_after_an_hour(rig: Rig) -> None:
 
 
 async def test_a_known_person_guessing_codes_is_locked_out_too(rig: Rig) -> None:
-    await rig.store.ensure_person("ben")
-    await rig.store.link_identity("slack:T1:U2", "ben")
+    await ensure_person(rig.store, "ben")
+    await link_identity(rig.store, "slack:T1:U2", "ben")
     for attempt in range(5):
         await rig.say("slack:T1:U2", f"/link WRONG{attempt:03d}")
     code = code_of(await rig.say(AIKO, "/link"))
     assert "locked" in (await rig.say("slack:T1:U2", f"/link {code}") or "")
-    assert await rig.store.person_for("slack:T1:U2") == "ben"
+    assert await person_for(rig.store, "slack:T1:U2") == "ben"
 
 
 async def test_a_link_code_expires_after_ten_minutes(rig: Rig) -> None:
@@ -139,14 +140,14 @@ async def test_a_link_code_expires_after_ten_minutes(rig: Rig) -> None:
     rig.clock.now += codes.LINK_TTL + 1
     reply = await rig.say(ATTACKER, f"/link {code}")
     assert reply is not None and "wrong or has expired" in reply
-    assert await rig.store.person_for(ATTACKER) is None
+    assert await person_for(rig.store, ATTACKER) is None
 
 
 async def test_a_link_code_works_once(rig: Rig) -> None:
     code = code_of(await rig.say(AIKO, "/link"))
     assert (await rig.say("discord:7", f"/link {code}") or "").startswith("Linked")
     assert "wrong or has expired" in (await rig.say(ATTACKER, f"/link {code}") or "")
-    assert await rig.store.person_for(ATTACKER) is None
+    assert await person_for(rig.store, ATTACKER) is None
 
 
 async def test_a_link_code_shown_in_a_group_is_refused(rig: Rig) -> None:
@@ -174,7 +175,7 @@ async def test_an_allowlist_platform_never_answers_a_stranger(rig: Rig) -> None:
     for text in STRANGER_MESSAGES:
         assert await rig.say(ATTACKER, text) is None, text
     assert await rig.replies_to(ATTACKER) == []
-    assert await rig.store.person_for(ATTACKER) is None
+    assert await person_for(rig.store, ATTACKER) is None
 
 
 @pytest.mark.parametrize("policy_env", [{"KIOKU_DISCORD__DM_POLICY": "allowlist"}])
@@ -182,7 +183,7 @@ async def test_an_allowlist_platform_still_lets_a_stranger_redeem_a_link_code(ri
     """The one exception (DESIGN: a code proves they are someone kioku knows)."""
     code = code_of(await rig.say(AIKO, "/link"))
     assert (await rig.say(ATTACKER, f"/link {code}") or "").startswith("Linked")
-    assert await rig.store.person_for(ATTACKER) == "aiko"
+    assert await person_for(rig.store, ATTACKER) == "aiko"
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import aiohttp
 
+from memory.access.identities import ensure_person
 from memory.access.web_tokens import issue_web_token
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
@@ -91,7 +92,7 @@ async def test_a_session_deleted_on_the_daemons_page_is_gone(home: Path) -> None
     port = free_port()
     env = {"KIOKU_WEB__LISTEN": f"127.0.0.1:{port}", "KIOKU_WEB__ENABLED": "true"}
     async with daemon(**env), await Store.open(home / "state.db") as store:
-        await store.ensure_person("aiko")
+        await ensure_person(store, "aiko")
         session = await store.open_session(Conversation("telegram", "1", person="aiko"))
         await store.append(session.id, NewMessage("user", "my pin is 4921", speaker="aiko"))
         assert b"my pin is 4921" in stored_bytes(home)

@@ -14,6 +14,7 @@ import aiohttp
 import pytest
 
 from config.settings import NotesSettings
+from memory.access.identities import person_for
 from memory.access.web_tokens import check_web_token
 from memory.notes.person_notes import PersonNotes
 from memory.skills.manage import SkillRequest
@@ -188,7 +189,7 @@ async def test_a_person_cannot_reach_the_admin_pages(rig: WebRig, browser: Brows
     await browser.get("/admin", status=403)
     await browser.post("/admin/pairing/approve", status=403, code=code, as_person="aiko")
     await browser.post("/admin/pairing/deny", status=403, code=code)
-    assert await rig.store.person_for("discord:9") is None
+    assert await person_for(rig.store, "discord:9") is None
 
 
 async def test_the_owner_approves_a_pairing_as_an_existing_person(
@@ -199,7 +200,7 @@ async def test_the_owner_approves_a_pairing_as_an_existing_person(
     assert code in await browser.get("/admin")
     page = await browser.post("/admin/pairing/approve", code=code, as_person="aiko")
     assert "discord:7 is now aiko" in page
-    assert await rig.store.person_for("discord:7") == "aiko"
+    assert await person_for(rig.store, "discord:7") == "aiko"
 
 
 async def test_the_owner_denies_a_pairing(rig: WebRig, browser: Browser) -> None:

@@ -7,8 +7,8 @@ import html
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
-from memory.access.timezones import timezone_of
 from memory.schedule.jobs import NewJob, Target, create_job, get_job, list_jobs
+from memory.schedule.timezones import timezone_of
 from memory.schedule.timing import parse_when
 from tests.helpers.web_rig import WebRig
 from tests.web.browser import Browser

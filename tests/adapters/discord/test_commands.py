@@ -20,6 +20,7 @@ from adapters.discord.adapter import DiscordAdapter
 from adapters.discord.commands import DESCRIPTION_LIMIT, NOT_HERE, option_name
 from config.platform_settings import DiscordSettings
 from gateway.commands.builtin import SLASH_COMMANDS
+from memory.access.identities import person_for
 from tests.fakes.discord import (
     ALICE_DM_ID,
     ALICE_ID,
@@ -202,7 +203,7 @@ async def test_a_link_code_goes_only_to_the_asker_and_links_the_other_account(
         code = CODE.findall(text)[0]
         reply = await rig.ask(rig.dm("telegram:42", f"/link {code}", "t-1"))
         assert "linked" in reply.lower()
-        assert await rig.store.person_for("telegram:42") == "alice"
+        assert await person_for(rig.store, "telegram:42") == "alice"
         assert fake.posts == [] and all(a.ephemeral for a in fake.answers)
 
 
@@ -214,7 +215,7 @@ async def test_link_code_as_the_commands_option_links_this_account(home: Path, f
         stranger["user"] = {**stranger["user"], "id": "1234567890123456789", "username": "b"}
         text = await answered(fake, stranger)
         assert "linked" in text.lower()
-        assert await rig.store.person_for("discord:1234567890123456789") == "bob"
+        assert await person_for(rig.store, "discord:1234567890123456789") == "bob"
 
 
 async def test_typing_link_code_in_a_dm_still_links(home: Path, fake: FakeDiscord):
@@ -223,7 +224,7 @@ async def test_typing_link_code_in_a_dm_still_links(home: Path, fake: FakeDiscor
         code = CODE.findall(await rig.ask(rig.dm("telegram:7", "/link", "t-1")))[0]
         await fake.push(fake.dm(f"/link {code}"))
         assert "linked" in (await fake.next_post()).content.lower()
-        assert await rig.store.person_for(ALICE) == "bob"
+        assert await person_for(rig.store, ALICE) == "bob"
 
 
 async def test_link_in_a_guild_refuses_privately(home: Path, fake: FakeDiscord):

@@ -103,12 +103,13 @@ async def test_mention_in_a_thread_is_answered_there_in_the_threads_session(
         await fake.push(fake.mention(ALICE, "another topic"))
         await fake.wait_posts(3)
         sessions = [c.session_id for c in rig.gateway.stats().conversations]
-        async with rig.store.reading() as db:
-            rows = await db.execute_fetchall(
-                "SELECT session_id, count(*) FROM messages GROUP BY session_id ORDER BY 1"
-            )
+        rows = await rig.store.read(
+            lambda db: db.execute(
+                "SELECT session_id, count(*) AS turns FROM messages GROUP BY session_id ORDER BY 1"
+            ).fetchall()
+        )
     assert len(set(sessions)) == 2
-    assert [count for _, count in rows] == [4, 2]
+    assert [row["turns"] for row in rows] == [4, 2]
 
 
 async def test_dm_in_a_thread_is_answered_in_that_thread(home: Path, fake: FakeSlack) -> None:
@@ -204,10 +205,11 @@ async def test_stranger_dm_gets_a_pairing_code(home: Path, fake: FakeSlack) -> N
     async with slack(home, fake) as (rig, _):
         await fake.push(fake.dm("U0STRANGER", "hi", channel="D0OTHER"))
         [post] = await fake.wait_posts(1)
-        async with rig.store.reading() as db:
-            rows = await db.execute_fetchall("SELECT identity FROM pairing_requests")
+        rows = await rig.store.read(
+            lambda db: db.execute("SELECT identity FROM pairing_requests").fetchall()
+        )
     assert "Your pairing code" in post["text"]
-    assert [row[0] for row in rows] == [f"slack:{TEAM}:U0STRANGER"]
+    assert [row["identity"] for row in rows] == [f"slack:{TEAM}:U0STRANGER"]
 
 
 async def test_bot_messages_edits_and_own_messages_are_ignored(home: Path, fake: FakeSlack) -> None:

@@ -27,6 +27,7 @@ from adapters.slack.commands import (
     read_form,
 )
 from memory.access import codes
+from memory.access.identities import person_for
 from tests.fakes.slack import TEAM, FakeSlack, form_body
 from tests.helpers.gateway_rig import GatewayRig, gateway_rig
 
@@ -115,7 +116,7 @@ async def test_link_code_typed_in_the_bots_dm_links_the_slack_account(
         command = fake.slash_command(BOB, "/link", code, channel="D0BOB")
         await fake.push_command(command)
         [reply] = await answer(fake, command)
-        assert await rig.store.person_for(f"slack:{TEAM}:{BOB}") == "alice"
+        assert await person_for(rig.store, f"slack:{TEAM}:{BOB}") == "alice"
     assert reply["response_type"] == "ephemeral"
     assert reply["text"].startswith(f"Linked: this account (slack:{TEAM}:{BOB})")
 

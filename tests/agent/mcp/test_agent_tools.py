@@ -23,6 +23,7 @@ from agent.providers.anthropic import AnthropicProvider
 from config.load import load_settings
 from config.paths import ensure_home
 from config.settings import McpServerSettings, McpSettings
+from memory.access.identities import ensure_person
 from memory.store.database import Store
 from memory.store.records import Conversation, Session
 from tests.fakes.anthropic_api import FakeAnthropic
@@ -70,7 +71,7 @@ class McpRig:
         return self.manager.connections[name]
 
     async def dm(self, person: str = "aiko", chat: str = "100") -> Session:
-        await self.rig.store.ensure_person(person)
+        await ensure_person(self.rig.store, person)
         return await self.rig.store.open_session(Conversation("telegram", chat, "dm", person))
 
     async def ask(self, session: Session, text: str, speaker: str = "aiko") -> dict[str, Any]:
@@ -173,7 +174,7 @@ async def test_a_person_not_in_allow_never_sees_the_tools(mcp: McpRig) -> None:
 
 
 async def test_groups_see_no_person_restricted_tools(mcp: McpRig) -> None:
-    await mcp.rig.store.ensure_person("aiko")
+    await ensure_person(mcp.rig.store, "aiko")
     session = await mcp.rig.store.open_session(Conversation("discord", "-5", "group"))
     mcp.api.reply_text("hello all")
     await mcp.ask(session, "hi")
@@ -183,7 +184,7 @@ async def test_groups_see_no_person_restricted_tools(mcp: McpRig) -> None:
 
 @pytest.mark.parametrize("servers", [{"fake": stdio_server(allow=["*"])}], indirect=True)
 async def test_allow_everyone_offers_the_tools_in_groups_and_to_anyone(mcp: McpRig) -> None:
-    await mcp.rig.store.ensure_person("aiko")
+    await ensure_person(mcp.rig.store, "aiko")
     group = await mcp.rig.store.open_session(Conversation("discord", "-5", "group"))
     result = await mcp.call(group, "fake__echo", {"text": "for all"})
     assert text_of(result) == "for all"

@@ -12,6 +12,7 @@ from agent.memory_providers.manager import MemoryProviders
 from agent.memory_providers.tools import ProviderTools
 from agent.tools.context import Services, ToolContext
 from config.settings import Settings
+from memory.access.identities import ensure_person
 from memory.history.erase import erase, survey
 from memory.history.selection import Asker, Selection
 from memory.store.database import Store
@@ -156,7 +157,7 @@ async def test_queued_copies_survive_a_restart(
 async def test_deleted_history_reaches_the_provider_and_waiting_copies_of_it_go(
     start_providers: Start, store: Store, home: Path
 ) -> None:
-    await store.ensure_person("alice")
+    await ensure_person(store, "alice")
     conversation = Conversation("telegram", "7", "dm", "alice")
     session = await store.open_session(conversation)
     first = await store.append(session.id, NewMessage(role="user", content="x", speaker="alice"))
@@ -176,9 +177,9 @@ async def test_deleted_history_reaches_the_provider_and_waiting_copies_of_it_go(
 async def test_forgetting_a_person_calls_forget_with_their_scope(
     start_providers: Start, store: Store, home: Path
 ) -> None:
-    from memory.access.forget import forget_person
+    from memory.history.forget import forget_person
 
-    await store.ensure_person("bob")
+    await ensure_person(store, "bob")
     providers = await start_providers(sync_every=0.05, scripted=ON)
     await forget_person(store, home, "bob")
     assert providers.mirror is not None

@@ -11,6 +11,7 @@ from agent.providers import RetryPolicy
 from agent.providers.anthropic import AnthropicProvider
 from agent.turn import Turn
 from config.settings import Settings
+from memory.access.identities import ensure_person
 from memory.store.database import Store
 from memory.store.records import Conversation
 from tests.agent.memory_providers.conftest import Start
@@ -24,7 +25,7 @@ async def test_a_group_turn_is_mirrored_in_the_groups_scope_naming_no_person(
     start_providers: Start, store: Store, home: Path
 ) -> None:
     providers = await start_providers(scripted={"enabled": True, "groups": ["*"]})
-    await store.ensure_person("aiko")
+    await ensure_person(store, "aiko")
     session = await store.open_session(Conversation("discord", "-500", "group"))
     async with FakeAnthropic() as api:
         api.echo()

@@ -15,6 +15,7 @@ from agent.tools.defaults import default_registry
 from agent.tools.registry import ToolError
 from config.load import load_settings
 from config.paths import ensure_home
+from memory.access.identities import ensure_person
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
 
@@ -26,7 +27,7 @@ async def services(home: Path) -> AsyncIterator[Services]:
     ensure_home(home)
     store = await Store.open(home / "state.db")
     try:
-        await store.ensure_person("aiko")
+        await ensure_person(store, "aiko")
         yield Services(store, home, load_settings())
     finally:
         await store.close()

@@ -9,8 +9,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory.access.timezones import set_timezone, timezone_of
+from memory.access.identities import ensure_person, link_identity
 from memory.schedule.jobs import NewJob, Target, create_job, list_jobs
+from memory.schedule.timezones import set_timezone, timezone_of
 from memory.schedule.timing import parse_when, zone_named
 from memory.store.records import Conversation
 from tests.helpers.agent_rig import Rig
@@ -37,7 +38,7 @@ async def ask(rig: Rig, session, arguments: dict, speaker: str = "aiko", identit
 
 
 async def bens_job(rig: Rig) -> int:
-    await rig.store.ensure_person("ben")
+    await ensure_person(rig.store, "ben")
     now = datetime.now(UTC)
     when = parse_when(
         at=None, in_="1h", cron=None, every=None, zone=zone_named("UTC"), now=now, min_interval=900
@@ -50,7 +51,7 @@ async def bens_job(rig: Rig) -> int:
 
 
 async def test_create_goes_to_this_chat_and_answers_in_local_time(rig: Rig) -> None:
-    await rig.store.ensure_person("aiko")
+    await ensure_person(rig.store, "aiko")
     await set_timezone(rig.store, "aiko", "Asia/Tokyo")
     session = await rig.dm()
     result = await ask(rig, session, {"action": "create", "in": "2h", "text": "take the bread out"})
@@ -123,8 +124,8 @@ async def test_cancel_ends_the_speakers_own_job(rig: Rig) -> None:
 
 
 async def test_to_never_reaches_another_persons_account(rig: Rig) -> None:
-    await rig.store.ensure_person("ben")
-    await rig.store.link_identity("discord:900", "ben")
+    await ensure_person(rig.store, "ben")
+    await link_identity(rig.store, "discord:900", "ben")
     session = await rig.dm()
     result = await ask(rig, session, {"action": "create", "in": "1h", "text": "x", "to": "discord"})
     assert result["is_error"] and "no discord account" in result["text"]
@@ -133,8 +134,8 @@ async def test_to_never_reaches_another_persons_account(rig: Rig) -> None:
 
 
 async def test_to_goes_to_the_speakers_own_account_on_that_platform(rig: Rig) -> None:
-    await rig.store.ensure_person("aiko")
-    await rig.store.link_identity("discord:700", "aiko")
+    await ensure_person(rig.store, "aiko")
+    await link_identity(rig.store, "discord:700", "aiko")
     session = await rig.dm()
     result = await ask(rig, session, {"action": "create", "in": "1h", "text": "x", "to": "discord"})
     assert not result["is_error"], result
@@ -144,8 +145,8 @@ async def test_to_goes_to_the_speakers_own_account_on_that_platform(rig: Rig) ->
 
 
 async def test_the_terminal_cannot_be_a_target(rig: Rig) -> None:
-    await rig.store.ensure_person("aiko")
-    await rig.store.link_identity("cli:1000", "aiko")
+    await ensure_person(rig.store, "aiko")
+    await link_identity(rig.store, "cli:1000", "aiko")
     cli = await rig.store.open_session(Conversation("cli", "1000", "dm", "aiko"))
     here = await ask(rig, cli, {"action": "create", "in": "1h", "text": "x"}, identity="cli:1000")
     session = await rig.dm()

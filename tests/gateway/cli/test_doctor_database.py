@@ -15,6 +15,7 @@ import pytest
 
 from config.paths import ensure_home
 from gateway import instance
+from memory.access.identities import ensure_person, link_identity
 from memory.search.ranking import Scope, search
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
@@ -50,8 +51,8 @@ async def state(home: Path) -> Path:
     ensure_home(home)
     path = home / "state.db"
     async with await Store.open(path) as store:
-        await store.ensure_person("ben", "Ben")
-        await store.link_identity("discord:200", "ben")
+        await ensure_person(store, "ben", "Ben")
+        await link_identity(store, "discord:200", "ben")
         for conversation, turns in SESSIONS:
             session = await store.open_session(conversation)
             for role, text, speaker in turns:

@@ -13,6 +13,7 @@ from typing import TypeVar
 
 import pytest
 
+from memory.access.identities import ensure_person
 from memory.media import NewMedia, keep_media, media_path
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
@@ -38,7 +39,7 @@ def said(home: Path, conversation: Conversation, *lines: tuple[str | None, str],
 
     async def work(store: Store) -> dict:
         for person in ("alice", "bob"):
-            await store.ensure_person(person)
+            await ensure_person(store, person)
         session = await store.open_session(conversation)
         turns = []
         for speaker, text in lines:
@@ -52,8 +53,10 @@ def said(home: Path, conversation: Conversation, *lines: tuple[str | None, str],
 
 def texts(home: Path) -> list[str]:
     async def work(store: Store) -> list[str]:
-        async with store.reading() as db, db.execute("SELECT content FROM turns ORDER BY id") as c:
-            return [row[0] for row in await c.fetchall()]
+        rows = await store.read(
+            lambda db: db.execute("SELECT content FROM turns ORDER BY id").fetchall()
+        )
+        return [row["content"] for row in rows]
 
     return with_store(home, work)
 

@@ -13,6 +13,7 @@ from typing import TypeVar
 from adapters.base import Inbound
 from config.settings import Settings
 from gateway.identity import Identities
+from memory.access.identities import ensure_person, link_identity, person_for
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
 
@@ -43,7 +44,7 @@ def stranger_writes(home: Path, sender: str, name: str | None = None) -> str:
 
 
 def person_of(home: Path, identity: str) -> str | None:
-    return with_store(home, lambda store: store.person_for(identity))
+    return with_store(home, lambda store: person_for(store, identity))
 
 
 def test_pairing_list_json_gives_code_platform_identity_name_and_expiry(
@@ -72,7 +73,7 @@ def test_pairing_approve_in_lower_case_creates_the_person(kioku: Kioku, home: Pa
 
 
 def test_pairing_approve_as_links_to_an_existing_person(kioku: Kioku, home: Path) -> None:
-    with_store(home, lambda store: store.ensure_person("alice"))
+    with_store(home, lambda store: ensure_person(store, "alice"))
     code = stranger_writes(home, "telegram:5")
     done = kioku("pairing", "approve", code, "--as", "alice")
     assert done.returncode == 0, done.stderr
@@ -96,9 +97,9 @@ def test_pairing_deny_removes_the_request(kioku: Kioku, home: Path) -> None:
 
 def test_people_list_json_gives_persons_with_identities(kioku: Kioku, home: Path) -> None:
     async def seed(store: Store) -> None:
-        await store.ensure_person("alice", "Alice")
-        await store.link_identity("telegram:7", "alice")
-        await store.link_identity("discord:8", "alice")
+        await ensure_person(store, "alice", "Alice")
+        await link_identity(store, "telegram:7", "alice")
+        await link_identity(store, "discord:8", "alice")
 
     with_store(home, seed)
     done = kioku("people", "list", "--json")
@@ -111,8 +112,8 @@ def test_people_list_json_gives_persons_with_identities(kioku: Kioku, home: Path
 
 def test_people_link_creates_the_person_and_moves_the_identity(kioku: Kioku, home: Path) -> None:
     async def seed(store: Store) -> None:
-        await store.ensure_person("bob")
-        await store.link_identity("discord:8", "bob")
+        await ensure_person(store, "bob")
+        await link_identity(store, "discord:8", "bob")
 
     with_store(home, seed)
     done = kioku("people", "link", "discord:8", "--to", "alice")
@@ -130,7 +131,7 @@ def test_people_link_rejects_a_malformed_identity_as_usage_error(kioku: Kioku) -
 
 def test_people_unlink_refuses_the_owners_own_cli_identity(kioku: Kioku, home: Path) -> None:
     identity = f"cli:{os.getuid()}"
-    with_store(home, lambda store: store.link_identity(identity, "owner"))
+    with_store(home, lambda store: link_identity(store, identity, "owner"))
     done = kioku("people", "unlink", identity)
     assert done.returncode == 1
     assert "owner's own CLI account" in done.stderr
@@ -139,8 +140,8 @@ def test_people_unlink_refuses_the_owners_own_cli_identity(kioku: Kioku, home: P
 
 def test_people_unlink_makes_the_identity_a_stranger(kioku: Kioku, home: Path) -> None:
     async def seed(store: Store) -> None:
-        await store.ensure_person("alice")
-        await store.link_identity("telegram:7", "alice")
+        await ensure_person(store, "alice")
+        await link_identity(store, "telegram:7", "alice")
 
     with_store(home, seed)
     done = kioku("people", "unlink", "telegram:7")
@@ -151,8 +152,8 @@ def test_people_unlink_makes_the_identity_a_stranger(kioku: Kioku, home: Path) -
 
 def test_people_forget_asks_and_keeps_everything_on_no(kioku: Kioku, home: Path) -> None:
     async def seed(store: Store) -> None:
-        await store.ensure_person("alice")
-        await store.link_identity("telegram:7", "alice")
+        await ensure_person(store, "alice")
+        await link_identity(store, "telegram:7", "alice")
         session = await store.open_session(Conversation("telegram", "7", "dm", "alice"))
         await store.append(session.id, NewMessage(role="user", content="hi", speaker="alice"))
 
@@ -180,7 +181,7 @@ def test_people_forget_yes_skips_the_question_and_refuses_the_owner(
 
 
 def test_people_tz_sets_shows_and_clears_a_persons_zone(kioku: Kioku, home: Path) -> None:
-    with_store(home, lambda store: store.ensure_person("alice"))
+    with_store(home, lambda store: ensure_person(store, "alice"))
     done = kioku("people", "tz", "alice", "Asia/Tokyo")
     assert done.returncode == 0, done.stderr
     assert "alice's time zone is now Asia/Tokyo (it is " in done.stdout
@@ -198,7 +199,7 @@ def test_people_tz_sets_shows_and_clears_a_persons_zone(kioku: Kioku, home: Path
 
 
 def test_people_tz_refuses_an_unknown_zone_or_person(kioku: Kioku, home: Path) -> None:
-    with_store(home, lambda store: store.ensure_person("alice"))
+    with_store(home, lambda store: ensure_person(store, "alice"))
     done = kioku("people", "tz", "alice", "Mars/Olympus")
     assert done.returncode == 1
     assert "is not a time zone; send an IANA name such as Asia/Tokyo" in done.stderr

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from memory.access.identities import ensure_person, link_identity
 from memory.store.database import Store
 
 Kioku = Callable[..., subprocess.CompletedProcess[str]]
@@ -29,9 +30,9 @@ def people(home: Path) -> None:
                 ("alice", ["telegram:201", "slack:T1:U7"]),
                 ("bob", ["telegram:202"]),
             ):
-                await store.ensure_person(person)
+                await ensure_person(store, person)
                 for identity in identities:
-                    await store.link_identity(identity, person)
+                    await link_identity(store, identity, person)
 
     asyncio.run(run())
 

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+from memory.access.identities import link_identity, person_for
 from tests.gateway.commands.conftest import AIKO
 from tests.helpers.gateway_rig import Chat, GatewayRig
 
 
 async def test_whoami_names_the_person_and_their_accounts(rig: GatewayRig) -> None:
-    await rig.store.link_identity("cli:1000", "aiko")
+    await link_identity(rig.store, "cli:1000", "aiko")
     reply = await Chat(rig, AIKO)("/whoami")
     assert reply == "You are aiko.\nLinked accounts: cli:1000, telegram:1."
 
@@ -38,4 +39,4 @@ async def test_link_gives_a_code_that_links_another_account(rig: GatewayRig) -> 
     code = reply.split("Your link code: ", 1)[1].split()[0]
     linked = await rig.ask(rig.dm("cli:1000", f"/link {code}", "c1", platform="cli"), "cli")
     assert linked.startswith("Linked")
-    assert await rig.store.person_for("cli:1000") == "aiko"
+    assert await person_for(rig.store, "cli:1000") == "aiko"

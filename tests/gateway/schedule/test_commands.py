@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.access.timezones import set_timezone, timezone_of
 from memory.schedule.jobs import Job, NewJob, Target, create_job, list_jobs
+from memory.schedule.timezones import set_timezone, timezone_of
 from memory.schedule.timing import parse_when, zone_named
 from tests.helpers.gateway_rig import Chat, GatewayRig, gateway_rig
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from memory.access.identities import ensure_person
 from memory.access.people import OWNER
 from memory.schedule.jobs import NewJob, Target, create_job
 from memory.schedule.timing import parse_when
@@ -151,7 +152,7 @@ async def stored_before_start(home: Path, text: str, created: datetime, **when: 
     """A job written while kioku was down, as if created at `created`."""
     await asyncio.to_thread(home.mkdir, parents=True, exist_ok=True)
     async with await Store.open(home / "state.db") as store:
-        await store.ensure_person(OWNER)
+        await ensure_person(store, OWNER)
         spec = parse_when(
             at=None,
             in_=when.get("in_"),

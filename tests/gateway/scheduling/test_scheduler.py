@@ -5,7 +5,6 @@ missed runs, the backoff of a failure, and the wake-up when a job is added."""
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -18,6 +17,7 @@ from agent.prompt import TurnContext
 from gateway.outbound import Dispatcher
 from gateway.scheduling.delivery import Courier, retry_delay
 from gateway.scheduling.scheduler import Scheduler
+from memory.access.identities import ensure_person, link_identity
 from memory.schedule.jobs import (
     NewJob,
     Run,
@@ -31,6 +31,7 @@ from memory.schedule.jobs import (
 )
 from memory.schedule.timing import parse_when
 from memory.store.database import Store
+from memory.store.errors import StoreUnavailable
 from tests.helpers.recording_adapter import RecordingAdapter
 
 GRACE = 6 * 3600.0
@@ -52,8 +53,8 @@ class Answers:
 @pytest.fixture
 async def store(tmp_path: Path) -> AsyncIterator[Store]:
     async with await Store.open(tmp_path / "state.db") as opened:
-        await opened.ensure_person("alice")
-        await opened.link_identity("telegram:100", "alice")
+        await ensure_person(opened, "alice")
+        await link_identity(opened, "telegram:100", "alice")
         yield opened
 
 
@@ -215,7 +216,7 @@ async def test_a_send_that_crashes_is_not_retried_in_a_loop(store: Store) -> Non
 
     async def crashing(run: Run) -> None:
         tries.append(run)
-        raise sqlite3.OperationalError("disk I/O error")
+        raise StoreUnavailable("disk I/O error")
 
     await claimed(store, datetime.now(UTC) - timedelta(seconds=2), in_="1s")
     scheduler = Scheduler(store, crashing, lambda: GRACE)

@@ -8,10 +8,14 @@ from memory.access.identities import (
     KeptByOwner,
     PersonEntry,
     admit_stranger,
+    ensure_person,
+    get_person,
     has_more_than,
     identities_of,
+    link_identity,
     list_people,
     move_identity,
+    person_for,
     unlink_identity,
 )
 from memory.store.database import Store
@@ -21,13 +25,13 @@ T0 = 1_700_000_000.0
 
 
 async def person(store: Store, name: str, *identities: str) -> None:
-    await store.ensure_person(name)
+    await ensure_person(store, name)
     for identity in identities:
-        await store.link_identity(identity, name)
+        await link_identity(store, identity, name)
 
 
 async def test_list_people_puts_the_owner_first_with_their_sorted_identities(store: Store) -> None:
-    await store.ensure_person("alice", "Alice")
+    await ensure_person(store, "alice", "Alice")
     await person(store, "alice", "telegram:1", "discord:2")
     await person(store, "owner", "cli:1000")
     entries = await list_people(store)
@@ -50,35 +54,35 @@ async def test_an_identity_the_owner_keeps_is_neither_moved_nor_unlinked(store: 
         await move_identity(store, "cli:1000", "bob", T0, owner_keeps={"cli:1000"})
     with pytest.raises(KeptByOwner):
         await unlink_identity(store, "cli:1000", owner_keeps={"cli:1000"})
-    assert await store.person_for("cli:1000") == "owner"
-    assert await store.get_person("bob") is None
+    assert await person_for(store, "cli:1000") == "owner"
+    assert await get_person(store, "bob") is None
 
 
 async def test_a_kept_identity_someone_else_holds_may_go_back_to_the_owner(store: Store) -> None:
     await person(store, "alice", "telegram:9")
     moved = await move_identity(store, "telegram:9", "owner", T0, owner_keeps={"telegram:9"})
     assert moved == ("alice", False)
-    assert await store.person_for("telegram:9") == "owner"
+    assert await person_for(store, "telegram:9") == "owner"
 
 
 async def test_unlink_identity_names_its_holder_then_nobody(store: Store) -> None:
     await person(store, "alice", "telegram:1")
     assert await unlink_identity(store, "telegram:1") == "alice"
     assert await unlink_identity(store, "telegram:1") is None
-    assert await store.person_for("telegram:1") is None
+    assert await person_for(store, "telegram:1") is None
 
 
 async def test_admit_stranger_creates_a_person_once(store: Store) -> None:
     assert await admit_stranger(store, "telegram:5", "Eve", T0) == ("telegram-5", True)
     assert await admit_stranger(store, "telegram:5", "Eve", T0) == ("telegram-5", False)
-    created = await store.get_person("telegram-5")
+    created = await get_person(store, "telegram-5")
     assert created is not None and created.display_name == "Eve"
 
 
 async def test_has_more_than_sees_other_identities_and_sessions(store: Store) -> None:
     await person(store, "alice", "telegram:1")
     assert not await has_more_than(store, "alice", "telegram:1")
-    await store.link_identity("discord:2", "alice")
+    await link_identity(store, "discord:2", "alice")
     assert await has_more_than(store, "alice", "telegram:1")
     await person(store, "bob", "telegram:3")
     await store.open_session(Conversation("telegram", "3", "dm", "bob"))

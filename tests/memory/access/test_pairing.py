@@ -10,8 +10,10 @@ from adapters.base import Inbound
 from config.settings import Settings
 from gateway.identity import Identities
 from memory.access import codes
+from memory.access.identities import ensure_person, link_identity, person_for
 from memory.access.people import PERSON_ID, slug
 from memory.store.database import Store
+from memory.store.scalar import scalar_now
 
 T0 = 1_700_000_000.0
 
@@ -88,8 +90,7 @@ async def test_expired_requests_are_purged_and_make_room(
     assert await codes.pending_pairings(store, clock.now) == []
     reply = (await ids.admit(dm("telegram:9"))).reply
     assert reply is not None
-    async with store.reading() as db, db.execute("SELECT count(*) FROM pairing_requests") as cur:
-        assert (await cur.fetchone())[0] == 1
+    assert await store.read(lambda db: scalar_now(db, "SELECT count(*) FROM pairing_requests")) == 1
 
 
 async def test_approve_creates_a_person_named_after_the_display_name(
@@ -115,8 +116,8 @@ async def test_approve_without_a_usable_name_uses_the_identity(
 async def test_approve_as_an_existing_person_links_to_them(
     ids: Identities, store: Store, clock: Clock
 ) -> None:
-    await store.ensure_person("alice")
-    await store.link_identity("discord:1", "alice")
+    await ensure_person(store, "alice")
+    await link_identity(store, "discord:1", "alice")
     await ids.admit(dm("telegram:5"))
     [request] = await codes.pending_pairings(store, clock.now)
     approval = await codes.approve_pairing(store, request.code, "alice", clock.now)
@@ -132,7 +133,7 @@ async def test_approving_an_expired_code_is_refused(
     clock.now += codes.PAIRING_TTL
     with pytest.raises(codes.CodeRefused, match="expired"):
         await codes.approve_pairing(store, request.code, None, clock.now)
-    assert await store.person_for("telegram:5") is None
+    assert await person_for(store, "telegram:5") is None
 
 
 async def test_approving_an_unknown_code_is_refused(store: Store) -> None:
@@ -153,7 +154,7 @@ async def test_denied_stranger_gets_silence_for_a_day(
 
 
 async def test_pairing_reply_names_nobody_but_the_code(ids: Identities, store: Store) -> None:
-    await store.ensure_person("alice", "Alice")
+    await ensure_person(store, "alice", "Alice")
     reply = (await ids.admit(dm("telegram:5", name="Mallory"))).reply
     assert reply is not None
     for secret in ("alice", "Alice", "Mallory", "telegram", "config", "cli:"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from memory.access.identities import ensure_person
 from memory.access.web_tokens import (
     LINK_TTL,
     SESSION_TTL,
@@ -21,7 +22,7 @@ T0 = 1_700_000_000.0
 
 @pytest.fixture(autouse=True)
 async def aiko(store: Store) -> None:
-    await store.ensure_person("aiko")
+    await ensure_person(store, "aiko")
 
 
 async def test_a_token_signs_in_once_and_checking_it_does_not_spend_it(store: Store) -> None:
@@ -58,9 +59,11 @@ async def test_signing_out_or_the_session_ttl_ends_a_session(store: Store) -> No
 async def test_only_hashes_of_tokens_and_session_ids_are_stored(store: Store) -> None:
     token = await issue_web_token(store, "aiko", T0)
     session_id, _ = await redeem_web_token(store, token, T0)
-    async with store.reading() as db:
-        rows = await db.execute_fetchall(
-            "SELECT token_hash FROM web_tokens UNION ALL SELECT session_hash FROM web_sessions"
-        )
-    stored = {row[0] for row in rows}
+    rows = await store.read(
+        lambda db: db.execute(
+            "SELECT token_hash AS hash FROM web_tokens "
+            "UNION ALL SELECT session_hash FROM web_sessions"
+        ).fetchall()
+    )
+    stored = {row["hash"] for row in rows}
     assert len(stored) == 2 and not stored & {token, session_id}

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from memory.access.identities import ensure_person
 from memory.history.erase import UnknownHistory, erase, survey
 from memory.history.selection import Asker, EmptySelection, NotAllowed, Selection
 from memory.search.ranking import Scope, search
@@ -32,13 +33,15 @@ async def say(
 @pytest.fixture
 async def people(store: Store) -> Store:
     for person in ("alice", "bob"):
-        await store.ensure_person(person)
+        await ensure_person(store, person)
     return store
 
 
 async def texts(store: Store) -> list[str]:
-    async with store.reading() as db, db.execute("SELECT content FROM turns ORDER BY id") as cur:
-        return [row[0] for row in await cur.fetchall()]
+    rows = await store.read(
+        lambda db: db.execute("SELECT content FROM turns ORDER BY id").fetchall()
+    )
+    return [row["content"] for row in rows]
 
 
 async def found(store: Store, person: str, query: str) -> int:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from memory.access.forget import forget_person
+from memory.access.identities import ensure_person
 from memory.history.erase import erase, survey
 from memory.history.erasures import Erasure, pending, taken
+from memory.history.forget import forget_person
 from memory.history.selection import Asker, Selection
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
@@ -23,7 +24,7 @@ async def say(store: Store, conversation: Conversation, speaker: str | None, tex
 
 
 async def test_an_erased_session_logs_each_turn_with_its_scope_and_no_text(store: Store) -> None:
-    await store.ensure_person("alice")
+    await ensure_person(store, "alice")
     first = await say(store, ALICE_DM, "alice", "my secret plan")
     second = await say(store, ALICE_DM, None, "noted")
     session = (await store.open_session(ALICE_DM)).id
@@ -34,14 +35,14 @@ async def test_an_erased_session_logs_each_turn_with_its_scope_and_no_text(store
         ("person:alice", first),
         ("person:alice", second),
     ]
-    async with store.reading() as db, db.execute("SELECT * FROM erasures") as cursor:
-        assert "secret" not in repr(await cursor.fetchall())
+    rows = await store.read(lambda db: db.execute("SELECT * FROM erasures").fetchall())
+    assert "secret" not in repr([tuple(row) for row in rows])
 
 
 async def test_forgetting_a_person_logs_their_group_turns_and_their_whole_scope(
     store: Store, home: Path
 ) -> None:
-    await store.ensure_person("alice")
+    await ensure_person(store, "alice")
     await say(store, ALICE_DM, "alice", "hello")
     in_group = await say(store, GROUP, "alice", "hi all")
     await forget_person(store, home, "alice")
@@ -51,7 +52,7 @@ async def test_forgetting_a_person_logs_their_group_turns_and_their_whole_scope(
 
 
 async def test_a_turn_deleted_in_the_sqlite3_shell_is_logged_too(store: Store, home: Path) -> None:
-    await store.ensure_person("alice")
+    await ensure_person(store, "alice")
     turn = await say(store, ALICE_DM, "alice", "typo")
     await store.close()
     with sqlite3.connect(home / "state.db") as db:
@@ -64,7 +65,7 @@ async def test_a_turn_deleted_in_the_sqlite3_shell_is_logged_too(store: Store, h
 
 
 async def test_taken_erasures_leave_the_log_and_later_ones_stay(store: Store) -> None:
-    await store.ensure_person("alice")
+    await ensure_person(store, "alice")
     ids = [await say(store, ALICE_DM, "alice", f"m{n}") for n in range(3)]
     session = (await store.open_session(ALICE_DM)).id
     plan = await survey(store, Asker.of_person("alice"), Selection(sessions=(session,)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from memory.access.identities import ensure_person
 from memory.history.exchange import last_exchange
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
@@ -10,7 +11,7 @@ DM = Conversation("telegram", "7", "dm", "alice")
 
 
 async def test_the_last_user_message_and_every_turn_after_it(store: Store) -> None:
-    await store.ensure_person("alice")
+    await ensure_person(store, "alice")
     session = await store.open_session(DM)
     ids = [
         await store.append(session.id, NewMessage(role, text, speaker))
@@ -30,7 +31,7 @@ async def test_the_last_user_message_and_every_turn_after_it(store: Store) -> No
 
 
 async def test_a_session_without_a_user_message_has_none(store: Store) -> None:
-    await store.ensure_person("alice")
+    await ensure_person(store, "alice")
     session = await store.open_session(DM)
     await store.append(session.id, NewMessage("assistant", "hello"))
     assert await last_exchange(store, session.id) == ()

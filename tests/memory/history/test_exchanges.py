@@ -3,13 +3,14 @@ it in the same session, and the scope key of that session."""
 
 from __future__ import annotations
 
+from memory.access.identities import ensure_person
 from memory.history.exchanges import count_exchanges, stored_exchanges
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
 
 
 async def test_exchanges_pair_each_message_with_its_answer_in_id_order(store: Store) -> None:
-    await store.ensure_person("alice")
+    await ensure_person(store, "alice")
     dm = await store.open_session(Conversation("telegram", "7", "dm", "alice"))
     group = await store.open_session(Conversation("discord", "c1", "group"))
     ask = await store.append(dm.id, NewMessage("user", "which tea?", "alice"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from memory.access.identities import ensure_person
 from memory.history.listing import NoSuchSession, find_session, last_dm_session, list_sessions
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
@@ -19,7 +20,7 @@ async def said(store: Store, conversation: Conversation, speaker: str | None, n:
 @pytest.fixture
 async def people(store: Store) -> Store:
     for person in ("alice", "bob"):
-        await store.ensure_person(person)
+        await ensure_person(store, person)
     return store
 
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from memory.access.identities import ensure_person
 from memory.history.retention import (
     Swept,
     UnknownPerson,
@@ -25,7 +26,7 @@ NOW = datetime(2026, 12, 1, tzinfo=UTC)
 @pytest.fixture
 async def people(store: Store) -> Store:
     for person in ("alice", "bob"):
-        await store.ensure_person(person)
+        await ensure_person(store, person)
     return store
 
 

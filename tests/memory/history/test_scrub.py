@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memory.access.identities import ensure_person
 from memory.history.erase import erase, survey
 from memory.history.selection import Asker, Selection
 from memory.search.ranking import Scope, search
@@ -29,7 +30,7 @@ async def history_with_secrets(store: Store) -> tuple[int, int]:
     """A long DM turn holding secrets, buried under enough later turns for FTS5 to merge
     segments (pages freed with the secret's old index entries), and a long session
     summary rewritten as compaction does (old copies left on freed pages)."""
-    await store.ensure_person("alice")
+    await ensure_person(store, "alice")
     secret_session = await store.open_session(DM)
     await store.append(
         secret_session.id,
@@ -65,7 +66,7 @@ async def test_a_deleted_message_leaves_no_bytes_and_the_rest_stays_searchable(
     home: Path,
 ) -> None:
     async with await Store.open(home / "state.db") as store:
-        await store.ensure_person("alice")
+        await ensure_person(store, "alice")
         session = await store.open_session(DM)
         doomed = await store.append(
             session.id, NewMessage("user", f"pin {SECRET}", speaker="alice")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from memory.access.identities import get_person
 from memory.importers.hermes import HermesError, read_hermes_notes, read_hermes_sessions
 from memory.importers.jsonl import (
     check_conflicts,
@@ -39,7 +40,7 @@ async def test_jsonl_import_creates_persons_dm_sessions_and_turns(
     store: Store, tmp_path: Path
 ) -> None:
     assert await import_file(store, write_jsonl(tmp_path / "h.jsonl", LINES)) == (2, 3, 0)
-    alice = await store.get_person("alice")
+    alice = await get_person(store, "alice")
     assert alice is not None and alice.display_name == "Alice"
     session = await store.session_by_external_id("s1")
     assert session is not None

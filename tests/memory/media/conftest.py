@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from memory.access.identities import ensure_person
 from memory.store.database import Store
 
 
@@ -14,5 +15,5 @@ from memory.store.database import Store
 async def store(home: Path) -> AsyncIterator[Store]:
     async with await Store.open(home / "state.db") as opened:
         for person in ("alice", "bob"):
-            await opened.ensure_person(person)
+            await ensure_person(opened, person)
         yield opened

@@ -7,6 +7,7 @@ import asyncio
 import stat
 from pathlib import Path
 
+from memory.access.identities import ensure_person
 from memory.backup.archive import write_backup
 from memory.backup.restore import restore_backup
 from memory.media import count_media, media_for_message, media_path
@@ -20,7 +21,7 @@ def kept_in(home: Path) -> tuple[list[StoredMedia], list[StoredMedia]]:
 
     async def fill() -> tuple[list[StoredMedia], list[StoredMedia]]:
         async with await Store.open(home / "state.db") as store:
-            await store.ensure_person("alice")
+            await ensure_person(store, "alice")
             _, _, dm = await sent(store, home, ALICE_DM, "alice")
             _, _, group = await sent(store, home, GROUP, "alice")
             return dm, group

@@ -13,9 +13,9 @@ import aiosqlite
 import pytest
 from structlog.testing import capture_logs
 
-from memory.access.forget import forget_person
-from memory.access.forget import survey as forget_survey
 from memory.history.erase import erase, survey
+from memory.history.forget import forget_person
+from memory.history.forget import survey as forget_survey
 from memory.history.retention import sweep
 from memory.history.selection import Asker, Selection
 from memory.media import (

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from memory.access.identities import ensure_person
 from memory.store.database import Store
 
 
 @pytest.fixture
 async def store(home: Path) -> AsyncIterator[Store]:
     async with await Store.open(home / "state.db") as opened:
-        await opened.ensure_person("alice")
-        await opened.ensure_person("bob")
+        await ensure_person(opened, "alice")
+        await ensure_person(opened, "bob")
         yield opened

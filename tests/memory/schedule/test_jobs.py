@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memory.access.timezones import NoSuchPerson
+from memory.access.identities import ensure_person
 from memory.schedule.jobs import (
     BadSchedule,
     NewJob,
@@ -23,6 +23,7 @@ from memory.schedule.jobs import (
     page_of_jobs,
     run_now,
 )
+from memory.schedule.timezones import NoSuchPerson
 from memory.schedule.timing import parse_when
 from memory.store.database import Store
 
@@ -154,7 +155,7 @@ def test_a_count_over_a_million_is_refused_with_the_limit() -> None:
 
 
 async def test_an_id_beyond_sqlites_integers_is_no_such_job(store: Store) -> None:
-    await store.ensure_person("alice")
+    await ensure_person(store, "alice")
     for job_id in (2**63, -(2**63) - 1, 10**30):
         with pytest.raises(NoSuchJob):
             await get_job(store, job_id, "alice")
@@ -165,7 +166,7 @@ async def test_an_id_beyond_sqlites_integers_is_no_such_job(store: Store) -> Non
 
 
 async def test_a_page_of_jobs_counts_them_all_and_reads_only_its_own(store: Store) -> None:
-    await store.ensure_person("alice")
+    await ensure_person(store, "alice")
     for hours in range(1, 6):
         await create_job(store, reminder(in_=f"{hours}h"), now=NOW, max_jobs=50)
     page = await page_of_jobs(store, "alice", group=None, offset=2, limit=2)

@@ -181,11 +181,10 @@ async def test_delivered_runs_are_pruned_after_a_day_unconfirmed_ones_after_a_we
     for hours, outcome in ((1, "unconfirmed"), (2, "sent"), (30, "sent"), (200, "sent")):
         (run,) = await claim_due(store, NOW + timedelta(hours=hours), GRACE)
         await mark_sent(store, run, NOW + timedelta(hours=hours), outcome)
-        async with (
-            store.reading() as db,
-            db.execute("SELECT outcome FROM job_runs ORDER BY due") as cursor,
-        ):
-            kept.append([row[0] for row in await cursor.fetchall()])
+        rows = await store.read(
+            lambda db: db.execute("SELECT outcome FROM job_runs ORDER BY due").fetchall()
+        )
+        kept.append([row["outcome"] for row in rows])
     assert kept == [
         ["unconfirmed"],
         ["unconfirmed", "sent"],

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from memory.access.identities import ensure_person
 from memory.search import candidates
 from memory.search.ranking import Scope, search
 from memory.search.scope import resolve
@@ -33,7 +34,7 @@ def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
 async def store(tmp_path: Path) -> AsyncIterator[Store]:
     async with await Store.open(tmp_path / "state.db") as opened:
         for person in ("alice", "bob"):
-            await opened.ensure_person(person)
+            await ensure_person(opened, person)
         yield opened
 
 

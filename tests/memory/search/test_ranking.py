@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from memory.access.identities import ensure_person
 from memory.search.ranking import Scope, light_stem, search
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
@@ -19,7 +20,7 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 async def store(tmp_path: Path) -> AsyncIterator[Store]:
     async with await Store.open(tmp_path / "state.db") as opened:
         for person in ("alice", "bob"):
-            await opened.ensure_person(person)
+            await ensure_person(opened, person)
         yield opened
 
 

@@ -10,11 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memory.access.identities import ensure_person
 from memory.search.ranking import Scope, match_terms, search
-from memory.search.segment import segment
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
 from memory.store.schema import SCOPE_MARK
+from memory.store.segment import segment
 
 NASTY = [
     "",
@@ -103,14 +104,14 @@ async def test_query_words_that_are_fts_operators_are_searched_as_words(store: S
 
 
 async def test_a_column_filter_in_the_query_does_not_reach_other_scopes(store: Store) -> None:
-    await store.ensure_person("bob")
+    await ensure_person(store, "bob")
     other = await store.open_session(Conversation("cli", "2", "dm", "bob"))
     await store.append(other.id, NewMessage("user", "bob only"))
     assert await search(store, "scope:s2 OR body:bob", Scope.of_person("owner")) == []
 
 
 async def test_a_turn_spelling_a_scope_token_does_not_reach_that_scope(store: Store) -> None:
-    await store.ensure_person("bob")
+    await ensure_person(store, "bob")
     other = await store.open_session(Conversation("cli", "2", "dm", "bob"))
     await store.append(other.id, NewMessage("user", f"{SCOPE_MARK}1 secret of bob"))
     found = await search(store, "secret", Scope.of_person("owner"))

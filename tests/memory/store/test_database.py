@@ -14,11 +14,12 @@ from pathlib import Path
 import aiosqlite
 import pytest
 
-from memory.search.segment import segment
+from memory.access.identities import ensure_person, get_person, link_identity, person_for
 from memory.store import migrations, schema
 from memory.store.database import Store, unreadable
+from memory.store.errors import UnknownSession
 from memory.store.records import Activity, Conversation, NewMessage, Usage
-from memory.store.writer import UnknownSession
+from memory.store.segment import segment
 
 
 @pytest.fixture
@@ -36,7 +37,7 @@ async def test_fresh_database_is_at_the_latest_version_in_wal_mode_with_owner(
 ) -> None:
     path = tmp_path / "state.db"
     async with await Store.open(path) as store:
-        assert await store.get_person("owner") is not None
+        assert await get_person(store, "owner") is not None
     db = sqlite3.connect(path)
     assert db.execute("PRAGMA user_version").fetchone()[0] == migrations.SCHEMA_VERSION
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -79,12 +80,13 @@ async def test_an_append_to_a_missing_session_fails_alone(store: Store) -> None:
 async def test_appended_turns_are_indexed_with_their_session_scope(store: Store) -> None:
     session = await store.open_session(dm())
     message_id = await store.append(session.id, NewMessage("user", "抹茶"))
-    async with store.reading() as db:
-        rows = await db.execute_fetchall(
+    rows = await store.read(
+        lambda db: db.execute(
             "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?",
             (f'"{schema.SCOPE_MARK}1" AND "抹茶"',),
-        )
-    assert [r[0] for r in rows] == [message_id]
+        ).fetchall()
+    )
+    assert [r["rowid"] for r in rows] == [message_id]
     assert segment("抹茶") == " 抹茶 茶 "
 
 
@@ -129,31 +131,31 @@ async def test_closing_an_unknown_session_is_an_error(store: Store) -> None:
 
 
 async def test_identities_resolve_to_their_person_and_can_move(store: Store) -> None:
-    await store.ensure_person("alice", "Alice")
-    await store.ensure_person("bob")
-    await store.link_identity("telegram:1", "alice")
-    assert await store.person_for("telegram:1") == "alice"
-    await store.link_identity("telegram:1", "bob")
-    assert await store.person_for("telegram:1") == "bob"
-    assert await store.person_for("discord:9") is None
+    await ensure_person(store, "alice", "Alice")
+    await ensure_person(store, "bob")
+    await link_identity(store, "telegram:1", "alice")
+    assert await person_for(store, "telegram:1") == "alice"
+    await link_identity(store, "telegram:1", "bob")
+    assert await person_for(store, "telegram:1") == "bob"
+    assert await person_for(store, "discord:9") is None
 
 
 async def test_linking_to_a_missing_person_is_refused(store: Store) -> None:
     with pytest.raises(LookupError, match="no person 'carol'"):
-        await store.link_identity("slack:T:U", "carol")
+        await link_identity(store, "slack:T:U", "carol")
     with pytest.raises(ValueError, match="platform:id"):
-        await store.link_identity("nocolon", "owner")
+        await link_identity(store, "nocolon", "owner")
 
 
 async def test_ensure_person_keeps_an_existing_display_name(store: Store) -> None:
-    await store.ensure_person("alice", "Alice")
-    person = await store.ensure_person("alice", "Someone Else")
+    await ensure_person(store, "alice", "Alice")
+    person = await ensure_person(store, "alice", "Someone Else")
     assert person.display_name == "Alice"
 
 
 async def test_recent_sessions_cover_dms_and_groups_taken_part_in(store: Store) -> None:
-    await store.ensure_person("alice")
-    await store.ensure_person("bob")
+    await ensure_person(store, "alice")
+    await ensure_person(store, "bob")
     alice_dm = await store.open_session(dm("alice"))
     group = await store.open_session(Conversation("discord", "chan", "group"))
     other_group = await store.open_session(Conversation("discord", "other", "group"))
@@ -191,12 +193,13 @@ async def test_edited_and_deleted_turns_leave_the_index_in_step(store: Store) ->
 
     await store.write(edit)
     report = await store.check_integrity()
-    async with store.reading() as db:
-        rows = await db.execute_fetchall(
+    rows = await store.read(
+        lambda db: db.execute(
             "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?", ('"抹茶" OR "庭園"',)
-        )
+        ).fetchall()
+    )
     assert report.ok, report.problems
-    assert [r[0] for r in rows] == [kept]
+    assert [r["rowid"] for r in rows] == [kept]
 
 
 async def test_integrity_check_reports_a_damaged_index(store: Store) -> None:

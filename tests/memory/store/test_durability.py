@@ -77,9 +77,8 @@ def test_kill_9_loses_no_acknowledged_append(tmp_path: Path) -> None:
         async def reopen() -> tuple[bool, list[str], set[int]]:
             async with await Store.open(path) as store:
                 report = await store.check_integrity()
-                async with store.reading() as db:
-                    rows = await db.execute_fetchall("SELECT id FROM messages")
-            return report.ok, report.problems, {r[0] for r in rows}
+                rows = await store.read(lambda db: db.execute("SELECT id FROM messages").fetchall())
+            return report.ok, report.problems, {r["id"] for r in rows}
 
         ok, problems, stored = asyncio.run(reopen())
         assert ok, problems

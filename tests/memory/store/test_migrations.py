@@ -8,11 +8,12 @@ import aiosqlite
 import pytest
 
 from memory.search.ranking import Scope, search
-from memory.search.segment import segment
 from memory.store import migrations, schema
 from memory.store.database import Store
 from memory.store.layout import layout_version
 from memory.store.records import NewMessage
+from memory.store.scalar import scalar_now
+from memory.store.segment import segment
 
 # (id, session, speaker, role, content, tool name, tool arguments, tool result, platform id, ts)
 V2_MESSAGES = [
@@ -63,8 +64,9 @@ async def test_upgrading_from_version_2_keeps_every_turn_as_it_was(tmp_path: Pat
     async with await Store.open(path) as store:
         report = await store.check_integrity()
         turns = await store.messages(1) + await store.messages(2)
-        async with store.reading() as db:
-            roles = await db.execute_fetchall("SELECT role FROM messages ORDER BY id")
+        roles = await store.read(
+            lambda db: db.execute("SELECT role FROM messages ORDER BY id").fetchall()
+        )
     assert report.ok, report.problems
     assert (report.schema_version, report.messages) == (migrations.SCHEMA_VERSION, 4)
     assert [
@@ -124,14 +126,13 @@ async def test_an_upgrade_that_rebuilds_the_turns_gives_their_old_pages_back(
         await db.execute(f"INSERT INTO {schema.FTS_TABLE}({schema.FTS_TABLE}) VALUES ('rebuild')")
         (pages,) = await db.execute_fetchall("PRAGMA page_count")
     async with await Store.open(path) as store:
-        async with store.reading() as db:
-            (free,) = await db.execute_fetchall("PRAGMA freelist_count")
-            (after,) = await db.execute_fetchall("PRAGMA page_count")
+        free = await store.read(lambda db: scalar_now(db, "PRAGMA freelist_count"))
+        after = await store.read(lambda db: scalar_now(db, "PRAGMA page_count"))
         report = await store.check_integrity()
     assert report.ok, report.problems
     assert report.messages == 2004
-    assert free[0] == 0
-    assert after[0] <= pages[0] * 1.1
+    assert free == 0
+    assert after <= pages[0] * 1.1
 
 
 async def test_a_user_version_below_the_tables_is_refused_before_anything_runs(

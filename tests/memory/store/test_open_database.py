@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from memory.access.identities import ensure_person
 from memory.search.ranking import Scope, search
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
@@ -86,7 +87,7 @@ async def store(tmp_path: Path) -> AsyncIterator[Store]:
     """A live store (WAL, its writer, checkpointer and readers open) holding a DM of the
     owner's and a group ben and the owner spoke in."""
     async with await Store.open(tmp_path / "state.db") as opened:
-        await opened.ensure_person("ben")
+        await ensure_person(opened, "ben")
         for conversation, turns in (
             (Conversation("telegram", "1", "dm", "owner"), DM),
             (Conversation("discord", "g", "group"), GROUP),

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from memory.store.database import Store
+from memory.store.errors import StoreUnavailable
 from memory.store.records import Conversation, NewMessage
 
 
@@ -28,7 +29,7 @@ async def test_a_read_sees_committed_turns_from_a_thread_of_its_own(tmp_path: Pa
 
 async def test_a_read_cannot_write(tmp_path: Path) -> None:
     async with await Store.open(tmp_path / "state.db") as store:
-        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        with pytest.raises(StoreUnavailable, match="readonly"):
             await store.read(lambda db: db.execute("DELETE FROM turns"))
 
 

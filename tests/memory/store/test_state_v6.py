@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from memory.search.ranking import Scope, search
-from memory.search.segment import normalize, stored_form
 from memory.store import health, migration_steps_late, migrations, schema
 from memory.store.database import Store
+from memory.store.segment import normalize, stored_form
 from tests.helpers.paths import DATA
 
 FIXTURE = DATA / "state-v6.db"

@@ -8,8 +8,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memory.access import timezones
-from memory.access.timezones import (
+from memory.access.identities import ensure_person
+from memory.schedule import timezones
+from memory.schedule.timezones import (
     NoSuchPerson,
     effective_zone,
     set_timezone,
@@ -20,7 +21,7 @@ from memory.store.database import Store
 
 
 async def test_a_person_sets_and_clears_their_zone(store: Store) -> None:
-    await store.ensure_person("alice")
+    await ensure_person(store, "alice")
     assert await timezone_of(store, "alice") is None
     await set_timezone(store, "alice", "Asia/Tokyo")
     assert await timezone_of(store, "alice") == "Asia/Tokyo"
@@ -29,7 +30,7 @@ async def test_a_person_sets_and_clears_their_zone(store: Store) -> None:
 
 
 async def test_an_unknown_zone_is_refused_and_nothing_changes(store: Store) -> None:
-    await store.ensure_person("alice")
+    await ensure_person(store, "alice")
     await set_timezone(store, "alice", "Europe/Berlin")
     with pytest.raises(BadSchedule, match="not a time zone"):
         await set_timezone(store, "alice", "Europe/Atlantis")

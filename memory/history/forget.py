@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import aiosqlite
 
+from memory.access.identities import get_person
 from memory.access.people import OWNER, person_dir
 from memory.history.erasures import forget_scope
 from memory.history.scrub import scrubbing
@@ -31,6 +34,7 @@ from memory.media.records import StoredMedia
 from memory.media.removal import remove_media_files, take_media
 from memory.store.database import Store
 from memory.store.records import person_scope
+from memory.store.scalar import scalar
 
 
 class CannotForget(ValueError):
@@ -63,8 +67,7 @@ class ForgetReport:
 async def survey(store: Store, home: Path, person: str) -> ForgetReport:
     """What `forget_person` would remove, without removing anything."""
     _refuse_owner(person)
-    async with store.reading() as db:
-        report = await _count(db, person)
+    report = await store.read(lambda db: _count_now(db, person))
     folder = await asyncio.to_thread(_existing, person_dir(home, person))
     if not await _known(store, person) and folder is None:
         raise CannotForget(f"kioku knows no person {person!r}; `kioku people list` shows them")
@@ -80,11 +83,11 @@ async def forget_person(store: Store, home: Path, person: str) -> ForgetReport:
 
     async def op(db: aiosqlite.Connection) -> ForgetReport:
         report = await _count(db, person)
-        known = await _scalar(db, "SELECT count(*) FROM persons WHERE id = ?", person)
+        known = await scalar(db, "SELECT count(*) FROM persons WHERE id = ?", (person,))
         if not known and folder is None:
             raise CannotForget(f"kioku knows no person {person!r}; `kioku people list` shows them")
         dm = "SELECT id FROM sessions WHERE person_id = ?"
-        taken[:] = await take_media(db, _THEIR_MEDIA, (person, person, person))
+        taken[:] = await take_media(db, _THEIR_MEDIA, {"person": person})
         await db.execute(f"DELETE FROM turns WHERE session_id IN ({dm})", (person,))
         await db.execute("DELETE FROM turns WHERE speaker_id = ?", (person,))
         await db.execute("DELETE FROM sessions WHERE person_id = ?", (person,))
@@ -123,8 +126,19 @@ async def forget_person(store: Store, home: Path, person: str) -> ForgetReport:
 
 # The kept files of a person: their own (their DMs'), and those of their turns in groups.
 _THEIR_MEDIA = (
-    "owner = ? OR session_id IN (SELECT id FROM sessions WHERE person_id = ?) "
-    "OR message_id IN (SELECT id FROM turns WHERE speaker_id = ?)"
+    "owner = :person OR session_id IN (SELECT id FROM sessions WHERE person_id = :person) "
+    "OR message_id IN (SELECT id FROM turns WHERE speaker_id = :person)"
+)
+# What `survey` and `forget_person` count.
+_IDENTITIES = "SELECT identity FROM identities WHERE person_id = :person ORDER BY identity"
+_DM = "SELECT id FROM sessions WHERE person_id = :person"
+_COUNTS = (
+    "SELECT (SELECT count(*) FROM sessions WHERE person_id = :person) AS dm_sessions, "
+    f"(SELECT count(*) FROM turns WHERE session_id IN ({_DM})) AS turns, "
+    "(SELECT count(*) FROM turns WHERE speaker_id = :person "
+    f"AND session_id NOT IN ({_DM})) AS group_turns, "
+    "(SELECT count(*) FROM jobs WHERE person_id = :person) AS jobs, "
+    f"(SELECT count(*) FROM media WHERE {_THEIR_MEDIA}) AS files"
 )
 
 
@@ -136,38 +150,33 @@ def _refuse_owner(person: str) -> None:
 
 
 async def _known(store: Store, person: str) -> bool:
-    return await store.get_person(person) is not None
+    return await get_person(store, person) is not None
 
 
 async def _count(db: aiosqlite.Connection, person: str) -> ForgetReport:
-    async with db.execute(
-        "SELECT identity FROM identities WHERE person_id = ? ORDER BY identity", (person,)
-    ) as cursor:
-        identities = [str(row[0]) for row in await cursor.fetchall()]
-    dm = "SELECT id FROM sessions WHERE person_id = ?"
+    """What forgetting `person` takes, inside a write transaction (`_count_now` reads)."""
+    identities = await db.execute_fetchall(_IDENTITIES, {"person": person})
+    counts = await db.execute_fetchall(_COUNTS, {"person": person})
+    return _report(person, identities, next(iter(counts)))
+
+
+def _count_now(db: sqlite3.Connection, person: str) -> ForgetReport:
+    """`_count` on a plain read connection (`store.read`)."""
+    identities = db.execute(_IDENTITIES, {"person": person}).fetchall()
+    return _report(person, identities, db.execute(_COUNTS, {"person": person}).fetchone())
+
+
+def _report(person: str, identities: Iterable[sqlite3.Row], counts: sqlite3.Row) -> ForgetReport:
     return ForgetReport(
         person=person,
-        identities=identities,
-        dm_sessions=await _scalar(db, "SELECT count(*) FROM sessions WHERE person_id = ?", person),
-        turns=await _scalar(db, f"SELECT count(*) FROM turns WHERE session_id IN ({dm})", person),
-        group_turns=await _scalar(
-            db,
-            f"SELECT count(*) FROM turns WHERE speaker_id = ? AND session_id NOT IN ({dm})",
-            person,
-            person,
-        ),
-        jobs=await _scalar(db, "SELECT count(*) FROM jobs WHERE person_id = ?", person),
+        identities=[str(row["identity"]) for row in identities],
+        dm_sessions=counts["dm_sessions"],
+        turns=counts["turns"],
+        group_turns=counts["group_turns"],
+        jobs=counts["jobs"],
         folder=None,
-        files=await _scalar(
-            db, f"SELECT count(*) FROM media WHERE {_THEIR_MEDIA}", person, person, person
-        ),
+        files=counts["files"],
     )
-
-
-async def _scalar(db: aiosqlite.Connection, sql: str, *params: str) -> int:
-    async with db.execute(sql, params) as cursor:
-        row = await cursor.fetchone()
-    return 0 if row is None else int(row[0])
 
 
 def _existing(folder: Path) -> Path | None:

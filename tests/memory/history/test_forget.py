@@ -8,12 +8,14 @@ from pathlib import Path
 import pytest
 
 from memory.access.codes import issue_link_code
-from memory.access.forget import CannotForget, forget_person, survey
+from memory.access.identities import ensure_person, get_person, link_identity, person_for
+from memory.history.forget import CannotForget, forget_person, survey
 from memory.schedule.jobs import NewJob, Target, claim_due, create_job, list_jobs
 from memory.schedule.timing import parse_when
 from memory.search.ranking import Scope, search
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
+from memory.store.scalar import scalar_now
 
 
 async def say(store: Store, conversation: Conversation, speaker: str | None, text: str) -> None:
@@ -23,9 +25,9 @@ async def say(store: Store, conversation: Conversation, speaker: str | None, tex
 
 
 async def alice_with_history(store: Store, home: Path) -> Conversation:
-    await store.ensure_person("alice")
-    await store.link_identity("telegram:7", "alice")
-    await store.link_identity("discord:8", "alice")
+    await ensure_person(store, "alice")
+    await link_identity(store, "telegram:7", "alice")
+    await link_identity(store, "discord:8", "alice")
     await say(store, Conversation("telegram", "7", "dm", "alice"), "alice", "my pelican secret")
     group = Conversation("telegram", "g", "group")
     await say(store, group, "alice", "pelican in the group")
@@ -40,8 +42,7 @@ async def alice_with_history(store: Store, home: Path) -> Conversation:
 
 
 async def count(store: Store, sql: str) -> int:
-    async with store.reading() as db, db.execute(sql) as cursor:
-        return int((await cursor.fetchone())[0])
+    return await store.read(lambda db: scalar_now(db, sql))
 
 
 async def test_forget_removes_dm_sessions_identities_links_and_folder(
@@ -53,8 +54,8 @@ async def test_forget_removes_dm_sessions_identities_links_and_folder(
     assert (report.dm_sessions, report.turns, report.group_turns) == (1, 1, 1)
     assert report.folder == home / "people" / "alice"
     assert not report.folder.exists()
-    assert await store.get_person("alice") is None
-    assert await store.person_for("telegram:7") is None
+    assert await get_person(store, "alice") is None
+    assert await person_for(store, "telegram:7") is None
     assert await count(store, "SELECT count(*) FROM sessions WHERE kind = 'dm'") == 0
     assert await count(store, "SELECT count(*) FROM link_codes") == 0
     assert await count(store, "SELECT count(*) FROM participants WHERE person_id='alice'") == 0
@@ -85,7 +86,7 @@ async def test_survey_counts_without_removing(store: Store, home: Path) -> None:
     await alice_with_history(store, home)
     report = await survey(store, home, "alice")
     assert (report.dm_sessions, report.group_turns, len(report.identities)) == (1, 1, 2)
-    assert await store.get_person("alice") is not None
+    assert await get_person(store, "alice") is not None
 
 
 async def test_the_owner_cannot_be_forgotten(store: Store, home: Path) -> None:
@@ -107,8 +108,8 @@ async def test_a_left_over_folder_is_still_removed(store: Store, home: Path) -> 
 async def test_forget_counts_and_removes_the_persons_jobs_and_their_runs(
     store: Store, home: Path
 ) -> None:
-    await store.ensure_person("alice")
-    await store.ensure_person("bob")
+    await ensure_person(store, "alice")
+    await ensure_person(store, "bob")
     now = datetime(2026, 12, 3, tzinfo=UTC)
     when = parse_when(at=None, in_="1m", cron=None, every=None, zone=UTC, now=now, min_interval=60)
     for person, kind in (("alice", "dm"), ("alice", "group"), ("bob", "dm")):

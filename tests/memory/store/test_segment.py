@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory.search.segment import CJK_RUN, bigrams, normalize, segment, segment_text
+from memory.store.segment import CJK_RUN, bigrams, normalize, segment, segment_text
 
 
 @given(st.text(alphabet=st.characters(max_codepoint=127)))

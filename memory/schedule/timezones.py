@@ -29,7 +29,7 @@ async def timezone_of(store: Store, person: str) -> str | None:
 
     def read(db: sqlite3.Connection) -> str | None:
         row = db.execute("SELECT timezone FROM persons WHERE id = ?", (person,)).fetchone()
-        return None if row is None else row[0]
+        return None if row is None else row["timezone"]
 
     return await store.read(read)
 

@@ -189,6 +189,13 @@ class Adapter(ABC):
     async def stop(self) -> None:
         """Stop taking messages and release every connection and task; safe to call twice."""
 
+    async def __aenter__(self) -> Adapter:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
     @abstractmethod
     async def send(self, message: Outbound) -> None:
         """Deliver a reply; raise if it could not be delivered after the platform's retries."""

@@ -6,7 +6,6 @@ background reviews it starts, so that shutdown can cancel them.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Coroutine
 from typing import Any
 
@@ -23,6 +22,7 @@ from agent.tools.context import Services
 from agent.tools.registry import ToolRegistry
 from agent.turn import Turn, TurnOutcome
 from memory.store.records import Session
+from plumbing.tasks import Tasks
 
 log = structlog.get_logger("kioku.agent")
 
@@ -58,7 +58,7 @@ class Agent:
         self.skills_index = skills_index
         self.runner = TurnRunner(provider, services, registry)
         self._live: dict[int, LiveSession] = {}
-        self._background: set[asyncio.Task[Any]] = set()
+        self._background = Tasks()
         self._reviewing: set[int] = set()
 
     @property
@@ -148,11 +148,15 @@ class Agent:
         """Drop a session's in-memory state without a review (e.g. its person was forgotten)."""
         self._live.pop(session_id, None)
 
+    async def __aenter__(self) -> Agent:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
     async def aclose(self) -> None:
         """Cancel background reviews, close the media reader's clients and the provider."""
-        for task in list(self._background):
-            task.cancel()
-        await asyncio.gather(*self._background, return_exceptions=True)
+        await self._background.cancel()
         try:
             await self.media.aclose()
         finally:
@@ -173,11 +177,9 @@ class Agent:
             self._reviewing.discard(live.session.id)
 
     def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
-        task = asyncio.create_task(work, name=name)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._background.spawn(work, name)
 
     async def idle(self) -> None:
         """Wait for the background reviews running now, so tests wait on them, not on time."""
-        while self._background:
-            await asyncio.gather(*list(self._background), return_exceptions=True)
+        while len(self._background):
+            await self._background.wait()

@@ -9,9 +9,11 @@ grace period before anything is closed; SIGHUP reloads what can change while run
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,21 +34,21 @@ from config.logs import LEVELS
 from config.paths import ensure_home
 from config.settings import Settings
 from gateway import instance
-from gateway.backups import ScheduledBackups
 from gateway.commands.builtin import SLASH_COMMANDS
 from gateway.gateway import Gateway
 from gateway.identity import Identities
-from gateway.job_delivery import Courier
-from gateway.retention import RetentionSweeper
-from gateway.scheduled_turns import ScheduledTurns
-from gateway.scheduler import Scheduler, schedule_status
+from gateway.scheduling.delivery import Courier
+from gateway.scheduling.scheduler import Scheduler, schedule_status
 from gateway.service.notify import Notifier
 from gateway.supervisor import Supervisor
+from gateway.upkeep.backups import ScheduledBackups
+from gateway.upkeep.retention import RetentionSweeper
 from inputs.durations import parse_duration
 from memory.media import count_media
 from memory.store.database import Store
 from memory.store.errors import StoreCorrupt, StoreError, is_disk_full
 from memory.store.migrations import SchemaVersionError
+from plumbing.tasks import Tasks
 from web.app import WebServer
 
 log = structlog.get_logger("kioku.daemon")
@@ -134,38 +136,51 @@ class Daemon:
         self.mcp = McpManager(settings.mcp)
         self._stop = asyncio.Event()
         self._reloading = asyncio.Lock()
-        self._tasks: set[asyncio.Task[None]] = set()
 
     async def run(self) -> None:
+        """Enter every part in one exit stack, in the order each needs the ones before it
+        (store, MCP servers, memory providers, agent, gateway, background tasks, signals,
+        web page, retention sweep, adapters, scheduler); serve until SIGTERM or SIGINT,
+        drain the turns in flight, then leave them in reverse."""
+        async with contextlib.AsyncExitStack() as stack:
+            store = await stack.enter_async_context(await self._open_store())
+            await stack.enter_async_context(self.mcp)
+            home = self.settings.home
+            providers = await stack.enter_async_context(
+                MemoryProviders(self.settings.providers, home, lexical_search(store)).running(store)
+            )
+            provider = await self._provider()
+            agent = await stack.enter_async_context(
+                build_agent(self.settings, store, provider, mcp=self.mcp, providers=providers)
+            )
+            identities = Identities(store, self.settings)
+            await identities.ensure_owner(os.getuid())
+            gateway = await stack.enter_async_context(
+                Gateway(store, agent, identities, self.settings, self.outlet)
+            )
+            tasks = await stack.enter_async_context(Tasks())
+            status = self._status(store, gateway, providers)
+            parts = self._parts(store, identities, gateway, status)
+            stack.enter_context(self._signals(identities, gateway, tasks))
+            watchdog = self.notifier.start_watchdog()
+            if watchdog is not None:
+                tasks.adopt(watchdog)
+            for part in parts:
+                await stack.enter_async_context(part)
+            # Leaving, the signal handlers go first (again: a no-op at their own place), so
+            # a second SIGTERM while the parts stop ends the process at once.
+            stack.callback(_unhook_signals, asyncio.get_running_loop())
+            self._serving(agent.has_model, tasks)
+            await self._stop.wait()
+            await self._drain(gateway)
+        log.info("daemon_stopped")
+
+    async def _open_store(self) -> Store:
         path = self.settings.home / "state.db"
         try:
-            store = await Store.open(path)
+            return await Store.open(path)
         except (StoreError, SchemaVersionError, OSError) as exc:
             raise StartupError(await why_unopenable(path, exc)) from exc
-        providers = MemoryProviders(
-            self.settings.providers, self.settings.home, lexical_search(store)
-        )
-        try:
-            await self.mcp.start()
-            await providers.start(store)
-            agent = build_agent(
-                self.settings, store, await self._provider(), mcp=self.mcp, providers=providers
-            )
-            try:
-                identities = Identities(store, self.settings)
-                await identities.ensure_owner(os.getuid())
-                gateway = Gateway(store, agent, identities, self.settings, self.outlet)
-                try:
-                    await self._serve(store, agent.has_model, identities, gateway, providers)
-                finally:
-                    await gateway.close()
-            finally:
-                await agent.aclose()
-        finally:
-            await providers.aclose()
-            await self.mcp.aclose()
-            await store.close()
-        log.info("daemon_stopped")
 
     async def _provider(self) -> Provider:
         """The given provider, or the configured one with its context window (asked of the
@@ -178,14 +193,11 @@ class Daemon:
     def outlet(self, platform: str) -> Adapter | None:
         return None if self.supervisor is None else self.supervisor.outlet(platform)
 
-    async def _serve(
-        self,
-        store: Store,
-        has_model: bool,
-        identities: Identities,
-        gateway: Gateway,
-        providers: MemoryProviders,
-    ) -> None:
+    def _status(
+        self, store: Store, gateway: Gateway, providers: MemoryProviders
+    ) -> Callable[[], Awaitable[dict[str, Any]]]:
+        """What `kioku status` and the web page show of the running daemon."""
+
         async def status() -> dict[str, Any]:
             return {
                 "pid": os.getpid(),
@@ -199,12 +211,23 @@ class Daemon:
                 "schedule": await schedule_status(store),
             }
 
+        return status
+
+    def _parts(
+        self,
+        store: Store,
+        identities: Identities,
+        gateway: Gateway,
+        status: Callable[[], Awaitable[dict[str, Any]]],
+    ) -> list[contextlib.AbstractAsyncContextManager[Any]]:
+        """The parts that serve, in the order they start: the web page, the retention
+        sweep, the adapters under their supervisor, and the scheduler last, so a reminder
+        due at start-up finds its platform connected."""
         schedule = self.settings.schedule
-        turns = ScheduledTurns(gateway)
         courier = Courier(
             store,
-            self.outlet,
-            turns,
+            gateway.outbound,
+            gateway.turns,
             lambda: schedule.default_timezone,
             first_retry=parse_duration(schedule.retry),
         )
@@ -218,58 +241,49 @@ class Daemon:
             claim_owner=gateway.claims.expect,
         )
         self.supervisor = Supervisor(configured_adapters(self.settings, wiring))
+        web_page = WebServer(self.settings, store, status)
+        sweeper = RetentionSweeper(store, lambda: self.settings.history.keep_days)
+        return [web_page, sweeper, self.supervisor, scheduler]
+
+    @contextlib.contextmanager
+    def _signals(self, identities: Identities, gateway: Gateway, tasks: Tasks) -> Iterator[None]:
+        """SIGTERM and SIGINT stop the daemon, SIGHUP reloads, for the `with`."""
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stop.set)
-        loop.add_signal_handler(signal.SIGHUP, self._on_sighup, identities, gateway)
-        web_page = WebServer(self.settings, store, status)
-        sweeper = RetentionSweeper(store, lambda: self.settings.history.keep_days)
-        watchdog = self.notifier.start_watchdog()
+        loop.add_signal_handler(signal.SIGHUP, self._on_sighup, identities, gateway, tasks)
         try:
-            await web_page.start()
-            sweeper.start()
-            await self.supervisor.start()
-            scheduler.start()
-            states = self.supervisor.states()
-            running = sorted(name for name, s in states.items() if s["state"] == "running")
-            log.info(
-                "daemon_started",
-                home=str(self.settings.home),
-                pid=os.getpid(),
-                adapters={name: s["state"] for name, s in states.items()},
-                model=has_model,
-            )
-            self.notifier.ready(f"serving: {', '.join(running) or 'no adapter yet'}")
-            self._schedule_backups()
-            await self._stop.wait()
-            log.info("daemon_stopping", grace_period=self.settings.gateway.grace_period)
-            self.notifier.stopping("stopping: finishing turns in flight")
-            if not await gateway.drain(self.settings.gateway.grace_period):
-                log.warning("turns_cut_short", grace_period=self.settings.gateway.grace_period)
+            yield
         finally:
-            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-                loop.remove_signal_handler(sig)
-            await scheduler.stop()
-            await self.supervisor.stop()
-            await sweeper.stop()
-            await web_page.stop()
-            tasks = [*self._tasks, *([watchdog] if watchdog else [])]
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            _unhook_signals(loop)
 
-    def _schedule_backups(self) -> None:
-        """With `backup.every` set, an owned task backs the home up (gateway/backups.py)."""
+    def _serving(self, has_model: bool, tasks: Tasks) -> None:
+        """Every part runs: say so (log, systemd), and start the scheduled backups."""
+        assert self.supervisor is not None
+        states = self.supervisor.states()
+        running = sorted(name for name, s in states.items() if s["state"] == "running")
+        log.info(
+            "daemon_started",
+            home=str(self.settings.home),
+            pid=os.getpid(),
+            adapters={name: s["state"] for name, s in states.items()},
+            model=has_model,
+        )
+        self.notifier.ready(f"serving: {', '.join(running) or 'no adapter yet'}")
         if self.settings.backup.every_seconds is not None:
             backups = ScheduledBackups(self.settings.home, self.settings.backup)
-            task = asyncio.create_task(backups.run(), name="scheduled-backups")
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            tasks.spawn(backups.run(), "scheduled-backups")
 
-    def _on_sighup(self, identities: Identities, gateway: Gateway) -> None:
-        task = asyncio.create_task(self._reload(identities, gateway), name="config-reload")
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+    async def _drain(self, gateway: Gateway) -> None:
+        """Stop taking messages; let the turns in flight finish within the grace period."""
+        grace = self.settings.gateway.grace_period
+        log.info("daemon_stopping", grace_period=grace)
+        self.notifier.stopping("stopping: finishing turns in flight")
+        if not await gateway.drain(grace):
+            log.warning("turns_cut_short", grace_period=grace)
+
+    def _on_sighup(self, identities: Identities, gateway: Gateway, tasks: Tasks) -> None:
+        tasks.spawn(self._reload(identities, gateway), "config-reload")
 
     async def _reload(self, identities: Identities, gateway: Gateway) -> None:
         """Apply the reloadable settings; a broken file keeps the running configuration."""
@@ -290,6 +304,11 @@ class Daemon:
             self.notifier.status(
                 f"reloaded; restart needed for: {', '.join(restart)}" if restart else "reloaded"
             )
+
+
+def _unhook_signals(loop: asyncio.AbstractEventLoop) -> None:
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        loop.remove_signal_handler(sig)
 
 
 def changed_keys(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:

@@ -2,8 +2,9 @@
 
 `handle` is every adapter's `deliver`. It returns once the message is queued (or
 answered, for a command), so a slow model never holds up a platform's event loop.
-Turns run in their conversation's FIFO line; a reply that cannot be delivered is
-logged with its session id and the turn stays stored, and the line goes on.
+Turns run in their conversation's FIFO line (gateway/turns/pipeline.py); every reply
+leaves through the one way out (gateway/outbound.py): one that cannot be delivered is
+logged with its session id, the turn stays stored, and the line goes on.
 """
 
 from __future__ import annotations
@@ -12,28 +13,26 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 import structlog
 
-from adapters.base import Adapter, Address, Delta, Inbound, Outbound
+from adapters.base import Address, Inbound
 from agent.agent import Agent
-from agent.prompt import TurnContext
-from agent.providers import OnText
-from agent.tools.context import Origin
-from agent.turn import Turn
 from config.settings import Settings
 from gateway.commands.dispatch import Commands
 from gateway.commands.parsing import Command, parse
-from gateway.deletions import ChatDeletions
-from gateway.intake import Intake, take_in
+from gateway.outbound import Dispatcher, Outlets
 from gateway.owner_claims import CLAIMED, OwnerClaims
 from gateway.queues import ConversationQueues, LineState
 from gateway.sessions import OpenSession, Sessions, conversation_for
+from gateway.turns.deletions import ChatDeletions
+from gateway.turns.pipeline import Delivery, Turns
 from memory.store import deliveries
 from memory.store.database import Store
-from memory.store.errors import StoreFull
 from memory.store.records import Conversation
+from plumbing.tasks import Tasks
 
 if TYPE_CHECKING:
     from gateway.identity import Identities
@@ -41,15 +40,7 @@ if TYPE_CHECKING:
 log = structlog.get_logger("kioku.gateway")
 
 DRAINING = "kioku is restarting; please send that again in a minute."
-TURN_FAILED = "Something went wrong while answering; the details are in kioku's log."
-STORE_FULL = (
-    "I can't answer right now: the disk where I keep our conversations is full, so I "
-    "could not save your message. Please send it again once there is space (kioku's "
-    "log says where)."
-)
 PRUNE_EVERY = 6 * 3600
-# (platform, chat, platform message id)
-Delivery = tuple[str, str, str]
 # What became of an incoming message: only "handled" ones are recorded as delivered at
 # once; "queued" ones when their turn is stored; "refused" ones never.
 Outcome = Literal["handled", "queued", "refused"]
@@ -86,7 +77,8 @@ class GatewayStats:
 class Gateway:
     """Owns the way in for every message: admission (who, and may they), duplicate drops,
     slash commands, the per-conversation queues and the live sessions; it hands turns to
-    the agent and replies to the adapter that brought the message."""
+    the agent, a message's and a scheduled prompt's alike, and sends every reply through
+    the one way out (`outbound`). `async with` closes it."""
 
     def __init__(
         self,
@@ -94,13 +86,13 @@ class Gateway:
         agent: Agent,
         identities: Identities,
         settings: Settings,
-        outlets: Callable[[str], Adapter | None],
+        outlets: Outlets,
     ) -> None:
         self.store = store
         self.agent = agent
         self.identities = identities
         self.settings = settings
-        self.outlets = outlets
+        self.outbound = Dispatcher(outlets, lambda: self.settings.media.long_replies_as_file)
         self.queues = ConversationQueues(
             settings.gateway.max_parallel_turns, settings.gateway.max_queued_per_conversation
         )
@@ -108,9 +100,18 @@ class Gateway:
         self.commands = Commands(store, agent, identities, self)
         self.deletions = ChatDeletions(store, self.sessions, agent.services.deletions)
         self.claims = OwnerClaims()
+        self.turns = Turns(
+            store,
+            agent,
+            lambda: self.settings,
+            self.sessions,
+            self.queues,
+            self.deletions,
+            self.outbound,
+        )
         self._accepting = True
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._housekeeping: asyncio.Task[None] | None = None
+        self._tasks = Tasks()
+        self._pruning = False
         # Platform message ids taken in but not yet stored, and the conversation they wait in.
         self._pending: dict[Delivery, str] = {}
 
@@ -173,7 +174,7 @@ class Gateway:
         arrived = time.monotonic()
         queued = self.queues.submit(
             conversation.key,
-            lambda: self._turn(inbound, person, conversation, delivery, arrived),
+            partial(self._turn, inbound, person, conversation, delivery, arrived),
             name=f"turn-{inbound.message_id or ''}",
         )
         if not queued:
@@ -185,11 +186,17 @@ class Gateway:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
+    async def __aenter__(self) -> Gateway:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
     def reload(self, settings: Settings) -> None:
         """Apply session and queue limits that can change while running (SIGHUP)."""
         self.settings = settings
         self.sessions.reload(settings.sessions)
-        self._spawn(
+        self._tasks.spawn(
             self.queues.resize(
                 settings.gateway.max_parallel_turns, settings.gateway.max_queued_per_conversation
             ),
@@ -223,16 +230,12 @@ class Gateway:
         return finished
 
     async def close(self) -> None:
-        """Stop timers and lines, then close every open session with reason "shutdown"."""
+        """Stop its tasks, timers and lines, then close every open session with reason
+        "shutdown"."""
         self._accepting = False
-        if self._housekeeping is not None:
-            self._housekeeping.cancel()
-            await asyncio.gather(self._housekeeping, return_exceptions=True)
+        await self._tasks.cancel()
         await self.sessions.stop_timers()
         await self.queues.close()
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.sessions.close_all("shutdown")
 
     # -- what the commands may ask (commands.Control) ---------------------------------------
@@ -281,8 +284,9 @@ class Gateway:
     def _start(self) -> None:
         """Timers start with the first message, inside the running loop."""
         self.sessions.start()
-        if self._housekeeping is None:
-            self._housekeeping = asyncio.create_task(self._prune(), name="gateway-prune")
+        if not self._pruning:
+            self._pruning = True
+            self._tasks.spawn(self._prune(), "gateway-prune")
 
     async def _prune(self) -> None:
         """Forget old delivery ids now and every few hours; a failure waits for the next round."""
@@ -316,120 +320,17 @@ class Gateway:
         delivery: Delivery | None,
         arrived: float,
     ) -> None:
+        """The message's turn; its id stops being held once the turn is over."""
         try:
-            settled = await self.deletions.settle(inbound, person, conversation.key, arrived)
-            if settled.reply is not None:
-                await self._send(inbound.address, settled.reply)
-            if settled.consumed:
-                if delivery is not None:
-                    await deliveries.record(self.store, *delivery)
-                return
-            await self._answer(inbound, person, conversation, delivery)
-        except StoreFull as exc:
-            log.error("store_full", conversation=conversation.key, error=str(exc))
-            await self._send(inbound.address, STORE_FULL)
-        except Exception:
-            log.exception("turn_failed", conversation=conversation.key)
-            await self._send(inbound.address, TURN_FAILED)
+            await self.turns.message(inbound, person, conversation, delivery, arrived)
         finally:
             if delivery is not None:
                 self._pending.pop(delivery, None)
 
-    async def _answer(
-        self,
-        inbound: Inbound,
-        person: str | None,
-        conversation: Conversation,
-        delivery: Delivery | None,
-    ) -> None:
-        address = inbound.address
-        outlet = self.outlets(inbound.platform)
-        if outlet is not None:
-            try:
-                await outlet.working(address)
-            except Exception as exc:
-                log.warning("working_failed", platform=inbound.platform, error=repr(exc))
-        intake = await self._take_in(inbound)
-        if not intake.has_content and delivery is not None:
-            await deliveries.record(self.store, *delivery)
-        await self._tell(address, intake, more=intake.has_content)
-        if not intake.has_content:
-            return
-        session = await self.sessions.open(conversation)
-        turn = Turn(
-            session=session,
-            speaker=person,
-            text=intake.text,
-            media=intake.media,
-            context=TurnContext(
-                when=inbound.received_at.astimezone(),
-                platform=inbound.platform,
-                speaker_name=inbound.sender_name,
-                is_group=not inbound.is_direct,
-                reply_to=inbound.reply_to_text,
-            ),
-            platform_message_id=inbound.message_id,
-            origin=Origin(inbound.platform, inbound.chat, inbound.thread, inbound.sender),
-            on_stored=None
-            if delivery is None
-            else lambda: deliveries.record(self.store, *delivery),
-        )
-        outcome = await self.agent.respond(turn, on_text=self._streamer(outlet, address))
-        self.sessions.touch(conversation.key)
-        listing = self.deletions.show(conversation.key)
-        await self._send(address, outcome.text, session.id, more=listing is not None)
-        if listing is not None:
-            await self._send(address, listing, session.id)
-        try:
-            await self.agent.after_turn(session.id, person)
-        except Exception:
-            log.exception("after_turn_failed", session=session.id)
-
-    async def _take_in(self, inbound: Inbound) -> Intake:
-        if not inbound.attachments:
-            return Intake(inbound.text, (), (), None)
-        return await take_in(inbound, self.agent.media, self.settings.media, self.settings.stt)
-
-    async def _tell(self, address: Address, intake: Intake, *, more: bool) -> None:
-        """What was not read and why, then what a voice note was heard as; `more`: the
-        answer follows."""
-        if intake.notices:
-            await self._send(address, "\n".join(intake.notices), more=more or bool(intake.echo))
-        if intake.echo:
-            await self._send(address, intake.echo, more=more)
-
-    def _streamer(self, outlet: Adapter | None, address: Address) -> OnText | None:
-        if outlet is None or not outlet.streams:
-            return None
-        broken = False
-
-        async def on_text(text: str) -> None:
-            nonlocal broken
-            if broken:
-                return
-            try:
-                await outlet.stream(Delta(address, text))
-            except Exception as exc:
-                broken = True
-                log.warning("stream_failed", platform=address.platform, error=repr(exc))
-
-        return on_text
-
     async def _send(
         self, address: Address, text: str, session_id: int | None = None, *, more: bool = False
     ) -> None:
-        """Deliver a reply; a failure is logged (the turn is already stored), never raised."""
-        outlet = self.outlets(address.platform)
-        if outlet is None:
-            log.warning("outlet_down", platform=address.platform, session=session_id)
-            return
-        try:
-            long_as_file = self.settings.media.long_replies_as_file
-            await outlet.send(Outbound(address, text, long_as_file=long_as_file, more=more))
-        except Exception as exc:
-            log.warning(
-                "send_failed", platform=address.platform, session=session_id, error=repr(exc)
-            )
+        await self.outbound.reply(address, text, session_id, more=more)
 
     def _expire(self, key: str, reason: str, session_id: int) -> None:
         async def job() -> None:
@@ -437,11 +338,6 @@ class Gateway:
                 await self.sessions.close(key, reason)
 
         self.queues.submit(key, job, name=f"close-{reason}", force=True)
-
-    def _spawn(self, work: Any, name: str) -> None:
-        task = asyncio.create_task(work, name=name)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
 
 def _delivery(inbound: Inbound) -> Delivery | None:

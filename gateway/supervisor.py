@@ -19,6 +19,7 @@ import structlog
 
 from adapters.base import Adapter
 from plumbing.backoff import Backoff
+from plumbing.tasks import Tasks
 
 log = structlog.get_logger("kioku.supervisor")
 
@@ -38,7 +39,7 @@ class AdapterState:
 
 
 class Supervisor:
-    """Owns the adapters' lifecycles; `start()` once, `stop()` once."""
+    """Owns the adapters' lifecycles: `start()` once, `stop()` once, or one `async with`."""
 
     def __init__(
         self,
@@ -55,16 +56,26 @@ class Supervisor:
         self._start_timeout = start_timeout
         self._stop_timeout = stop_timeout
         self._stable_after = stable_after
-        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._loops = Tasks()
 
     async def start(self) -> None:
         """Start every adapter; return once each is running or waiting to retry."""
         first_tries = {name: asyncio.Event() for name in self._adapters}
         for name, adapter in self._adapters.items():
-            self._tasks[name] = asyncio.create_task(
-                self._keep_serving(adapter, first_tries[name]), name=f"adapter-{name}"
-            )
+            self._loops.spawn(self._keep_serving(adapter, first_tries[name]), f"adapter-{name}")
         await asyncio.gather(*(event.wait() for event in first_tries.values()))
+
+    async def __aenter__(self) -> Supervisor:
+        """`start`; a start cut short stops what it had started."""
+        try:
+            await self.start()
+        except BaseException:
+            await self.stop()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
 
     def states(self) -> dict[str, dict[str, Any]]:
         """Per adapter: `{"state", "since", "last_error"}`, ready for JSON."""
@@ -82,11 +93,7 @@ class Supervisor:
 
     async def stop(self) -> None:
         """Cancel the restart loops, then stop every adapter; safe to call twice."""
-        tasks = list(self._tasks.values())
-        self._tasks.clear()
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._loops.cancel()
         for adapter in self._adapters.values():
             if self._states[adapter.name].state != "stopped":
                 await self._stop_adapter(adapter)

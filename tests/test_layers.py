@@ -44,9 +44,13 @@ FACES = ("gateway/cli/", "gateway/setup/", "gateway/__main__.py")
 ROOM_NEVER_IMPORTS = {
     "gateway/service/": ("gateway.doctor.", "gateway.client."),
     "gateway/client/": ("gateway.doctor.", "gateway.service."),
+    "gateway/scheduling/": ("gateway.gateway.", "gateway.turns.", "gateway.daemon."),
+    "gateway/turns/": ("gateway.gateway.", "gateway.scheduling.", "gateway.daemon."),
+    "gateway/upkeep/": ("gateway.",),
 }
 """The doctor reads the service's unit path, never the reverse; the socket client needs
-neither."""
+neither. The scheduler reaches the turn pipeline only through the `Answers` it is handed,
+the pipeline knows nothing of schedules, and upkeep (backups, retention) needs no gateway."""
 GATEWAY_ROOT_MODULES = 14
 # Each package of memory/ and what else of memory/ it may import (besides itself).
 MEMORY_MAY_IMPORT = {

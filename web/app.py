@@ -103,7 +103,7 @@ def local(when: datetime) -> str:
 
 
 class WebServer:
-    """The page on `web.listen`, owned by the daemon: `start()`, then `stop()` on shutdown."""
+    """The page on `web.listen`, owned by the daemon: served for its `async with`."""
 
     def __init__(self, settings: Settings, store: Store, status: StatusSource) -> None:
         self.ctx = WebContext(settings, store, status)
@@ -132,3 +132,10 @@ class WebServer:
             self.ctx.errors.uninstall()
             await self._runner.cleanup()
             self._runner = None
+
+    async def __aenter__(self) -> WebServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()

@@ -65,6 +65,18 @@ class McpManager:
     async def aclose(self) -> None:
         await asyncio.gather(*(c.aclose() for c in self.connections.values()))
 
+    async def __aenter__(self) -> McpManager:
+        """`start`; a start cut short closes what it had started."""
+        try:
+            await self.start()
+        except BaseException:
+            await self.aclose()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
     def available(self, ctx: ToolContext) -> list[Tool]:
         """Every server's tools as they are now that `ctx` may use, server by server."""
         return [tool for c in self.connections.values() for tool in c.available(ctx)]

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -97,6 +98,15 @@ class MemoryProviders:
         states = {e.name: e.state for e in self.entries.values() if e.settings.enabled}
         if states:
             log.info("providers_started", providers=states)
+
+    @asynccontextmanager
+    async def running(self, store: Store) -> AsyncIterator[MemoryProviders]:
+        """Started on `store` for the `async with`, closed after it (a start cut short too)."""
+        try:
+            await self.start(store)
+            yield self
+        finally:
+            await self.aclose()
 
     async def aclose(self) -> None:
         """Stop the mirror (what it has not sent stays queued on disk), then each provider."""

@@ -3,7 +3,7 @@
 Both run in the conversation's line, after the turns sent before them, so they never
 delete under a reply being written. /undo acts at once (the last exchange is on the
 person's screen); /history forget lists the session and waits for the person's "yes"
-(`gateway.deletions`), as the model's `history_delete` tool does. Groups are refused:
+(`gateway.turns.deletions`), as the model's `history_delete` tool does. Groups are refused:
 a group's history belongs to the group and only the owner deletes it.
 """
 
@@ -16,7 +16,7 @@ import structlog
 
 from agent.deletions import PendingDeletion
 from gateway.commands.context import Context
-from gateway.deletions import ask_to_confirm
+from gateway.turns.deletions import ask_to_confirm
 from memory.history.erase import erase, survey
 from memory.history.exchange import last_exchange
 from memory.history.listing import last_dm_session, list_sessions

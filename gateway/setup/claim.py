@@ -13,13 +13,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from adapters.base import Adapter, Inbound, Outbound
+from adapters.base import Adapter, Inbound
 from config.platform_settings import (
     DiscordSettings,
     PlatformSettings,
     SlackSettings,
     TelegramSettings,
 )
+from gateway.outbound import Dispatcher
 from gateway.owner_claims import CLAIMED, carries
 
 Noticed = Callable[[str], None]
@@ -46,17 +47,16 @@ async def listen(
         else:
             noticed(inbound.sender)
 
-    adapter = _adapter(platform, section, deliver)
-    await adapter.start()
-    waiting()
-    try:
-        inbound = await asyncio.wait_for(claimed, within)
-        await adapter.send(Outbound(inbound.address, CLAIMED))
-        return inbound.sender
-    except TimeoutError:
-        return None
-    finally:
-        await adapter.stop()
+    async with _adapter(platform, section, deliver) as adapter:
+        waiting()
+        try:
+            inbound = await asyncio.wait_for(claimed, within)
+            # The one way out, though the wizard runs no daemon; the notice is one short line.
+            outbound = Dispatcher({platform: adapter}.get, lambda: False)
+            await outbound.send(inbound.address, CLAIMED)
+            return inbound.sender
+        except TimeoutError:
+            return None
 
 
 def _adapter(

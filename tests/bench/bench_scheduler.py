@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from gateway.scheduler import Scheduler
+from gateway.scheduling.scheduler import Scheduler
 from memory.access.identities import ensure_person
 from memory.schedule.jobs import NewJob, Run, Target, create_job
 from memory.schedule.timing import parse_when

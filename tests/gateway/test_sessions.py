@@ -76,7 +76,7 @@ async def test_reload_changes_the_limits_live(home: Path, monkeypatch: pytest.Mo
         monkeypatch.setenv("KIOKU_GATEWAY__MAX_PARALLEL_TURNS", "3")
         monkeypatch.setenv("KIOKU_SESSIONS__IDLE_TIMEOUT", "60")
         rig.gateway.reload(load_settings())
-        await asyncio.gather(*rig.gateway._tasks)
+        await rig.gateway._tasks.wait()
         assert rig.gateway.queues.slots.limit == 3
         assert rig.gateway.sessions.settings.idle_timeout == 60
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.gateway import STORE_FULL
+from gateway.turns.pipeline import STORE_FULL
 from tests.fakes.telegram import FakeTelegram
 from tests.helpers.daemon import WAIT, Daemon, stored_texts
 from tests.helpers.gateway_rig import GatedAnthropic

@@ -7,7 +7,7 @@ CLI socket's `schedule_changed` frame, in another) — never a poll every second
 write (`claim_due`) and hands each to the courier in its own task, so a slow prompt
 job does not hold up a reminder. At start-up it first sends the runs claimed but
 never attempted (`owed_runs`) and logs, without resending, those attempted but never
-confirmed (`unconfirmed_runs`): see the exactly-once policy in gateway/job_delivery.py.
+confirmed (`unconfirmed_runs`): see the exactly-once policy in gateway/scheduling/delivery.py.
 """
 
 from __future__ import annotations
@@ -66,6 +66,13 @@ class Scheduler:
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="scheduler")
+
+    async def __aenter__(self) -> Scheduler:
+        self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
 
     def changed(self) -> None:
         """Jobs changed in another process (the CLI socket's `schedule_changed`)."""

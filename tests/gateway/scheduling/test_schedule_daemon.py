@@ -138,6 +138,23 @@ async def test_a_reminder_added_in_2s_arrives_on_telegram_at_its_second(
     assert "job_sent" in daemon.log.read_text()
 
 
+async def test_a_reminder_over_the_limit_arrives_as_a_file_with_long_replies_as_file(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    text = " ".join(["🍞"] * 1400)  # 2,799 characters, 4,199 UTF-16 units: over Telegram's 4,096
+    async with FakeTelegram() as tg:
+        await run_daemon(
+            daemons, home, api, tmp_path, **env(tg), KIOKU_MEDIA__LONG_REPLIES_AS_FILE="true"
+        )
+        await add(text, "--in", "1s")
+        [sent] = await tg.wait_for("sendDocument", count=1, within=WAIT)
+        upload = sent.files["document"]
+        assert upload.filename == "reply.md"
+        assert upload.data.decode("utf-8") == text
+        assert sent.params["chat_id"] == str(OWNER_CHAT)
+        assert tg.sent("sendMessage") == []
+
+
 async def test_kill_9_just_before_the_due_time_sends_it_once_after_restart(
     daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
 ) -> None:

@@ -10,7 +10,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from config.settings import BackupSettings
-from gateway.backups import ScheduledBackups
+from gateway.upkeep.backups import ScheduledBackups
 from memory.backup.rotation import archive_name, archives
 from tests.helpers.backup_archives import make_home
 

@@ -26,7 +26,8 @@ DAY = 86_400.0
 
 
 class RetentionSweeper:
-    """Owns the sweep task: `start()` creates it, `stop()` cancels and awaits it."""
+    """Owns the sweep task: `start()` (or entering) creates it, `stop()` (or leaving)
+    cancels and awaits it."""
 
     def __init__(
         self,
@@ -50,6 +51,13 @@ class RetentionSweeper:
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
         self._task = None
+
+    async def __aenter__(self) -> RetentionSweeper:
+        self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
 
     async def sweep_once(self) -> Swept | None:
         """One sweep, logged by its counts; None (and an error logged) if it failed, so

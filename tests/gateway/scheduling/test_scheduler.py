@@ -14,8 +14,9 @@ import pytest
 
 from adapters.base import Inbound
 from agent.prompt import TurnContext
-from gateway.job_delivery import Courier, retry_delay
-from gateway.scheduler import Scheduler
+from gateway.outbound import Dispatcher
+from gateway.scheduling.delivery import Courier, retry_delay
+from gateway.scheduling.scheduler import Scheduler
 from memory.access.identities import ensure_person, link_identity
 from memory.schedule.jobs import (
     NewJob,
@@ -69,7 +70,7 @@ def telegram() -> RecordingAdapter:
 @pytest.fixture
 def courier(store: Store, telegram: RecordingAdapter) -> Courier:
     outlets = {"telegram": telegram}
-    return Courier(store, outlets.get, Answers(), lambda: ZONE)
+    return Courier(store, Dispatcher(outlets.get, lambda: False), Answers(), lambda: ZONE)
 
 
 async def job(store: Store, created: datetime, text: str = "stretch", **when: str) -> int:
@@ -187,12 +188,23 @@ async def test_a_refused_send_is_a_failed_attempt_retried_after_30_s(
     assert again.attempts == 1
 
 
+async def test_a_reminder_goes_out_with_long_replies_as_file_as_configured(
+    store: Store, telegram: RecordingAdapter
+) -> None:
+    courier = Courier(
+        store, Dispatcher({"telegram": telegram}.get, lambda: True), Answers(), lambda: ZONE
+    )
+    await courier.deliver(await claimed(store, datetime.now(UTC) - timedelta(seconds=2), in_="1s"))
+    [reminder] = telegram.replies
+    assert (reminder.text, reminder.long_as_file) == ("stretch", True)
+
+
 def test_the_backoff_doubles_from_30_s_to_an_hour() -> None:
     assert [retry_delay(n) for n in (1, 2, 3, 7, 8, 20)] == [30, 60, 120, 1920, 3600, 3600]
 
 
 async def test_a_platform_not_connected_is_a_failure_too(store: Store) -> None:
-    courier = Courier(store, lambda platform: None, Answers(), lambda: ZONE)
+    courier = Courier(store, Dispatcher(lambda _: None, lambda: False), Answers(), lambda: ZONE)
     run = await claimed(store, datetime.now(UTC) - timedelta(seconds=2), in_="1s")
     await courier.deliver(run)
     (problem,) = await problems(store)

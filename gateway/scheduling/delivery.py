@@ -1,13 +1,15 @@
 """Delivering one claimed run of a scheduled job: what is said, where, and the record of it.
 
 A `text` job is sent as written, no model call; a `prompt` job runs as a turn of its
-person in its conversation (the gateway's `answer_job`) and its answer is sent. The
-order is the exactly-once policy: the run is claimed (memory.schedule.jobs) before
-anything here; the model answers before `begin_attempt`; `begin_attempt` is recorded
-right before the platform call and `mark_sent` right after, so a crash between the
-two leaves a run known as unconfirmed, never one sent twice. A failure (platform down,
-identity unlinked, the platform refusing) is recorded as a failed attempt with its
-retry time, backed off from 30 s doubling to an hour, and retried until it works.
+person in its conversation, through the gateway's turn pipeline (`Turns.answer_job`),
+and its answer is sent. Both leave through the one way out (gateway/outbound.py), so
+`media.long_replies_as_file` applies to them as to every answer. The order is the
+exactly-once policy: the run is claimed (memory.schedule.jobs) before anything here;
+the model answers before `begin_attempt`; `begin_attempt` is recorded right before the
+platform call and `mark_sent` right after, so a crash between the two leaves a run
+known as unconfirmed, never one sent twice. A failure (platform down, identity
+unlinked, the platform refusing) is recorded as a failed attempt with its retry time,
+backed off from 30 s doubling to an hour, and retried until it works.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from typing import Protocol
 
 import structlog
 
-from adapters.base import Adapter, Address, Inbound, Outbound
+from adapters.base import Address, Inbound
 from agent.prompt import TurnContext
+from gateway.outbound import Dispatcher, Undeliverable
 from memory.access.identities import identities_of
 from memory.schedule.jobs import Job, NoSuchJob, Run, begin_attempt, mark_failed, mark_sent
 from memory.schedule.timezones import effective_zone, timezone_of
@@ -34,10 +37,6 @@ FIRST_RETRY = 30.0
 LAST_RETRY = 3600.0
 SHOWN = 80
 """How much of a missed reminder's text its note quotes."""
-
-
-class Undeliverable(RuntimeError):
-    """The run cannot go out now (platform down, target no longer the person's); retried."""
 
 
 class Answers(Protocol):
@@ -54,12 +53,12 @@ def retry_delay(attempts: int, first: float = FIRST_RETRY) -> float:
 
 @dataclass(frozen=True)
 class Courier:
-    """Sends runs through the adapters the daemon runs (`outlets`), prompt jobs through
-    `answers`; `default_zone` is `schedule.default_timezone` as now configured, and
+    """Sends runs through the one way out (`outbound`), prompt jobs' answers too (asked
+    of `answers`); `default_zone` is `schedule.default_timezone` as now configured, and
     `first_retry` the wait before a failed send is tried again (`schedule.retry`)."""
 
     store: Store
-    outlets: Callable[[str], Adapter | None]
+    outbound: Dispatcher
     answers: Answers
     default_zone: Callable[[], str | None]
     first_retry: float = FIRST_RETRY
@@ -75,14 +74,14 @@ class Courier:
     async def _deliver(self, run: Run) -> None:
         job = run.job
         try:
-            address, outlet = await self._address(job)
+            address = await self._address(job)
             text = await self._text(run, address)
         except Exception as exc:
             await self._failed(await self._begin(run), exc)
             return
         attempt = await self._begin(run)
         try:
-            await outlet.send(Outbound(address, text))
+            await self.outbound.send(address, text)
         except Exception as exc:
             await self._failed(attempt, exc)
             return
@@ -122,20 +121,18 @@ class Courier:
             retry_at=retry_at.isoformat(),
         )
 
-    async def _address(self, job: Job) -> tuple[Address, Adapter]:
+    async def _address(self, job: Job) -> Address:
         target = job.target
-        outlet = self.outlets(target.platform)
-        if outlet is None:
-            raise Undeliverable(f"{target.platform} is not connected")
+        self.outbound.outlet(target.platform)  # Undeliverable while the platform is down
         if target.chat_kind == "group" or target.identity is None:
-            return Address(target.platform, target.chat, target.thread), outlet
+            return Address(target.platform, target.chat, target.thread)
         if target.identity not in await identities_of(self.store, job.person):
             raise Undeliverable(
                 f"{target.identity} is no longer one of {job.person}'s identities; link it "
                 f"again, or cancel job {job.id} and schedule it to another of theirs"
             )
         user = target.identity.rsplit(":", 1)[1]
-        return Address(target.platform, await outlet.direct_chat(user), target.thread), outlet
+        return await self.outbound.direct(target.platform, user, target.thread)
 
     async def _text(self, run: Run, address: Address) -> str:
         job = run.job

@@ -1,0 +1,228 @@
+"""The turn pipeline: what a queued message becomes, and a scheduled prompt the same way.
+
+A message's turn, in its conversation's line: the answer to a waiting deletion is
+settled first (`deletions`), the attachments are taken in (`intake`), the agent answers
+in the conversation's session and the reply leaves through the one way out. A scheduled
+prompt (`answer_job`) is queued in the same line and goes through the same session and
+agent path (`_respond`); only its answer is handed back to the scheduler instead of sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from functools import partial
+
+import structlog
+
+from adapters.base import Address, Inbound
+from agent.agent import Agent
+from agent.prompt import TurnContext
+from agent.providers import OnText
+from agent.tools.context import Origin
+from agent.turn import Turn, TurnOutcome
+from config.settings import Settings
+from gateway.outbound import Dispatcher
+from gateway.queues import ConversationQueues
+from gateway.sessions import Sessions, conversation_for
+from gateway.turns.deletions import ChatDeletions
+from gateway.turns.intake import Intake, take_in
+from memory.store import deliveries
+from memory.store.database import Store
+from memory.store.errors import StoreFull
+from memory.store.records import Conversation, Session
+
+log = structlog.get_logger("kioku.gateway")
+
+TURN_FAILED = "Something went wrong while answering; the details are in kioku's log."
+STORE_FULL = (
+    "I can't answer right now: the disk where I keep our conversations is full, so I "
+    "could not save your message. Please send it again once there is space (kioku's "
+    "log says where)."
+)
+# (platform, chat, platform message id)
+Delivery = tuple[str, str, str]
+
+LONGEST_WAIT = 3600.0
+"""How long a scheduled prompt's turn may wait in its line and run before it counts as failed."""
+MakeTurn = Callable[[Session], Turn]
+"""A turn, once its conversation's session is open."""
+
+
+class TurnStopped(RuntimeError):
+    """A scheduled prompt's turn was cancelled (/stop in its chat, or kioku stopping)."""
+
+
+class Turns:
+    """Runs the turns of the gateway's conversations; `settings` gives the settings as
+    now configured (SIGHUP replaces them)."""
+
+    def __init__(
+        self,
+        store: Store,
+        agent: Agent,
+        settings: Callable[[], Settings],
+        sessions: Sessions,
+        queues: ConversationQueues,
+        deletions: ChatDeletions,
+        outbound: Dispatcher,
+    ) -> None:
+        self.store = store
+        self.agent = agent
+        self._settings = settings
+        self.sessions = sessions
+        self.queues = queues
+        self.deletions = deletions
+        self.outbound = outbound
+
+    async def answer_job(self, inbound: Inbound, person: str, context: TurnContext) -> str:
+        """A scheduled prompt as a turn of `person` in its chat's conversation: queued in
+        that conversation's line like a message and answered through the same session and
+        agent path, stored as every turn is (in a group, as the group's). The answer is
+        returned, not sent: the scheduler records its attempt right before it sends, so a
+        model that fails or a turn stopped (/stop, shutdown) raises, a failed try."""
+        conversation = conversation_for(inbound, person, self._settings().sessions.dm_scope)
+        make = partial(Turn, speaker=person, text=inbound.text, context=context)
+        answered: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+        async def job() -> None:
+            if answered.done():
+                return  # the scheduler stopped waiting: this try already counts as failed
+            try:
+                session, outcome = await self._respond(conversation, make, None)
+            except Exception as exc:
+                _settle(answered, error=exc)
+                return
+            except BaseException:
+                _settle(answered, error=TurnStopped("the scheduled turn was stopped"))
+                raise
+            if answered.done():
+                return  # the scheduler gave up waiting meanwhile
+            if outcome.error is not None:
+                _settle(answered, error=RuntimeError(f"the model did not answer: {outcome.error}"))
+                return
+            _settle(answered, outcome.text)
+            await self._after(session, person)
+
+        self.sessions.start()
+        self.queues.submit(conversation.key, job, name="scheduled-turn", force=True)
+        try:
+            return await asyncio.wait_for(answered, LONGEST_WAIT)
+        except TimeoutError:
+            raise TurnStopped(
+                f"the scheduled turn did not finish within {LONGEST_WAIT:g} s"
+            ) from None
+
+    async def message(
+        self,
+        inbound: Inbound,
+        person: str | None,
+        conversation: Conversation,
+        delivery: Delivery | None,
+        arrived: float,
+    ) -> None:
+        """A queued message's turn; whatever fails, the person hears of it and the line
+        goes on."""
+        try:
+            settled = await self.deletions.settle(inbound, person, conversation.key, arrived)
+            if settled.reply is not None:
+                await self._send(inbound.address, settled.reply)
+            if settled.consumed:
+                if delivery is not None:
+                    await deliveries.record(self.store, *delivery)
+                return
+            await self._answer(inbound, person, conversation, delivery)
+        except StoreFull as exc:
+            log.error("store_full", conversation=conversation.key, error=str(exc))
+            await self._send(inbound.address, STORE_FULL)
+        except Exception:
+            log.exception("turn_failed", conversation=conversation.key)
+            await self._send(inbound.address, TURN_FAILED)
+
+    async def _answer(
+        self,
+        inbound: Inbound,
+        person: str | None,
+        conversation: Conversation,
+        delivery: Delivery | None,
+    ) -> None:
+        address = inbound.address
+        await self.outbound.working(address)
+        intake = await self._take_in(inbound)
+        if not intake.has_content and delivery is not None:
+            await deliveries.record(self.store, *delivery)
+        await self._tell(address, intake, more=intake.has_content)
+        if not intake.has_content:
+            return
+        make = partial(
+            Turn,
+            speaker=person,
+            text=intake.text,
+            media=intake.media,
+            context=TurnContext(
+                when=inbound.received_at.astimezone(),
+                platform=inbound.platform,
+                speaker_name=inbound.sender_name,
+                is_group=not inbound.is_direct,
+                reply_to=inbound.reply_to_text,
+            ),
+            platform_message_id=inbound.message_id,
+            origin=Origin(inbound.platform, inbound.chat, inbound.thread, inbound.sender),
+            on_stored=None
+            if delivery is None
+            else partial(deliveries.record, self.store, *delivery),
+        )
+        session, outcome = await self._respond(conversation, make, self.outbound.streamer(address))
+        listing = self.deletions.show(conversation.key)
+        await self._send(address, outcome.text, session.id, more=listing is not None)
+        if listing is not None:
+            await self._send(address, listing, session.id)
+        await self._after(session, person)
+
+    async def _respond(
+        self, conversation: Conversation, make: MakeTurn, on_text: OnText | None
+    ) -> tuple[Session, TurnOutcome]:
+        """The one turn path, a message's and a scheduled prompt's: the conversation's
+        session (opened if need be), the agent's answer, the idle timer restarted."""
+        session = await self.sessions.open(conversation)
+        outcome = await self.agent.respond(make(session), on_text=on_text)
+        self.sessions.touch(conversation.key)
+        return session, outcome
+
+    async def _after(self, session: Session, person: str | None) -> None:
+        """Once the answer is out (or handed over): compaction and a due review."""
+        try:
+            await self.agent.after_turn(session.id, person)
+        except Exception:
+            log.exception("after_turn_failed", session=session.id)
+
+    async def _take_in(self, inbound: Inbound) -> Intake:
+        if not inbound.attachments:
+            return Intake(inbound.text, (), (), None)
+        settings = self._settings()
+        return await take_in(inbound, self.agent.media, settings.media, settings.stt)
+
+    async def _tell(self, address: Address, intake: Intake, *, more: bool) -> None:
+        """What was not read and why, then what a voice note was heard as; `more`: the
+        answer follows."""
+        if intake.notices:
+            await self._send(address, "\n".join(intake.notices), more=more or bool(intake.echo))
+        if intake.echo:
+            await self._send(address, intake.echo, more=more)
+
+    async def _send(
+        self, address: Address, text: str, session_id: int | None = None, *, more: bool = False
+    ) -> None:
+        await self.outbound.reply(address, text, session_id, more=more)
+
+
+def _settle(
+    answered: asyncio.Future[str], text: str = "", *, error: BaseException | None = None
+) -> None:
+    """Give a scheduled prompt's waiting scheduler its answer or error, unless it gave up."""
+    if answered.done():
+        return
+    if error is not None:
+        answered.set_exception(error)
+    else:
+        answered.set_result(text)

@@ -52,6 +52,7 @@ ROOM_NEVER_IMPORTS = {
 neither. The scheduler reaches the turn pipeline only through the `Answers` it is handed,
 the pipeline knows nothing of schedules, and upkeep (backups, retention) needs no gateway."""
 GATEWAY_ROOT_MODULES = 14
+ADAPTERS_SHARED_MODULES = 8
 # Each package of memory/ and what else of memory/ it may import (besides itself).
 MEMORY_MAY_IMPORT = {
     "store": set(),
@@ -182,6 +183,13 @@ def test_the_gateway_root_holds_at_most_14_modules() -> None:
     root = sorted(path.name for path in (ROOT / "gateway").glob("*.py"))
     root.remove("__init__.py")
     assert len(root) <= GATEWAY_ROOT_MODULES, root
+
+
+def test_adapters_keep_at_most_8_modules_beside_the_platform_packages() -> None:
+    """What every platform shares (the message types, chunking, the registry); the rest
+    lives in a platform's own package."""
+    shared = sorted(path.name for path in (ROOT / "adapters").glob("*.py"))
+    assert len(shared) <= ADAPTERS_SHARED_MODULES, shared
 
 
 def module_name(path: Path) -> str:

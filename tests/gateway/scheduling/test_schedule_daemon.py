@@ -282,12 +282,14 @@ async def test_a_prompt_job_is_answered_by_the_model_and_stored_as_a_turn(shared
 @in_module_loop
 async def test_a_job_whose_identity_was_unlinked_fails_and_is_reported(shared: Shared) -> None:
     assert (await kioku("people", "link", "telegram:222", "--to", "alice"))[0] == 0
-    code, _, err = await kioku(
-        "schedule", "add", "--person", "alice", "--to", "telegram:222", "--in", "2s",
-        "--text", "for alice",
+    code, out, err = await kioku(
+        "schedule", "add", "--person", "alice", "--to", "telegram:222", "--in", "1h",
+        "--text", "for alice", "--json",
     )  # fmt: skip
     assert code == 0, err
     assert (await kioku("people", "unlink", "telegram:222"))[0] == 0
+    # Due only once unlinked: `schedule run`, not a near due time a slow `unlink` could miss.
+    assert (await kioku("schedule", "run", str(json.loads(out)["id"])))[0] == 0
     schedule = await status_once_failed()
     (problem,) = schedule["problems"]
     assert "telegram:222 is no longer one of alice's identities" in problem["last_error"]

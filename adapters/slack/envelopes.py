@@ -122,12 +122,9 @@ def read_envelope(raw: str, *, socket_mode: bool = False) -> dict[str, Any] | No
         if size > MAX_EVENT_BYTES:
             raise Malformed(f"{size:,} bytes, over the limit of {MAX_EVENT_BYTES:,}")
         envelope = loads(raw, what="the envelope")
-        if not socket_mode:
-            _check_body(envelope)
-            _check_if_command(envelope)
-        elif (body := _socket_payload(envelope)) is not None:
+        body = _socket_payload(envelope) if socket_mode else envelope
+        if body is not None:
             _check_body(body)
-            _check_if_command(body)
     except ValueError as problem:  # Malformed, InputRefused, JSONDecodeError, UnicodeError
         log.warning("slack_event_malformed", problem=str(problem)[:PROBLEM_CHARS])
         return None
@@ -156,7 +153,7 @@ def _socket_payload(message: Any) -> Any:
 
 def _check_body(body: Any) -> None:
     """`body` (an Events API body or an interactive payload) is an object slack-bolt can
-    build its request from and dispatch."""
+    build its request from and dispatch (one holding a `command` as a slash command)."""
     if not isinstance(body, dict):
         raise Malformed(f"the body is a JSON {type(body).__name__}, not an object")
     if "event" in body and not isinstance(body["event"], dict):
@@ -175,11 +172,7 @@ def _check_body(body: Any) -> None:
     _check_ids("the body", body)
     if authorizations:
         _check_ids("the body's first authorization", authorizations[0])
-
-
-def _check_if_command(body: dict[str, Any]) -> None:
-    """bolt takes any body holding a `command` for a slash command: check it as one."""
-    if "command" in body:
+    if "command" in body:  # bolt takes any body holding one for a slash command
         check_command(body)
 
 

@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
+from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -99,12 +100,7 @@ def recall() -> Essentials | None:
 def digest(home: Path) -> str:
     """A digest of every input of the settings: the two files, the `KIOKU_` variables,
     the code and the libraries' versions (`OSError` when a file cannot be read)."""
-    inputs: list[tuple[str, bytes]] = [
-        (f"code:{folder.name}/{path.name}", path.read_bytes())
-        for folder in SETTINGS_CODE
-        for path in sorted(folder.glob("*.py"))
-    ]
-    inputs += [(library, _version(library)) for library in LIBRARIES]
+    inputs = list(_code_and_libraries())
     for name in ("config.toml", ".env"):
         inputs.append((f"file:{name}", _head(home / name)))
     inputs += sorted(
@@ -118,6 +114,18 @@ def digest(home: Path) -> str:
             hashed.update(len(part).to_bytes(8, "big"))
             hashed.update(part)
     return hashed.hexdigest()
+
+
+@cache
+def _code_and_libraries() -> tuple[tuple[str, bytes], ...]:
+    """The code and the libraries' versions: the same all through a process, so read once
+    (a command that finds the note stale digests again after validating)."""
+    code = [
+        (f"code:{folder.name}/{path.name}", path.read_bytes())
+        for folder in SETTINGS_CODE
+        for path in sorted(folder.glob("*.py"))
+    ]
+    return (*code, *((library, _version(library)) for library in LIBRARIES))
 
 
 def _head(path: Path) -> bytes:

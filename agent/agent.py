@@ -6,9 +6,6 @@ background reviews it starts, so that shutdown can cancel them.
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
-from typing import Any
-
 import structlog
 
 from agent.compaction import compact, needs_compaction
@@ -98,7 +95,7 @@ class Agent:
         reflection = settings.agent.reflection
         if reflection.enabled and live.turns_since_reflection >= reflection.every_user_turns:
             live.turns_since_reflection = 0
-            self._spawn(self._review(live, speaker), f"reflect-{session_id}")
+            self._background.spawn(self._review(live, speaker), f"reflect-{session_id}")
 
     async def close_session(self, session_id: int, reason: str) -> None:
         """Final review, then title and summary, then the session is closed in the store.
@@ -175,9 +172,6 @@ class Agent:
             log.warning("reflection_failed", session=live.session.id, error=repr(exc))
         finally:
             self._reviewing.discard(live.session.id)
-
-    def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
-        self._background.spawn(work, name)
 
     async def idle(self) -> None:
         """Wait for the background reviews running now, so tests wait on them, not on time."""

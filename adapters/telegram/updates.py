@@ -193,19 +193,25 @@ def _built(data: JSONDict, update_id: int) -> tuple[JSONDict | None, int]:
     """`data` if python-telegram-bot builds it; else its message cut down to `READ_FIELDS`
     if that builds (a part kioku does not read has a shape this release cannot build:
     a newer Bot API, or an older one); else None, logged."""
-    try:
-        Update.de_json(data)
+    problem = _unbuildable(data)
+    if problem is None:
         return data, update_id
-    except SHAPE_ERRORS as exc:
-        problem = f"python-telegram-bot cannot build it: {type(exc).__name__}: {exc}"
     trimmed = {"update_id": update_id, "message": _read_parts(data["message"])}
-    try:
-        Update.de_json(trimmed)
-    except SHAPE_ERRORS as exc:
-        _log(update_id, f"python-telegram-bot cannot build it: {type(exc).__name__}: {exc}")
+    still = _unbuildable(trimmed)
+    if still is not None:
+        _log(update_id, still)
         return None, update_id
     log.info("telegram_update_trimmed", update_id=update_id, problem=problem[:PROBLEM_CHARS])
     return trimmed, update_id
+
+
+def _unbuildable(data: JSONDict) -> str | None:
+    """Why python-telegram-bot cannot build `data` as an `Update`; None when it can."""
+    try:
+        Update.de_json(data)
+    except SHAPE_ERRORS as exc:
+        return f"python-telegram-bot cannot build it: {type(exc).__name__}: {exc}"
+    return None
 
 
 def _read_parts(message: JSONDict) -> JSONDict:

@@ -89,7 +89,6 @@ class Gateway:
         outlets: Outlets,
     ) -> None:
         self.store = store
-        self.agent = agent
         self.identities = identities
         self.settings = settings
         self.outbound = Dispatcher(outlets, lambda: self.settings.media.long_replies_as_file)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import structlog
 
-from adapters.base import Address, Inbound
+from adapters.base import Inbound
 from agent.agent import Agent
 from config.settings import Settings
 from gateway.commands.dispatch import Commands
@@ -89,7 +89,6 @@ class Gateway:
         outlets: Outlets,
     ) -> None:
         self.store = store
-        self.agent = agent
         self.identities = identities
         self.settings = settings
         self.outbound = Dispatcher(outlets, lambda: self.settings.media.long_replies_as_file)
@@ -128,12 +127,12 @@ class Gateway:
         if not inbound.is_direct and not inbound.addressed:
             return  # group chatter not meant for kioku: nothing to look up, nothing stored
         if not self._accepting:
-            await self._send(inbound.address, DRAINING)
+            await self.outbound.reply(inbound.address, DRAINING)
             return
         # Before admission: the claimant is a stranger until `kioku setup` names them owner.
         if self.claims.take(inbound.platform, inbound.sender, inbound.text, inbound.is_direct):
             log.info("owner_claimed", platform=inbound.platform)
-            await self._send(inbound.address, CLAIMED)
+            await self.outbound.reply(inbound.address, CLAIMED)
             return
         delivery = _delivery(inbound)
         if delivery is not None:
@@ -158,10 +157,10 @@ class Gateway:
         admission = await self.identities.admit(inbound)
         if not admission.admitted:
             if admission.reply:
-                await self._send(inbound.address, admission.reply)
+                await self.outbound.reply(inbound.address, admission.reply)
             return "handled"
         if inbound.unreadable:
-            await self._send(inbound.address, _unreadable(inbound.unreadable))
+            await self.outbound.reply(inbound.address, _unreadable(inbound.unreadable))
             if not inbound.text.strip() and not inbound.attachments:
                 return "handled"
         person = admission.person
@@ -178,7 +177,7 @@ class Gateway:
             name=f"turn-{inbound.message_id or ''}",
         )
         if not queued:
-            await self._send(inbound.address, TOO_MANY)
+            await self.outbound.reply(inbound.address, TOO_MANY)
             return "refused"
         if delivery is not None:
             self._pending[delivery] = conversation.key
@@ -246,7 +245,7 @@ class Gateway:
         async def job() -> None:
             closed = await self.sessions.close(key, "new")
             text = "New session started." if closed else "No session was open; starting fresh."
-            await self._send(inbound.address, text)
+            await self.outbound.reply(inbound.address, text)
 
         return self.queues.submit(key, job, name="new-session")
 
@@ -266,7 +265,7 @@ class Gateway:
             except Exception:
                 log.exception("command_failed", conversation=key)
                 text = "That command failed; the details are in kioku's log."
-            await self._send(inbound.address, text)
+            await self.outbound.reply(inbound.address, text)
 
         return self.queues.submit(key, job, name="command-later")
 
@@ -303,14 +302,14 @@ class Gateway:
     ) -> None:
         cancelled = self.deletions.cancel(key)
         if cancelled is not None:
-            await self._send(inbound.address, cancelled)
+            await self.outbound.reply(inbound.address, cancelled)
         try:
             reply = await self.commands.run(inbound, person, key, command)
         except Exception:
             log.exception("command_failed", command=command.name, platform=inbound.platform)
             reply = f"/{command.name} failed; the details are in kioku's log."
         if reply is not None:
-            await self._send(inbound.address, reply)
+            await self.outbound.reply(inbound.address, reply)
 
     async def _turn(
         self,
@@ -326,11 +325,6 @@ class Gateway:
         finally:
             if delivery is not None:
                 self._pending.pop(delivery, None)
-
-    async def _send(
-        self, address: Address, text: str, session_id: int | None = None, *, more: bool = False
-    ) -> None:
-        await self.outbound.reply(address, text, session_id, more=more)
 
     def _expire(self, key: str, reason: str, session_id: int) -> None:
         async def job() -> None:

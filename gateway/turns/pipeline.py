@@ -126,7 +126,7 @@ class Turns:
         try:
             settled = await self.deletions.settle(inbound, person, conversation.key, arrived)
             if settled.reply is not None:
-                await self._send(inbound.address, settled.reply)
+                await self.outbound.reply(inbound.address, settled.reply)
             if settled.consumed:
                 if delivery is not None:
                     await deliveries.record(self.store, *delivery)
@@ -134,10 +134,10 @@ class Turns:
             await self._answer(inbound, person, conversation, delivery)
         except StoreFull as exc:
             log.error("store_full", conversation=conversation.key, error=str(exc))
-            await self._send(inbound.address, STORE_FULL)
+            await self.outbound.reply(inbound.address, STORE_FULL)
         except Exception:
             log.exception("turn_failed", conversation=conversation.key)
-            await self._send(inbound.address, TURN_FAILED)
+            await self.outbound.reply(inbound.address, TURN_FAILED)
 
     async def _answer(
         self,
@@ -174,9 +174,9 @@ class Turns:
         )
         session, outcome = await self._respond(conversation, make, self.outbound.streamer(address))
         listing = self.deletions.show(conversation.key)
-        await self._send(address, outcome.text, session.id, more=listing is not None)
+        await self.outbound.reply(address, outcome.text, session.id, more=listing is not None)
         if listing is not None:
-            await self._send(address, listing, session.id)
+            await self.outbound.reply(address, listing, session.id)
         await self._after(session, person)
 
     async def _respond(
@@ -206,14 +206,11 @@ class Turns:
         """What was not read and why, then what a voice note was heard as; `more`: the
         answer follows."""
         if intake.notices:
-            await self._send(address, "\n".join(intake.notices), more=more or bool(intake.echo))
+            await self.outbound.reply(
+                address, "\n".join(intake.notices), more=more or bool(intake.echo)
+            )
         if intake.echo:
-            await self._send(address, intake.echo, more=more)
-
-    async def _send(
-        self, address: Address, text: str, session_id: int | None = None, *, more: bool = False
-    ) -> None:
-        await self.outbound.reply(address, text, session_id, more=more)
+            await self.outbound.reply(address, intake.echo, more=more)
 
 
 def _settle(

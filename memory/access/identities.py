@@ -68,22 +68,13 @@ def has_person(db: sqlite3.Connection, person: str) -> bool:
 async def get_person(store: Store, person: str) -> Person | None:
     """The person `person`, or None if there is none."""
 
-    def read(db: sqlite3.Connection) -> Person | None:
-        sql = f"SELECT {PERSON_COLUMNS} FROM persons WHERE id = ?"
-        return _person(db.execute(sql, (person,)).fetchone())
-
-    return await store.read(read)
+    return await store.read(lambda db: _person(db, person))
 
 
 async def person_for(store: Store, identity: str) -> str | None:
     """The person an identity is linked to, if any."""
 
-    def read(db: sqlite3.Connection) -> str | None:
-        sql = "SELECT person_id FROM identities WHERE identity = ?"
-        row = db.execute(sql, (identity,)).fetchone()
-        return None if row is None else str(row["person_id"])
-
-    return await store.read(read)
+    return await store.read(lambda db: person_of(db, identity))
 
 
 async def ensure_person(store: Store, person: str, display_name: str | None = None) -> Person:
@@ -97,9 +88,7 @@ async def ensure_person(store: Store, person: str, display_name: str | None = No
             "display_name = coalesce(persons.display_name, excluded.display_name)",
             (person, display_name, time.time()),
         )
-        found = _person(
-            db.execute(f"SELECT {PERSON_COLUMNS} FROM persons WHERE id = ?", (person,)).fetchone()
-        )
+        found = _person(db, person)
         assert found is not None
         return found
 
@@ -121,7 +110,8 @@ async def link_identity(store: Store, identity: str, person: str) -> None:
     await store.write(op)
 
 
-def _person(row: Any) -> Person | None:
+def _person(db: sqlite3.Connection, person: str) -> Person | None:
+    row = db.execute(f"SELECT {PERSON_COLUMNS} FROM persons WHERE id = ?", (person,)).fetchone()
     if row is None:
         return None
     return Person(row["id"], row["display_name"], from_epoch(row["created_at"]))

@@ -20,7 +20,6 @@ from typing import Any, Literal
 
 from memory.access.identities import (
     create_person,
-    fetch_one,
     has_anything,
     person_of,
     set_link,
@@ -128,9 +127,9 @@ def _request_pairing(
     purge_expired(db, now)
     if _locked_until(db, identity, PAIR, now) is not None:
         return PairingOutcome("denied")
-    row = fetch_one(
-        db, "SELECT code, last_sent_at FROM pairing_requests WHERE identity = ?", (identity,)
-    )
+    row = db.execute(
+        "SELECT code, last_sent_at FROM pairing_requests WHERE identity = ?", (identity,)
+    ).fetchone()
     if row is not None:
         if now - row["last_sent_at"] < PAIRING_RESEND:
             return PairingOutcome("quiet")
@@ -138,7 +137,9 @@ def _request_pairing(
             "UPDATE pairing_requests SET last_sent_at = ? WHERE code = ?", (now, row["code"])
         )
         return PairingOutcome("resent", row["code"])
-    pending = fetch_one(db, "SELECT count(*) FROM pairing_requests WHERE platform = ?", (platform,))
+    pending = db.execute(
+        "SELECT count(*) FROM pairing_requests WHERE platform = ?", (platform,)
+    ).fetchone()
     if pending[0] >= MAX_PENDING:
         return PairingOutcome("full")
     code = _unused_code(db, "pairing_requests")
@@ -165,12 +166,11 @@ async def pending_pairings(store: Store, now: float) -> list[PairingRequest]:
 def _take_pairing(db: sqlite3.Connection, code: str, now: float) -> PairingRequest:
     """Remove and return the pending request `code`; `CodeRefused` if unknown or expired."""
     wanted = normalise_code(code)
-    row = fetch_one(
-        db,
+    row = db.execute(
         "SELECT code, platform, identity, display_name, expires_at FROM pairing_requests "
         "WHERE code = ?",
         (wanted,),
-    )
+    ).fetchone()
     if row is not None:
         db.execute("DELETE FROM pairing_requests WHERE code = ?", (wanted,))
     if row is None:
@@ -267,11 +267,10 @@ def _redeem_link_code(
     locked = _locked_until(db, identity, LINK, now)
     if locked is not None:
         return LinkAttempt("locked", locked_until=locked)
-    row = fetch_one(
-        db,
+    row = db.execute(
         "SELECT person_id FROM link_codes WHERE code = ? AND expires_at > ?",
         (normalise_code(code), now),
-    )
+    ).fetchone()
     if row is None:
         return _count_failure(db, identity, now)
     target = str(row["person_id"])
@@ -289,11 +288,9 @@ def _redeem_link_code(
 
 
 def _count_failure(db: sqlite3.Connection, identity: str, now: float) -> LinkAttempt:
-    row = fetch_one(
-        db,
-        "SELECT failures FROM code_failures WHERE identity = ? AND purpose = ?",
-        (identity, LINK),
-    )
+    row = db.execute(
+        "SELECT failures FROM code_failures WHERE identity = ? AND purpose = ?", (identity, LINK)
+    ).fetchone()
     failures = 1 if row is None else int(row["failures"]) + 1
     if failures >= MAX_FAILURES:
         until = now + LOCKOUT
@@ -312,17 +309,16 @@ def _count_failure(db: sqlite3.Connection, identity: str, now: float) -> LinkAtt
 
 
 def _locked_until(db: sqlite3.Connection, identity: str, purpose: str, now: float) -> float | None:
-    row = fetch_one(
-        db,
+    row = db.execute(
         "SELECT locked_until FROM code_failures WHERE identity = ? AND purpose = ? "
         "AND locked_until > ?",
         (identity, purpose, now),
-    )
+    ).fetchone()
     return None if row is None else float(row["locked_until"])
 
 
 def _unused_code(db: sqlite3.Connection, table: str) -> str:
     while True:
         code = new_code()
-        if fetch_one(db, f"SELECT 1 FROM {table} WHERE code = ?", (code,)) is None:
+        if db.execute(f"SELECT 1 FROM {table} WHERE code = ?", (code,)).fetchone() is None:
             return code

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from memory.store.database import Store
 
 PERSON_COLUMNS = "id, display_name, created_at"
-PERSON_EXISTS = "SELECT 1 FROM persons WHERE id = ?"
 _ANYTHING = (
     "SELECT EXISTS(SELECT 1 FROM identities WHERE person_id = :person "
     "AND identity IS NOT :identity) "
@@ -55,46 +54,27 @@ class PersonEntry:
         }
 
 
-def fetch_one(
-    db: sqlite3.Connection, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()
-) -> Any:
-    """The first row of `sql`, or None."""
-    return db.execute(sql, params).fetchone()
-
-
 def person_of(db: sqlite3.Connection, identity: str) -> str | None:
-    row = fetch_one(db, "SELECT person_id FROM identities WHERE identity = ?", (identity,))
+    row = db.execute("SELECT person_id FROM identities WHERE identity = ?", (identity,)).fetchone()
     return None if row is None else str(row["person_id"])
 
 
-def person_exists(db: sqlite3.Connection, person: str) -> bool:
-    return fetch_one(db, PERSON_EXISTS, (person,)) is not None
-
-
 def has_person(db: sqlite3.Connection, person: str) -> bool:
-    """`person_exists` on a plain read connection (`memory.store.quick_read`'s)."""
-    return db.execute(PERSON_EXISTS, (person,)).fetchone() is not None
+    """Whether `person` exists, on any plain connection: a write op's, the read pool's, or
+    `memory.store.quick_read`'s."""
+    return db.execute("SELECT 1 FROM persons WHERE id = ?", (person,)).fetchone() is not None
 
 
 async def get_person(store: Store, person: str) -> Person | None:
     """The person `person`, or None if there is none."""
 
-    def read(db: sqlite3.Connection) -> Person | None:
-        sql = f"SELECT {PERSON_COLUMNS} FROM persons WHERE id = ?"
-        return _person(db.execute(sql, (person,)).fetchone())
-
-    return await store.read(read)
+    return await store.read(lambda db: _person(db, person))
 
 
 async def person_for(store: Store, identity: str) -> str | None:
     """The person an identity is linked to, if any."""
 
-    def read(db: sqlite3.Connection) -> str | None:
-        sql = "SELECT person_id FROM identities WHERE identity = ?"
-        row = db.execute(sql, (identity,)).fetchone()
-        return None if row is None else str(row["person_id"])
-
-    return await store.read(read)
+    return await store.read(lambda db: person_of(db, identity))
 
 
 async def ensure_person(store: Store, person: str, display_name: str | None = None) -> Person:
@@ -108,9 +88,7 @@ async def ensure_person(store: Store, person: str, display_name: str | None = No
             "display_name = coalesce(persons.display_name, excluded.display_name)",
             (person, display_name, time.time()),
         )
-        found = _person(
-            fetch_one(db, f"SELECT {PERSON_COLUMNS} FROM persons WHERE id = ?", (person,))
-        )
+        found = _person(db, person)
         assert found is not None
         return found
 
@@ -125,14 +103,15 @@ async def link_identity(store: Store, identity: str, person: str) -> None:
     validate_person_id(person)
 
     def op(db: sqlite3.Connection) -> None:
-        if not person_exists(db, person):
+        if not has_person(db, person):
             raise LookupError(f"no person {person!r}; create it before linking identities")
         set_link(db, identity, person, time.time())
 
     await store.write(op)
 
 
-def _person(row: Any) -> Person | None:
+def _person(db: sqlite3.Connection, person: str) -> Person | None:
+    row = db.execute(f"SELECT {PERSON_COLUMNS} FROM persons WHERE id = ?", (person,)).fetchone()
     if row is None:
         return None
     return Person(row["id"], row["display_name"], from_epoch(row["created_at"]))
@@ -140,7 +119,7 @@ def _person(row: Any) -> Person | None:
 
 def has_anything(db: sqlite3.Connection, person: str, identity: str | None = None) -> bool:
     """Whether `person` has history or identities (besides `identity`) that a merge would strand."""
-    row = fetch_one(db, _ANYTHING, {"person": person, "identity": identity})
+    row = db.execute(_ANYTHING, {"person": person, "identity": identity}).fetchone()
     return bool(row["anything"])
 
 
@@ -267,7 +246,7 @@ def create_person(
 def unique_person_id(db: sqlite3.Connection, base: str) -> str:
     """`base`, or `base-2`, `base-3`... whichever no person has yet (never `owner`)."""
     candidate, number = base, 1
-    while candidate == OWNER or person_exists(db, candidate):
+    while candidate == OWNER or has_person(db, candidate):
         number += 1
         candidate = f"{base[: 60 - len(str(number))]}-{number}"
     return candidate

@@ -15,6 +15,7 @@ import secrets
 import sqlite3
 from dataclasses import dataclass
 
+from memory.access.identities import has_person
 from memory.access.people import validate_person_id
 from memory.store.database import Store
 
@@ -55,7 +56,7 @@ async def issue_web_token(store: Store, person: str, now: float, ttl: float = LI
 
 def _issue(db: sqlite3.Connection, person: str, now: float, ttl: float) -> str:
     purge(db, now)
-    if db.execute("SELECT 1 FROM persons WHERE id = ?", (person,)).fetchone() is None:
+    if not has_person(db, person):
         raise LookupError(f"no person {person!r}; `kioku people list` shows who exists")
     token = secrets.token_urlsafe(32)
     db.execute(

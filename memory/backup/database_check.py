@@ -30,6 +30,7 @@ import aiosqlite
 from memory.backup.errors import BackupError
 from memory.backup.manifest import Counts
 from memory.store import migrations
+from memory.store.scalar import scalar_now
 
 # A check may take this long plus a second per `BUDGET_BYTES_PER_S` of database: a real
 # integrity check of a 289 MB state.db takes about 1.5 s (tests/bench/bench_backup.py).
@@ -90,7 +91,7 @@ def check_database(
                 "the archive's state.db fails SQLite's integrity check: "
                 + "; ".join(map(str, problems[:SHOWN]))
             )
-        found = Counts(*(_count(db, table) for table in COUNTED))
+        found = Counts(*(scalar_now(db, f"SELECT count(*) FROM {table}") for table in COUNTED))
     except sqlite3.DatabaseError as exc:
         if time.monotonic() > deadline:
             raise BackupError(
@@ -185,11 +186,6 @@ def _check_counted(present: dict[str, SchemaObject]) -> None:
 
 def _kind(obj: SchemaObject) -> str:
     return "virtual table" if obj.virtual else obj.kind
-
-
-def _count(db: sqlite3.Connection, table: str) -> int:
-    (rows,) = db.execute(f"SELECT count(*) FROM {table}").fetchone()
-    return int(rows)
 
 
 def _budget(database: Path) -> float:

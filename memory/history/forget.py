@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from memory.access.identities import get_person
+from memory.access.identities import has_person
 from memory.access.people import OWNER, person_dir
 from memory.history.erasures import forget_scope
 from memory.history.scrub import scrubbing
@@ -32,7 +32,6 @@ from memory.media.records import StoredMedia
 from memory.media.removal import remove_media_files, take_media
 from memory.store.database import Store
 from memory.store.records import person_scope
-from memory.store.scalar import scalar_now
 
 
 class CannotForget(ValueError):
@@ -65,9 +64,9 @@ class ForgetReport:
 async def survey(store: Store, home: Path, person: str) -> ForgetReport:
     """What `forget_person` would remove, without removing anything."""
     _refuse_owner(person)
-    report = await store.read(lambda db: _count(db, person))
+    report, known = await store.read(lambda db: (_count(db, person), has_person(db, person)))
     folder = await asyncio.to_thread(_existing, person_dir(home, person))
-    if not await _known(store, person) and folder is None:
+    if not known and folder is None:
         raise CannotForget(f"kioku knows no person {person!r}; `kioku people list` shows them")
     return replace(report, folder=folder)
 
@@ -81,8 +80,7 @@ async def forget_person(store: Store, home: Path, person: str) -> ForgetReport:
 
     def op(db: sqlite3.Connection) -> ForgetReport:
         report = _count(db, person)
-        known = scalar_now(db, "SELECT count(*) FROM persons WHERE id = ?", (person,))
-        if not known and folder is None:
+        if not has_person(db, person) and folder is None:
             raise CannotForget(f"kioku knows no person {person!r}; `kioku people list` shows them")
         dm = "SELECT id FROM sessions WHERE person_id = ?"
         taken[:] = take_media(db, _THEIR_MEDIA, {"person": person})
@@ -145,10 +143,6 @@ def _refuse_owner(person: str) -> None:
         raise CannotForget(
             "the owner cannot be forgotten; edit or clear their notes with `kioku memory` instead"
         )
-
-
-async def _known(store: Store, person: str) -> bool:
-    return await get_person(store, person) is not None
 
 
 def _count(db: sqlite3.Connection, person: str) -> ForgetReport:

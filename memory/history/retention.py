@@ -12,6 +12,7 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from memory.access.identities import has_person
 from memory.history.erase import UnknownHistory, erase, survey
 from memory.history.selection import Asker, Selection
 from memory.store.database import Store
@@ -52,7 +53,7 @@ async def set_keep_days(store: Store, person: str, days: int | None) -> None:
         raise ValueError(f"keep days must be 0 (forever) or more, not {days}")
 
     def op(db: sqlite3.Connection) -> bool:
-        if db.execute("SELECT 1 FROM persons WHERE id = ?", (person,)).fetchone() is None:
+        if not has_person(db, person):
             return False
         if days is None:
             db.execute("DELETE FROM retention WHERE person_id = ?", (person,))

@@ -78,14 +78,16 @@ class Store:
     @classmethod
     async def _open(cls, path: Path, readers: int) -> Store:
         await asyncio.to_thread(_create_private, path)
-        migrating = await connect(path)
-        try:
-            before = await migrations.user_version(migrating)
-            if await migrations.migrate(migrating) > before:
-                await _after_upgrade(migrating, before)
-        finally:
-            await migrating.close()
+        # The connection that migrates stays open as the checkpointer's: no second
+        # connection to start, and no checkpoint of the whole WAL on closing it.
         checkpointer = await connect(path)
+        try:
+            before = await migrations.user_version(checkpointer)
+            if await migrations.migrate(checkpointer) > before:
+                await _after_upgrade(checkpointer, before)
+        except BaseException:
+            await checkpointer.close()
+            raise
         return cls(path, checkpointer, readers)
 
     @property

@@ -1,7 +1,7 @@
 """What state.db failing looks like to the rest of kioku: memory's own errors, by the kinds
 callers tell apart, so nothing above memory/ needs to know SQLite's.
 
-The store turns every `sqlite3.Error` that leaves it (opening, `read`, `reading`, `write`,
+The store turns every `sqlite3.Error` that leaves it (opening, `read`, `write`,
 `append`) into one of these with SQLite's message, through `store_error`. A busy lock and
 a full disk are also `OSError`s, as they were before they had names of their own.
 """

@@ -41,14 +41,7 @@ import aiosqlite
 
 from memory.store import schema
 from memory.store.busy import optimize
-from memory.store.errors import (
-    StoreBusy,
-    StoreFull,
-    UnknownSession,
-    is_busy,
-    is_disk_full,
-    store_error,
-)
+from memory.store.errors import StoreFull, UnknownSession, is_disk_full, store_error
 from memory.store.records import NewMessage, to_epoch
 from memory.store.scalar import scalar_now
 from memory.store.segment import stored_form
@@ -309,9 +302,7 @@ def _fail(job: _Job, exc: BaseException) -> None:
 def _explain(exc: Exception, job: _Job, path: Path) -> Exception:
     """Turn a full disk, a lock held too long, or a foreign-key failure of an append, into an
     error saying what happened and what to do; any other SQLite failure into the memory
-    error of its kind."""
-    if is_busy(exc):
-        return StoreBusy(path)
+    error of its kind (`store_error`, which also names a busy lock)."""
     if is_disk_full(exc):
         return StoreFull(
             f"the disk holding {path} is full, so kioku cannot store anything; free some "

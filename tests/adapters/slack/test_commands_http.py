@@ -6,50 +6,17 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-import pytest
 
-from adapters.slack.adapter import EVENTS_PATH, SlackAdapter
 from adapters.slack.envelopes import FORM, MAX_EVENT_BYTES
-from tests.fakes.slack import TEAM, FakeSlack, form_body, signed_headers
-from tests.helpers.gateway_rig import gateway_rig
+from tests.fakes.slack import FakeSlack, form_body, signed_headers
+from tests.helpers.slack_rig import ALICE, SECRET, http_slack
 
-SECRET = "signing-secret"
-ALICE = "U0ALICE"
 RECORDED = Path(__file__).parents[2] / "fixtures" / "recorded" / "slack"
 WITHIN = 10.0
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeSlack]:
-    server = await FakeSlack().start()
-    yield server
-    await server.close()
-
-
-@asynccontextmanager
-async def http_slack(home: Path, fake: FakeSlack) -> AsyncIterator[str]:
-    """The events URL of a running HTTP-mode adapter behind a real gateway."""
-    async with gateway_rig(home) as rig:
-        await rig.person("alice", f"slack:{TEAM}:{ALICE}")
-        adapter = SlackAdapter(
-            rig.gateway.handle,
-            bot_token="xoxb-test",
-            signing_secret=SECRET,
-            listen="127.0.0.1:0",
-            base_url=fake.base_url,
-        )
-        rig.adapters["slack"] = adapter  # type: ignore[assignment]
-        await adapter.start()
-        try:
-            yield f"http://127.0.0.1:{adapter.port}{EVENTS_PATH}"
-        finally:
-            await adapter.stop()
 
 
 async def post_form(url: str, body: bytes, *, secret: str = SECRET) -> tuple[int, str]:

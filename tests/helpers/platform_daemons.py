@@ -76,12 +76,12 @@ async def serving(
 
 
 @asynccontextmanager
-async def module_serving(
-    tmp: Path, api: GatedAnthropic, **settings: str
-) -> AsyncIterator[Platforms]:
-    """`serving` shared by a test module, its KIOKU_HOME `tmp/home`."""
+async def module_serving(tmp: Path, **settings: str) -> AsyncIterator[Platforms]:
+    """`serving` shared by a test module, with a fake model of its own and its KIOKU_HOME
+    `tmp/home`."""
     home = tmp / "home"
     async with (
+        GatedAnthropic() as api,
         killed_at_end() as started,
         serving(started, home, api, tmp, **own_home(home), **settings) as served,
     ):

@@ -6,7 +6,6 @@ it reads of them."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -16,7 +15,7 @@ import pytest_asyncio
 from adapters.base import Inbound
 from adapters.discord.adapter import DiscordAdapter
 from config.platform_settings import DiscordSettings
-from tests.fakes.discord import CHANNEL_ID, GUILD_ID, RECORDED, THREAD_ID, FakeDiscord
+from tests.fakes.discord import CHANNEL_ID, GUILD_ID, RECORDED, THREAD_ID, FakeDiscord, recorded
 from tests.helpers.inbox import Inbox, loopback_unproxied
 from tests.helpers.media import media
 from tests.helpers.media_files import gif, png_with_alpha
@@ -36,7 +35,7 @@ class Served:
         """What the adapter delivers of recorded `name`, its files served as `files`."""
         await self.fake.inject(self.fake.on_this_cdn((RECORDED / name).read_text(), files))
         inbound = await self.inbox.next()
-        assert inbound.message_id == json.loads((RECORDED / name).read_text())["d"]["id"]
+        assert inbound.message_id == recorded(name)["d"]["id"]
         return inbound
 
 

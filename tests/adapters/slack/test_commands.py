@@ -26,11 +26,10 @@ from adapters.slack.commands import (
 )
 from memory.access import codes
 from memory.access.identities import person_for
-from tests.fakes.slack import TEAM, FakeSlack, form_body
+from tests.fakes.slack import TEAM, FakeSlack, form_body, recorded
 from tests.helpers.slack_rig import ALICE, slack
 
 BOB = "U0BOB"
-RECORDED = Path(__file__).parents[2] / "fixtures" / "recorded" / "slack"
 WITHIN = 10.0
 
 
@@ -154,8 +153,7 @@ async def test_an_unknown_command_gets_the_help(home: Path, fake: FakeSlack) -> 
 
 
 async def test_the_recorded_socket_mode_command_is_answered(home: Path, fake: FakeSlack) -> None:
-    recorded = json.loads((RECORDED / "slash_command_socket_mode.json").read_text())
-    payload = recorded["payload"] | {
+    payload = recorded("slash_command_socket_mode")["payload"] | {
         "response_url": fake.slash_command(ALICE, "/x")["response_url"]
     }
     async with slack(home, fake):

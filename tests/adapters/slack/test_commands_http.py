@@ -12,10 +12,9 @@ from typing import Any
 import aiohttp
 
 from adapters.slack.envelopes import FORM, MAX_EVENT_BYTES
-from tests.fakes.slack import FakeSlack, form_body, signed_headers
+from tests.fakes.slack import FakeSlack, form_body, recorded, signed_headers
 from tests.helpers.slack_rig import ALICE, SECRET, http_slack
 
-RECORDED = Path(__file__).parents[2] / "fixtures" / "recorded" / "slack"
 WITHIN = 10.0
 
 
@@ -55,15 +54,15 @@ async def test_a_link_code_over_http_is_only_posted_ephemerally(
 
 
 async def test_the_recorded_http_command_is_answered(home: Path, fake: FakeSlack) -> None:
-    recorded = json.loads((RECORDED / "slash_command_http.json").read_text())
+    capture = recorded("slash_command_http")
     ours = fake.slash_command(ALICE, "/x")
-    body = recorded["body"].replace(
+    body = capture["body"].replace(
         "https://hooks.slack.com/commands/1234/5678", ours["response_url"]
     )
     async with http_slack(home, fake) as url:
         assert (await post_form(url, body.encode()))[0] == 200
         reply = await answer(fake, ours)
-    assert recorded["content_type"] == FORM
+    assert capture["content_type"] == FORM
     assert reply["response_type"] == "ephemeral"
     assert reply["text"].startswith("Unknown command /weather.")
 

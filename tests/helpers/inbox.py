@@ -34,3 +34,8 @@ def loopback_unproxied() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("NO_PROXY", "127.0.0.1,localhost")
         yield
+
+
+async def ignore(inbound: Inbound) -> None:
+    """The `deliver` of an adapter that is only sending: anything delivered fails the test."""
+    raise AssertionError(f"nothing is sent to the bot here: {inbound}")

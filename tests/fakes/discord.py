@@ -277,6 +277,14 @@ class FakeDiscord:
     def gateway_url(self) -> str:
         return f"ws://127.0.0.1:{self._port}/gateway"
 
+    def env(self) -> dict[str, str]:
+        """A daemon's settings that point its Discord adapter at this fake."""
+        return {
+            "KIOKU_DISCORD__TOKEN": self.token,
+            "KIOKU_DISCORD__API_BASE": self.api_base,
+            "KIOKU_DISCORD__GATEWAY_URL": self.gateway_url,
+        }
+
     # -- what tests do --------------------------------------------------------------------
 
     @property

@@ -60,9 +60,7 @@ async def serving(
         env = {
             **telegram_env(tg),
             "KIOKU_OWNER__IDENTITIES": f'["telegram:{OWNER_CHAT}", "discord:{ALICE_ID}"]',
-            "KIOKU_DISCORD__TOKEN": discord.token,
-            "KIOKU_DISCORD__API_BASE": discord.api_base,
-            "KIOKU_DISCORD__GATEWAY_URL": discord.gateway_url,
+            **discord.env(),
             **settings,
         }
         daemon = await run_daemon(daemons, home, api, tmp_path, **env)

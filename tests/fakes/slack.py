@@ -145,6 +145,10 @@ class FakeSlack:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/api/"
 
+    def env(self) -> dict[str, str]:
+        """A daemon's settings that point its Slack adapter at this fake, with its bot token."""
+        return {"KIOKU_SLACK__BOT_TOKEN": self.bot_token, "KIOKU_SLACK__BASE_URL": self.base_url}
+
     # -- what tests do -------------------------------------------------------------------------
 
     def ratelimit(self, method: str, times: int = 1) -> None:

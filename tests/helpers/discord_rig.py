@@ -1,5 +1,5 @@
-"""A Discord adapter behind a real gateway, talking to the fake Discord, with Alice as a
-known person."""
+"""A Discord adapter on the fake Discord: behind a real gateway with Alice as a known
+person, or alone, delivering to an Inbox."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from adapters.discord.adapter import DiscordAdapter
 from config.platform_settings import DiscordSettings
 from tests.fakes.discord import ALICE_ID, FakeDiscord
 from tests.helpers.gateway_rig import GatewayRig, gateway_rig
+from tests.helpers.inbox import Inbox
 
 ALICE = f"discord:{ALICE_ID}"
 
@@ -40,5 +41,21 @@ async def discord_served(
         try:
             await rig.person("alice", ALICE)
             yield rig, adapter
+        finally:
+            await adapter.stop()
+
+
+@asynccontextmanager
+async def discord_alone(inbox: Inbox) -> AsyncIterator[FakeDiscord]:
+    """A fake Discord and a started Discord adapter on it, with no gateway: what the
+    adapter makes of a message is what lands in `inbox`."""
+    async with FakeDiscord() as fake:
+        settings = DiscordSettings(
+            token="test-token", api_base=fake.api_base, gateway_url=fake.gateway_url
+        )
+        adapter = DiscordAdapter(inbox.deliver, settings, guild_ready_timeout=0.05)
+        await adapter.start()
+        try:
+            yield fake
         finally:
             await adapter.stop()

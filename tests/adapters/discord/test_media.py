@@ -11,9 +11,8 @@ import pytest
 import pytest_asyncio
 
 from adapters.base import Attachment, FetchFailed, Inbound, TooLarge
-from adapters.discord.adapter import DiscordAdapter
-from config.platform_settings import DiscordSettings
 from tests.fakes.discord import FakeDiscord
+from tests.helpers.discord_rig import discord_alone
 from tests.helpers.inbox import Inbox, loopback_unproxied
 from tests.helpers.media import media
 
@@ -40,16 +39,8 @@ class Served:
 async def served() -> AsyncIterator[Served]:
     inbox = Inbox()
     with loopback_unproxied():
-        async with FakeDiscord() as fake:
-            settings = DiscordSettings(
-                token="test-token", api_base=fake.api_base, gateway_url=fake.gateway_url
-            )
-            adapter = DiscordAdapter(inbox.deliver, settings, guild_ready_timeout=0.05)
-            await adapter.start()
-            try:
-                yield Served(fake, inbox)
-            finally:
-                await adapter.stop()
+        async with discord_alone(inbox) as fake:
+            yield Served(fake, inbox)
 
 
 async def test_every_attachment_is_one_with_its_kind_and_exact_bytes(served: Served):

@@ -13,9 +13,8 @@ import pytest
 import pytest_asyncio
 
 from adapters.base import Inbound
-from adapters.discord.adapter import DiscordAdapter
-from config.platform_settings import DiscordSettings
 from tests.fakes.discord import CHANNEL_ID, GUILD_ID, RECORDED, THREAD_ID, FakeDiscord, recorded
+from tests.helpers.discord_rig import discord_alone
 from tests.helpers.inbox import Inbox, loopback_unproxied
 from tests.helpers.media import media
 from tests.helpers.media_files import gif, png_with_alpha
@@ -43,17 +42,9 @@ class Served:
 async def served() -> AsyncIterator[Served]:
     inbox = Inbox()
     with loopback_unproxied():
-        async with FakeDiscord() as fake:
-            settings = DiscordSettings(
-                token="test-token", api_base=fake.api_base, gateway_url=fake.gateway_url
-            )
-            adapter = DiscordAdapter(inbox.deliver, settings, guild_ready_timeout=0.05)
-            await adapter.start()
+        async with discord_alone(inbox) as fake:
             await fake.wait_ready(1)
-            try:
-                yield Served(fake, inbox)
-            finally:
-                await adapter.stop()
+            yield Served(fake, inbox)
 
 
 async def test_a_recorded_voice_message_is_voice_of_its_recorded_length(served: Served):

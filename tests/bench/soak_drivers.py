@@ -210,9 +210,7 @@ class DiscordDriver(Driver):
 
     def env(self) -> dict[str, str]:
         return {
-            "KIOKU_DISCORD__TOKEN": self.fake.token,
-            "KIOKU_DISCORD__API_BASE": self.fake.api_base,
-            "KIOKU_DISCORD__GATEWAY_URL": self.fake.gateway_url,
+            **self.fake.env(),
             "KIOKU_DISCORD__DM_POLICY": "open",
         }
 

@@ -45,13 +45,14 @@ import json
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from tests.fakes.recorded import RECORDINGS, recorded_json
+
 DISCORD_EPOCH_MS = 1_420_070_400_000
-RECORDED = Path(__file__).parent.parent / "fixtures" / "recorded" / "discord"
+RECORDED = RECORDINGS / "discord"
 EPHEMERAL = 1 << 6
 _counter = itertools.count()
 
@@ -63,12 +64,12 @@ def snowflake() -> int:
 
 def recorded(name: str) -> dict[str, Any]:
     """A recorded gateway payload (a whole frame), freshly loaded."""
-    return json.loads((RECORDED / name).read_text())
+    return recorded_json(RECORDED / name)
 
 
 def recorded_answer(name: str) -> dict[str, Any]:
     """A recorded REST answer (tests/fixtures/recorded/discord/rest/), freshly loaded."""
-    return json.loads((RECORDED / "rest" / name).read_text())
+    return recorded_json(RECORDED / "rest" / name)
 
 
 _READY = recorded("ready.json")["d"]
@@ -275,6 +276,14 @@ class FakeDiscord:
     @property
     def gateway_url(self) -> str:
         return f"ws://127.0.0.1:{self._port}/gateway"
+
+    def env(self) -> dict[str, str]:
+        """A daemon's settings that point its Discord adapter at this fake."""
+        return {
+            "KIOKU_DISCORD__TOKEN": self.token,
+            "KIOKU_DISCORD__API_BASE": self.api_base,
+            "KIOKU_DISCORD__GATEWAY_URL": self.gateway_url,
+        }
 
     # -- what tests do --------------------------------------------------------------------
 

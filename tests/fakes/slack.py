@@ -34,30 +34,24 @@ import urllib.parse
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import aiohttp
 from aiohttp import WSMsgType, web
 
 from adapters.slack.scopes import SCOPES
+from tests.fakes.recorded import RECORDINGS, recorded_json
 
 TEAM = "T0TEAM"
 BOT_USER = "U0KIOKU"
 BOT_ID = "B0KIOKU"
-RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "recorded" / "slack"
+RECORDED = RECORDINGS / "slack"
 SLACK_FILES = "https://files.slack.com/"
 
 
 def recorded(name: str) -> Any:
     """A fresh copy of tests/fixtures/recorded/slack/`name`.json (see its PROVENANCE.md)."""
-    return json.loads(_recorded_text(name))
-
-
-@cache
-def _recorded_text(name: str) -> str:
-    return (RECORDED / f"{name}.json").read_text()
+    return recorded_json(RECORDED / f"{name}.json")
 
 
 @dataclass
@@ -150,6 +144,10 @@ class FakeSlack:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/api/"
+
+    def env(self) -> dict[str, str]:
+        """A daemon's settings that point its Slack adapter at this fake, with its bot token."""
+        return {"KIOKU_SLACK__BOT_TOKEN": self.bot_token, "KIOKU_SLACK__BASE_URL": self.base_url}
 
     # -- what tests do -------------------------------------------------------------------------
 

@@ -10,15 +10,13 @@ same way, so even the fakes' defaults are shapes Telegram really sends.
 
 from __future__ import annotations
 
-import copy
-import json
 import re
 from collections.abc import Mapping
-from functools import cache
-from pathlib import Path
 from typing import Any
 
-RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "recorded" / "telegram"
+from tests.fakes.recorded import RECORDINGS, recorded_json
+
+RECORDED = RECORDINGS / "telegram"
 ANSWERS = RECORDED / "answers"
 
 # Keys whose integer value is a user's or a chat's id (Bot API: User.id, Chat.id,
@@ -36,19 +34,14 @@ def names() -> list[str]:
     return sorted(path.stem for path in RECORDED.glob("*.json"))
 
 
-@cache
-def _read(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
 def recorded(name: str) -> dict[str, Any]:
     """The recorded update `name`, as recorded (a fresh copy)."""
-    return copy.deepcopy(_read(RECORDED / f"{name}.json"))
+    return recorded_json(RECORDED / f"{name}.json")
 
 
 def answer(method: str) -> dict[str, Any]:
     """The `result` of a recorded Bot API answer to `method` (a fresh copy)."""
-    return copy.deepcopy(_read(ANSWERS / f"{method}.json")["result"])
+    return recorded_json(ANSWERS / f"{method}.json")["result"]
 
 
 def repoint(

@@ -18,9 +18,7 @@ NAMES = [command.name for command in SLASH_COMMANDS.menu()]
 
 def discord_env(discord: FakeDiscord, **settings: str) -> dict[str, str]:
     return {
-        "KIOKU_DISCORD__TOKEN": discord.token,
-        "KIOKU_DISCORD__API_BASE": discord.api_base,
-        "KIOKU_DISCORD__GATEWAY_URL": discord.gateway_url,
+        **discord.env(),
         "KIOKU_OWNER__IDENTITIES": f'["discord:{ALICE_ID}"]',
         **settings,
     }

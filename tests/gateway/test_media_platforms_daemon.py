@@ -184,9 +184,7 @@ async def test_discord_photo_voice_and_documents_reach_the_model_and_only_alices
         env = {
             **model_env(model),
             "KIOKU_OWNER__IDENTITIES": f'["discord:{ALICE_ID}"]',
-            "KIOKU_DISCORD__TOKEN": discord.token,
-            "KIOKU_DISCORD__API_BASE": discord.api_base,
-            "KIOKU_DISCORD__GATEWAY_URL": discord.gateway_url,
+            **discord.env(),
         }
         daemon = await run_daemon(daemons, home, api, tmp_path, **env)
         await discord.wait_ready(1, within=WAIT)

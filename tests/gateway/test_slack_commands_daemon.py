@@ -71,8 +71,7 @@ class Served:
 def env(slack: FakeSlack, **settings: str) -> dict[str, str]:
     return {
         "KIOKU_OWNER__IDENTITIES": f'["slack:{TEAM}:{OWNER}"]',
-        "KIOKU_SLACK__BOT_TOKEN": "xoxb-test",
-        "KIOKU_SLACK__BASE_URL": slack.base_url,
+        **slack.env(),
         "KIOKU_WEB__ENABLED": "true",
         "KIOKU_WEB__LISTEN": f"127.0.0.1:{free_port()}",
         "KIOKU_WEB__PUBLIC_URL": WEB,

@@ -60,9 +60,7 @@ async def serving(
         env = {
             **telegram_env(tg),
             "KIOKU_OWNER__IDENTITIES": f'["telegram:{OWNER_CHAT}", "discord:{ALICE_ID}"]',
-            "KIOKU_DISCORD__TOKEN": discord.token,
-            "KIOKU_DISCORD__API_BASE": discord.api_base,
-            "KIOKU_DISCORD__GATEWAY_URL": discord.gateway_url,
+            **discord.env(),
             **settings,
         }
         daemon = await run_daemon(daemons, home, api, tmp_path, **env)
@@ -76,12 +74,12 @@ async def serving(
 
 
 @asynccontextmanager
-async def module_serving(
-    tmp: Path, api: GatedAnthropic, **settings: str
-) -> AsyncIterator[Platforms]:
-    """`serving` shared by a test module, its KIOKU_HOME `tmp/home`."""
+async def module_serving(tmp: Path, **settings: str) -> AsyncIterator[Platforms]:
+    """`serving` shared by a test module, with a fake model of its own and its KIOKU_HOME
+    `tmp/home`."""
     home = tmp / "home"
     async with (
+        GatedAnthropic() as api,
         killed_at_end() as started,
         serving(started, home, api, tmp, **own_home(home), **settings) as served,
     ):

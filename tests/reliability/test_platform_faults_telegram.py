@@ -26,10 +26,7 @@ in_module_loop = pytest.mark.asyncio(loop_scope="module")
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Platforms]:
-    async with (
-        GatedAnthropic() as api,
-        module_serving(tmp_path_factory.mktemp("telegram-faults"), api) as served,
-    ):
+    async with module_serving(tmp_path_factory.mktemp("telegram-faults")) as served:
         yield served
 
 

@@ -74,9 +74,7 @@ class Served(Door):
 async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Served]:
     async with GatedAnthropic() as api, FakeDiscord(heartbeat_interval_ms=1000) as fake:
         settings = {
-            "KIOKU_DISCORD__TOKEN": fake.token,
-            "KIOKU_DISCORD__API_BASE": fake.api_base,
-            "KIOKU_DISCORD__GATEWAY_URL": fake.gateway_url,
+            **fake.env(),
             "KIOKU_OWNER__IDENTITIES": f'["discord:{ALICE_ID}"]',
         }
         async with door_daemon(tmp_path_factory.mktemp("discord"), api, **settings) as daemon:

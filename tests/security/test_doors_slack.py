@@ -149,8 +149,7 @@ async def slack() -> AsyncIterator[FakeSlack]:
 def slack_env(slack: FakeSlack, **settings: str) -> dict[str, str]:
     return {
         "KIOKU_OWNER__IDENTITIES": f'["slack:{TEAM}:{OWNER}"]',
-        "KIOKU_SLACK__BOT_TOKEN": "xoxb-test",
-        "KIOKU_SLACK__BASE_URL": slack.base_url,
+        **slack.env(),
         **settings,
     }
 

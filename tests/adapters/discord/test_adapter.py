@@ -12,7 +12,7 @@ import discord
 import pytest
 from structlog.testing import capture_logs
 
-from adapters.base import AdapterFailed, Address, Inbound, Outbound
+from adapters.base import AdapterFailed, Address, Outbound
 from adapters.discord.adapter import DiscordAdapter
 from config.platform_settings import DiscordSettings
 from tests.fakes.discord import (
@@ -30,23 +30,13 @@ from tests.fakes.discord import (
     recorded_answer,
     user,
 )
+from tests.helpers.inbox import Inbox
 
 
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeDiscord]:
     async with FakeDiscord() as server:
         yield server
-
-
-class Inbox:
-    def __init__(self) -> None:
-        self.queue: asyncio.Queue[Inbound] = asyncio.Queue()
-
-    async def deliver(self, inbound: Inbound) -> None:
-        self.queue.put_nowait(inbound)
-
-    async def next(self) -> Inbound:
-        return await asyncio.wait_for(self.queue.get(), 5.0)
 
 
 @asynccontextmanager

@@ -18,7 +18,6 @@ from structlog.testing import capture_logs
 from adapters.base import Address, Outbound
 from adapters.discord.adapter import DiscordAdapter
 from adapters.discord.commands import DESCRIPTION_LIMIT, NOT_HERE, option_name
-from config.platform_settings import DiscordSettings
 from gateway.commands.builtin import SLASH_COMMANDS
 from memory.access.identities import person_for
 from tests.fakes.discord import (
@@ -31,9 +30,9 @@ from tests.fakes.discord import (
     FakeDiscord,
     recorded,
 )
-from tests.helpers.gateway_rig import GatewayRig, gateway_rig
+from tests.helpers.discord_rig import ALICE, discord_served
+from tests.helpers.gateway_rig import GatewayRig
 
-ALICE = f"discord:{ALICE_ID}"
 MENU = SLASH_COMMANDS.menu()
 CODE = re.compile(r"\b[A-Z0-9]{8}\b")
 
@@ -44,40 +43,16 @@ def asked(interaction: dict[str, Any]) -> str:
     return f"interaction:{user['id']}:{interaction['id']}"
 
 
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeDiscord]:
-    async with FakeDiscord(heartbeat_interval_ms=200) as server:
-        yield server
-
-
 @asynccontextmanager
 async def served(
     home: Path, fake: FakeDiscord, **settings: Any
 ) -> AsyncIterator[tuple[GatewayRig, DiscordAdapter]]:
     """The gateway with the Discord adapter, its commands registered (the first sync done)."""
-    async with gateway_rig(home) as rig:
-        adapter = DiscordAdapter(
-            rig.gateway.handle,
-            DiscordSettings(
-                token="test-token",
-                api_base=fake.api_base,
-                gateway_url=fake.gateway_url,
-                **settings,
-            ),
-            commands=MENU,
-            ready_timeout=10.0,
-            guild_ready_timeout=0.05,
-        )
-        rig.adapters["discord"] = adapter  # type: ignore[assignment]
-        puts = len(fake.command_puts)
-        await adapter.start()
-        try:
-            await rig.person("alice", ALICE)
-            if not fake.commands:
-                await fake.wait_command_puts(puts + 1)
-            yield rig, adapter
-        finally:
-            await adapter.stop()
+    puts = len(fake.command_puts)
+    async with discord_served(home, fake, commands=MENU, **settings) as (rig, adapter):
+        if not fake.commands:
+            await fake.wait_command_puts(puts + 1)
+        yield rig, adapter
 
 
 async def answered(fake: FakeDiscord, interaction: dict[str, Any]) -> str:

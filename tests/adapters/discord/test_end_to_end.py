@@ -11,10 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import discord
-import pytest
 
 from adapters.discord.adapter import DiscordAdapter
-from config.platform_settings import DiscordSettings
 from tests.fakes.discord import (
     ALICE_DM_ID,
     ALICE_ID,
@@ -24,43 +22,19 @@ from tests.fakes.discord import (
     FakeDiscord,
     user,
 )
-from tests.helpers.gateway_rig import GatewayRig, gateway_rig
+from tests.helpers.discord_rig import discord_served
+from tests.helpers.gateway_rig import GatewayRig
 
-ALICE = f"discord:{ALICE_ID}"
 # discord.py's intent bits: guilds, guild messages, DM messages, message content.
 INTENTS = (1 << 0) | (1 << 9) | (1 << 12) | (1 << 15)
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeDiscord]:
-    async with FakeDiscord(heartbeat_interval_ms=200) as server:
-        yield server
 
 
 @asynccontextmanager
 async def served(
     home: Path, fake: FakeDiscord, *, silence_limit: float = 60.0, **settings: Any
 ) -> AsyncIterator[tuple[GatewayRig, DiscordAdapter]]:
-    async with gateway_rig(home) as rig:
-        adapter = DiscordAdapter(
-            rig.gateway.handle,
-            DiscordSettings(
-                token="test-token",
-                api_base=fake.api_base,
-                gateway_url=fake.gateway_url,
-                silence_limit=silence_limit,
-                **settings,
-            ),
-            ready_timeout=10.0,
-            guild_ready_timeout=0.05,
-        )
-        rig.adapters["discord"] = adapter  # type: ignore[assignment]
-        await adapter.start()
-        try:
-            await rig.person("alice", ALICE)
-            yield rig, adapter
-        finally:
-            await adapter.stop()
+    async with discord_served(home, fake, silence_limit=silence_limit, **settings) as running:
+        yield running
 
 
 async def test_identifies_with_message_intents_and_gets_ready(home: Path, fake: FakeDiscord):

@@ -7,19 +7,16 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from adapters.base import Address, Inbound, Outbound
+from adapters.base import Address, Outbound
 from adapters.discord.adapter import MESSAGE_LIMIT, DiscordAdapter
 from config.platform_settings import DiscordSettings
 from tests.fakes.discord import CHANNEL_ID, FakeDiscord
+from tests.helpers.inbox import ignore
 
 ASKED = "1234567890123456789"
 LONG = "**Lease summary**\n\n" + "\n\n".join(
     f"Clause {n}: rent, deposit, 退去. " * 12 for n in range(8)
 )
-
-
-async def ignore(inbound: Inbound) -> None:
-    raise AssertionError(f"nothing is sent to the bot here: {inbound}")
 
 
 @pytest.fixture

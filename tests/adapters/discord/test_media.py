@@ -3,7 +3,6 @@ from its `url` on the fake Discord, within the limit given."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -12,9 +11,9 @@ import pytest
 import pytest_asyncio
 
 from adapters.base import Attachment, FetchFailed, Inbound, TooLarge
-from adapters.discord.adapter import DiscordAdapter
-from config.platform_settings import DiscordSettings
 from tests.fakes.discord import FakeDiscord
+from tests.helpers.discord_rig import discord_alone
+from tests.helpers.inbox import Inbox, loopback_unproxied
 from tests.helpers.media import media
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -25,11 +24,11 @@ RECEIPT, VOICE, LEASE = media("receipt.jpg"), media("voice.ogg"), media("lease.p
 @dataclass
 class Served:
     fake: FakeDiscord
-    inbox: asyncio.Queue[Inbound]
+    inbox: Inbox
 
     async def sent(self, *files: dict[str, Any], text: str = "") -> Inbound:
         await self.fake.push(self.fake.dm(text, attachments=list(files)))
-        return await asyncio.wait_for(self.inbox.get(), 5.0)
+        return await self.inbox.next()
 
     async def attachment(self, file: dict[str, Any]) -> Attachment:
         [attachment] = (await self.sent(file)).attachments
@@ -38,23 +37,10 @@ class Served:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def served() -> AsyncIterator[Served]:
-    inbox: asyncio.Queue[Inbound] = asyncio.Queue()
-
-    async def deliver(inbound: Inbound) -> None:
-        inbox.put_nowait(inbound)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("NO_PROXY", "127.0.0.1,localhost")
-        async with FakeDiscord() as fake:
-            settings = DiscordSettings(
-                token="test-token", api_base=fake.api_base, gateway_url=fake.gateway_url
-            )
-            adapter = DiscordAdapter(deliver, settings, guild_ready_timeout=0.05)
-            await adapter.start()
-            try:
-                yield Served(fake, inbox)
-            finally:
-                await adapter.stop()
+    inbox = Inbox()
+    with loopback_unproxied():
+        async with discord_alone(inbox) as fake:
+            yield Served(fake, inbox)
 
 
 async def test_every_attachment_is_one_with_its_kind_and_exact_bytes(served: Served):

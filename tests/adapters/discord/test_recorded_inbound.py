@@ -6,8 +6,6 @@ it reads of them."""
 
 from __future__ import annotations
 
-import asyncio
-import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -15,9 +13,9 @@ import pytest
 import pytest_asyncio
 
 from adapters.base import Inbound
-from adapters.discord.adapter import DiscordAdapter
-from config.platform_settings import DiscordSettings
-from tests.fakes.discord import CHANNEL_ID, GUILD_ID, RECORDED, THREAD_ID, FakeDiscord
+from tests.fakes.discord import CHANNEL_ID, GUILD_ID, RECORDED, THREAD_ID, FakeDiscord, recorded
+from tests.helpers.discord_rig import discord_alone
+from tests.helpers.inbox import Inbox, loopback_unproxied
 from tests.helpers.media import media
 from tests.helpers.media_files import gif, png_with_alpha
 
@@ -30,36 +28,23 @@ LIMIT = 10_000_000
 @dataclass
 class Served:
     fake: FakeDiscord
-    inbox: asyncio.Queue[Inbound]
+    inbox: Inbox
 
     async def read(self, name: str, files: dict[str, bytes] | None = None) -> Inbound:
         """What the adapter delivers of recorded `name`, its files served as `files`."""
         await self.fake.inject(self.fake.on_this_cdn((RECORDED / name).read_text(), files))
-        inbound = await asyncio.wait_for(self.inbox.get(), 5.0)
-        assert inbound.message_id == json.loads((RECORDED / name).read_text())["d"]["id"]
+        inbound = await self.inbox.next()
+        assert inbound.message_id == recorded(name)["d"]["id"]
         return inbound
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def served() -> AsyncIterator[Served]:
-    inbox: asyncio.Queue[Inbound] = asyncio.Queue()
-
-    async def deliver(inbound: Inbound) -> None:
-        inbox.put_nowait(inbound)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("NO_PROXY", "127.0.0.1,localhost")
-        async with FakeDiscord() as fake:
-            settings = DiscordSettings(
-                token="test-token", api_base=fake.api_base, gateway_url=fake.gateway_url
-            )
-            adapter = DiscordAdapter(deliver, settings, guild_ready_timeout=0.05)
-            await adapter.start()
+    inbox = Inbox()
+    with loopback_unproxied():
+        async with discord_alone(inbox) as fake:
             await fake.wait_ready(1)
-            try:
-                yield Served(fake, inbox)
-            finally:
-                await adapter.stop()
+            yield Served(fake, inbox)
 
 
 async def test_a_recorded_voice_message_is_voice_of_its_recorded_length(served: Served):

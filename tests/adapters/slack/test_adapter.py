@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -15,9 +14,7 @@ from adapters.base import AdapterFailed, Address, Outbound
 from adapters.slack.adapter import CHUNK_LIMIT, SlackAdapter
 from config.load import ConfigError
 from tests.fakes.slack import BOT_ID, BOT_USER, TEAM, FakeSlack
-from tests.helpers.gateway_rig import GatewayRig, gateway_rig
-
-ALICE = "U0ALICE"
+from tests.helpers.slack_rig import ALICE, slack
 
 
 @pytest.fixture
@@ -25,28 +22,6 @@ async def fake() -> AsyncIterator[FakeSlack]:
     server = await FakeSlack(users={ALICE: "Alice"}).start()
     yield server
     await server.close()
-
-
-@asynccontextmanager
-async def slack(
-    home: Path, fake: FakeSlack, **options: float
-) -> AsyncIterator[tuple[GatewayRig, SlackAdapter]]:
-    async with gateway_rig(home) as rig:
-        await rig.person("alice", f"slack:{TEAM}:{ALICE}")
-        adapter = SlackAdapter(
-            rig.gateway.handle,
-            bot_token="xoxb-test",
-            app_token="xapp-test",
-            base_url=fake.base_url,
-            ping_interval=options.get("ping_interval", 0.2),
-            give_up_after=options.get("give_up_after", 300.0),
-        )
-        rig.adapters["slack"] = adapter  # type: ignore[assignment]
-        await adapter.start()
-        try:
-            yield rig, adapter
-        finally:
-            await adapter.stop()
 
 
 async def test_dm_is_answered_in_place(home: Path, fake: FakeSlack) -> None:

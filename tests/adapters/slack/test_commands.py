@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,6 @@ from slack_bolt.context.respond.async_respond import AsyncRespond
 from structlog.testing import capture_logs
 
 from adapters.base import Address
-from adapters.slack.adapter import SlackAdapter
 from adapters.slack.commands import (
     MAX_FORM_FIELDS,
     RESPOND_WITHIN,
@@ -28,12 +26,10 @@ from adapters.slack.commands import (
 )
 from memory.access import codes
 from memory.access.identities import person_for
-from tests.fakes.slack import TEAM, FakeSlack, form_body
-from tests.helpers.gateway_rig import GatewayRig, gateway_rig
+from tests.fakes.slack import TEAM, FakeSlack, form_body, recorded
+from tests.helpers.slack_rig import ALICE, slack
 
-ALICE = "U0ALICE"
 BOB = "U0BOB"
-RECORDED = Path(__file__).parents[2] / "fixtures" / "recorded" / "slack"
 WITHIN = 10.0
 
 
@@ -42,25 +38,6 @@ async def fake() -> AsyncIterator[FakeSlack]:
     server = await FakeSlack(users={ALICE: "Alice"}, dms={BOB: "D0BOB"}).start()
     yield server
     await server.close()
-
-
-@asynccontextmanager
-async def slack(home: Path, fake: FakeSlack) -> AsyncIterator[tuple[GatewayRig, SlackAdapter]]:
-    async with gateway_rig(home) as rig:
-        await rig.person("alice", f"slack:{TEAM}:{ALICE}")
-        adapter = SlackAdapter(
-            rig.gateway.handle,
-            bot_token="xoxb-test",
-            app_token="xapp-test",
-            base_url=fake.base_url,
-            ping_interval=0.2,
-        )
-        rig.adapters["slack"] = adapter  # type: ignore[assignment]
-        await adapter.start()
-        try:
-            yield rig, adapter
-        finally:
-            await adapter.stop()
 
 
 async def answer(fake: FakeSlack, payload: dict[str, Any], count: int = 1) -> list[dict]:
@@ -176,8 +153,7 @@ async def test_an_unknown_command_gets_the_help(home: Path, fake: FakeSlack) -> 
 
 
 async def test_the_recorded_socket_mode_command_is_answered(home: Path, fake: FakeSlack) -> None:
-    recorded = json.loads((RECORDED / "slash_command_socket_mode.json").read_text())
-    payload = recorded["payload"] | {
+    payload = recorded("slash_command_socket_mode")["payload"] | {
         "response_url": fake.slash_command(ALICE, "/x")["response_url"]
     }
     async with slack(home, fake):

@@ -6,50 +6,16 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-import pytest
 
-from adapters.slack.adapter import EVENTS_PATH, SlackAdapter
 from adapters.slack.envelopes import FORM, MAX_EVENT_BYTES
-from tests.fakes.slack import TEAM, FakeSlack, form_body, signed_headers
-from tests.helpers.gateway_rig import gateway_rig
+from tests.fakes.slack import FakeSlack, form_body, recorded, signed_headers
+from tests.helpers.slack_rig import ALICE, SECRET, http_slack
 
-SECRET = "signing-secret"
-ALICE = "U0ALICE"
-RECORDED = Path(__file__).parents[2] / "fixtures" / "recorded" / "slack"
 WITHIN = 10.0
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeSlack]:
-    server = await FakeSlack().start()
-    yield server
-    await server.close()
-
-
-@asynccontextmanager
-async def http_slack(home: Path, fake: FakeSlack) -> AsyncIterator[str]:
-    """The events URL of a running HTTP-mode adapter behind a real gateway."""
-    async with gateway_rig(home) as rig:
-        await rig.person("alice", f"slack:{TEAM}:{ALICE}")
-        adapter = SlackAdapter(
-            rig.gateway.handle,
-            bot_token="xoxb-test",
-            signing_secret=SECRET,
-            listen="127.0.0.1:0",
-            base_url=fake.base_url,
-        )
-        rig.adapters["slack"] = adapter  # type: ignore[assignment]
-        await adapter.start()
-        try:
-            yield f"http://127.0.0.1:{adapter.port}{EVENTS_PATH}"
-        finally:
-            await adapter.stop()
 
 
 async def post_form(url: str, body: bytes, *, secret: str = SECRET) -> tuple[int, str]:
@@ -88,15 +54,15 @@ async def test_a_link_code_over_http_is_only_posted_ephemerally(
 
 
 async def test_the_recorded_http_command_is_answered(home: Path, fake: FakeSlack) -> None:
-    recorded = json.loads((RECORDED / "slash_command_http.json").read_text())
+    capture = recorded("slash_command_http")
     ours = fake.slash_command(ALICE, "/x")
-    body = recorded["body"].replace(
+    body = capture["body"].replace(
         "https://hooks.slack.com/commands/1234/5678", ours["response_url"]
     )
     async with http_slack(home, fake) as url:
         assert (await post_form(url, body.encode()))[0] == 200
         reply = await answer(fake, ours)
-    assert recorded["content_type"] == FORM
+    assert capture["content_type"] == FORM
     assert reply["response_type"] == "ephemeral"
     assert reply["text"].startswith("Unknown command /weather.")
 

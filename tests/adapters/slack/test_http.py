@@ -5,46 +5,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
-import pytest
 
-from adapters.slack.adapter import EVENTS_PATH, SlackAdapter
-from tests.fakes.slack import TEAM, FakeSlack, event_callback, signed_headers
-from tests.helpers.gateway_rig import gateway_rig
-
-SECRET = "signing-secret"
-ALICE = "U0ALICE"
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeSlack]:
-    server = await FakeSlack().start()
-    yield server
-    await server.close()
-
-
-@asynccontextmanager
-async def http_slack(home: Path, fake: FakeSlack) -> AsyncIterator[str]:
-    """The events URL of a running HTTP-mode adapter behind a real gateway."""
-    async with gateway_rig(home) as rig:
-        await rig.person("alice", f"slack:{TEAM}:{ALICE}")
-        adapter = SlackAdapter(
-            rig.gateway.handle,
-            bot_token="xoxb-test",
-            signing_secret=SECRET,
-            listen="127.0.0.1:0",
-            base_url=fake.base_url,
-        )
-        rig.adapters["slack"] = adapter  # type: ignore[assignment]
-        await adapter.start()
-        try:
-            yield f"http://127.0.0.1:{adapter.port}{EVENTS_PATH}"
-        finally:
-            await adapter.stop()
+from tests.fakes.slack import FakeSlack, event_callback, signed_headers
+from tests.helpers.slack_rig import ALICE, SECRET, http_slack
 
 
 async def post(url: str, body: bytes, headers: dict[str, str]) -> int:

@@ -7,18 +7,15 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from adapters.base import Address, Inbound, Outbound
+from adapters.base import Address, Outbound
 from adapters.slack.adapter import CHUNK_LIMIT, SlackAdapter
 from tests.fakes.slack import FakeSlack
+from tests.helpers.inbox import ignore
 
 ASKED = "1700000000.000100"
 LONG = "**Release notes**\n\n" + "\n\n".join(
     f"Change {n}: faster search, 検索. " * 20 for n in range(10)
 )
-
-
-async def ignore(inbound: Inbound) -> None:
-    raise AssertionError(f"nothing is sent to the bot here: {inbound}")
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ file's `url_private_download` is fetched with the bot token, which goes nowhere 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +15,7 @@ from adapters.base import Attachment, FetchFailed, Inbound, TooLarge
 from adapters.slack.adapter import SlackAdapter
 from adapters.slack.files import SlackFiles
 from tests.fakes.slack import FakeSlack
+from tests.helpers.inbox import Inbox, loopback_unproxied
 from tests.helpers.media import media
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -58,12 +58,12 @@ class Elsewhere:
 @dataclass
 class Served:
     fake: FakeSlack
-    inbox: asyncio.Queue[Inbound]
+    inbox: Inbox
     elsewhere: Elsewhere
 
     async def sent(self, *files: dict[str, Any], text: str = "") -> Inbound:
         await self.fake.push(self.fake.dm(ALICE, text, subtype="file_share", files=list(files)))
-        return await asyncio.wait_for(self.inbox.get(), 5.0)
+        return await self.inbox.next()
 
     async def attachment(self, file: dict[str, Any]) -> Attachment:
         [attachment] = (await self.sent(file)).attachments
@@ -72,17 +72,12 @@ class Served:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def served() -> AsyncIterator[Served]:
-    inbox: asyncio.Queue[Inbound] = asyncio.Queue()
-
-    async def deliver(inbound: Inbound) -> None:
-        inbox.put_nowait(inbound)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    inbox = Inbox()
+    with loopback_unproxied():
         fake = await FakeSlack(users={ALICE: "Alice"}, bot_token=TOKEN).start()
         elsewhere = await Elsewhere().start()
         adapter = SlackAdapter(
-            deliver, bot_token=TOKEN, app_token="xapp-test", base_url=fake.base_url
+            inbox.deliver, bot_token=TOKEN, app_token="xapp-test", base_url=fake.base_url
         )
         await adapter.start()
         try:

@@ -167,8 +167,7 @@ async def slack() -> AsyncIterator[FakeSlack]:
 def slack_env(slack: FakeSlack, **settings: str) -> dict[str, str]:
     return {
         "KIOKU_OWNER__IDENTITIES": f'["slack:{TEAM}:{PERSON}"]',
-        "KIOKU_SLACK__BOT_TOKEN": slack.bot_token,
-        "KIOKU_SLACK__BASE_URL": slack.base_url,
+        **slack.env(),
         **settings,
     }
 

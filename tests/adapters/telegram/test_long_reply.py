@@ -8,20 +8,17 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from adapters.base import Address, Delta, Inbound, Outbound
+from adapters.base import Address, Delta, Outbound
 from adapters.telegram.adapter import LIMIT, TelegramAdapter
 from config.platform_settings import TelegramSettings
 from tests.fakes.telegram import TOKEN, FakeTelegram, Fault, too_many
+from tests.helpers.inbox import ignore
 
 AIKO = 42
 ASKED = "100000"
 LONG = "# Trip plan\n\n" + "\n\n".join(
     f"Day {n}: temples, 抹茶 and a walk. " * 20 for n in range(12)
 )
-
-
-async def ignore(inbound: Inbound) -> None:
-    raise AssertionError(f"nothing is sent to the bot here: {inbound}")
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ file (`getFile`) and downloads its bytes from the file endpoint, within the limi
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +14,7 @@ from adapters.base import Attachment, FetchFailed, Inbound, TooLarge
 from adapters.telegram.adapter import TelegramAdapter
 from config.platform_settings import TelegramSettings
 from tests.fakes.telegram import TOKEN, FakeTelegram, Fault
+from tests.helpers.inbox import Inbox, loopback_unproxied
 from tests.helpers.media import media
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -27,12 +27,12 @@ THUMB = b"a small version of the photo " * 40
 @dataclass
 class Served:
     tg: FakeTelegram
-    inbox: asyncio.Queue[Inbound]
+    inbox: Inbox
 
     async def sent(self, **fields: Any) -> Inbound:
         """Aiko's DM carrying `fields` (a file and maybe a caption), as delivered."""
         await self.tg.dm(AIKO, None, **fields)
-        return await asyncio.wait_for(self.inbox.get(), 5.0)
+        return await self.inbox.next()
 
     async def attachment(self, **fields: Any) -> Attachment:
         [attachment] = (await self.sent(**fields)).attachments
@@ -44,13 +44,8 @@ class Served:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def served() -> AsyncIterator[Served]:
-    inbox: asyncio.Queue[Inbound] = asyncio.Queue()
-
-    async def deliver(inbound: Inbound) -> None:
-        inbox.put_nowait(inbound)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    inbox = Inbox()
+    with loopback_unproxied():
         async with FakeTelegram() as tg:
             settings = TelegramSettings(
                 token=TOKEN,
@@ -59,7 +54,7 @@ async def served() -> AsyncIterator[Served]:
                 poll_timeout=0.2,
                 silence_limit=1.0,
             )
-            adapter = TelegramAdapter(deliver, settings, retry_base=0.05)
+            adapter = TelegramAdapter(inbox.deliver, settings, retry_base=0.05)
             await adapter.start()
             try:
                 yield Served(tg, inbox)

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import PurePath
 from typing import ClassVar, Literal
 
+from adapters.catch_up import CatchUpSource, no_catch_up
 from inputs.text import well_formed
 
 MAX_NAME = 200
@@ -153,7 +154,43 @@ class Delta:
     text: str
 
 
-InboundHandler = Callable[[Inbound], Awaitable[None]]
+@dataclass(frozen=True)
+class Missed:
+    """What a catch-up pass found: messages sent to kioku while it was away (stopped, or
+    reconnecting), of every conversation the pass looked at, each with its own
+    `received_at` (when it was sent). The adapter hands over one `Missed` per pass, also
+    when it found nothing, so `kioku status` can say when it last caught up; the gateway
+    drops what it already has and answers each conversation once."""
+
+    platform: str
+    messages: tuple[Inbound, ...] = ()
+
+
+@dataclass(frozen=True)
+class Changed:
+    """A message edited on its platform (`text` is what it says now) or deleted (`text`
+    is None). `chat` and `message_id` name it as its `Inbound` did."""
+
+    platform: str
+    chat: str
+    message_id: str
+    text: str | None
+    thread: str = ""
+
+    def __post_init__(self) -> None:
+        if self.text is not None and not self.text.isascii():
+            object.__setattr__(self, "text", well_formed(self.text))
+
+    @property
+    def deleted(self) -> bool:
+        return self.text is None
+
+
+Event = Inbound | Missed | Changed
+EventHandler = Callable[[Event], Awaitable[None]]
+"""The gateway's way in: a message, a catch-up pass's finds, or an edit or deletion. It
+returns once what it was given is stored (or dropped), so an adapter confirms to its
+platform only what kioku can no longer lose."""
 
 
 @dataclass(frozen=True)
@@ -172,13 +209,16 @@ class AdapterFailed(RuntimeError):
 
 
 class Adapter(ABC):
-    """A short class with three verbs: `start`, `stop`, `send`, plus the `deliver` callback."""
+    """A short class with three verbs: `start`, `stop`, `send`, plus the `deliver` callback
+    and `catch_up`, which says what a catch-up pass may read (platforms that can read
+    what was missed ask it on start and after each reconnect)."""
 
     name: ClassVar[str]
     streams: ClassVar[bool] = False
 
-    def __init__(self, deliver: InboundHandler) -> None:
+    def __init__(self, deliver: EventHandler, catch_up: CatchUpSource = no_catch_up) -> None:
         self.deliver = deliver
+        self.catch_up = catch_up
         self._failure: asyncio.Future[BaseException] | None = None
 
     @abstractmethod

@@ -11,27 +11,39 @@ one entry (with its builder) below. A platform's package imports no other platfo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-from adapters.base import Adapter, InboundHandler, MenuCommand
+from adapters.base import Adapter, EventHandler, MenuCommand
+from adapters.catch_up import OFF, CatchUpPlan
 from adapters.cli.adapter import Claim, CliSocketAdapter, Reload, StatusSource
 from adapters.cli.protocol import socket_path
 from config.platform_settings import PlatformSettings
 from config.settings import Settings
+
+PlanFor = Callable[[str], Awaitable[CatchUpPlan]]
+"""The catch-up plan of the platform named: the gateway's cursors and limits for it."""
+
+
+async def plan_nothing(platform: str) -> CatchUpPlan:
+    """Without a gateway keeping cursors (an adapter built alone), nothing is caught up."""
+    return OFF
 
 
 @dataclass(frozen=True)
 class Wiring:
     """What the daemon hands each adapter it builds: where inbound messages go, the
     daemon's status (the CLI socket answers `kioku status`), the slash-command menu
-    for platforms that show one or register commands, and what the CLI socket calls
+    for platforms that show one or register commands, what a catch-up pass may read
+    (`catch_up`, asked with the platform's name), and what the CLI socket calls
     when `kioku schedule` changed jobs (the scheduler's wake-up), when `kioku setup` asks
     for a reload, and when it waits for the owner's one-time code."""
 
-    deliver: InboundHandler
+    deliver: EventHandler
     status: StatusSource
+    catch_up: PlanFor = plan_nothing
     commands: Sequence[MenuCommand] = ()
     schedule_changed: Callable[[], None] | None = None
     reload: Reload | None = None
@@ -80,19 +92,34 @@ def _cli(settings: Settings, wiring: Wiring) -> Adapter:
 def _telegram(settings: Settings, wiring: Wiring) -> Adapter:
     from adapters.telegram.adapter import TelegramAdapter
 
-    return TelegramAdapter(wiring.deliver, settings.telegram, commands=wiring.commands)
+    return TelegramAdapter(
+        wiring.deliver,
+        settings.telegram,
+        commands=wiring.commands,
+        catch_up=partial(wiring.catch_up, "telegram"),
+    )
 
 
 def _discord(settings: Settings, wiring: Wiring) -> Adapter:
     from adapters.discord.adapter import DiscordAdapter
 
-    return DiscordAdapter(wiring.deliver, settings.discord, commands=wiring.commands)
+    return DiscordAdapter(
+        wiring.deliver,
+        settings.discord,
+        commands=wiring.commands,
+        catch_up=partial(wiring.catch_up, "discord"),
+    )
 
 
 def _slack(settings: Settings, wiring: Wiring) -> Adapter:
     from adapters.slack.adapter import SlackAdapter
 
-    return SlackAdapter.from_settings(settings.slack, wiring.deliver, commands=wiring.commands)
+    return SlackAdapter.from_settings(
+        settings.slack,
+        wiring.deliver,
+        commands=wiring.commands,
+        catch_up=partial(wiring.catch_up, "slack"),
+    )
 
 
 PLATFORMS: tuple[Platform, ...] = (

@@ -135,6 +135,29 @@ class OwnerSettings(Section):
     identities: list[str] = Field(default_factory=list)
 
 
+class CatchUpSettings(Section):
+    """What kioku reads, on start and after each reconnect, of what was said while it was away."""
+
+    max_age: str = Field(
+        "24h", description='older missed messages are stored, not answered; "0" turns catch-up off'
+    )
+    max_messages: int = Field(
+        50, ge=1, le=1000, description="missed messages read per conversation in one catch-up"
+    )
+
+    @field_validator("max_age")
+    @classmethod
+    def _a_duration_or_off(cls, value: str) -> str:
+        if value.strip() != "0":
+            parse_duration(value)
+        return value
+
+    @property
+    def max_age_seconds(self) -> float:
+        """How old a missed message may be and still be answered; 0: catch-up is off."""
+        return 0.0 if self.max_age.strip() == "0" else parse_duration(self.max_age)
+
+
 class GatewaySettings(Section):
     """How the daemon shares its time between conversations and how it stops."""
 
@@ -147,6 +170,7 @@ class GatewaySettings(Section):
     max_queued_per_conversation: int = Field(
         50, ge=1, le=10_000, description="messages waiting in one conversation before refusing"
     )
+    catch_up: CatchUpSettings = Field(default_factory=CatchUpSettings)
 
 
 class SessionSettings(Section):

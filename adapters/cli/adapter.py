@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 import structlog
 
-from adapters.base import Adapter, Delta, Inbound, InboundHandler, Outbound
+from adapters.base import Adapter, Delta, EventHandler, Inbound, Outbound
 from adapters.cli.framer import Framer, FrameTooLong
 from adapters.cli.protocol import (
     MAX_FRAME,
@@ -117,7 +117,7 @@ class CliSocketAdapter(Adapter):
 
     def __init__(
         self,
-        deliver: InboundHandler,
+        deliver: EventHandler,
         path: Path,
         status: StatusSource,
         *,

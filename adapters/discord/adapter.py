@@ -25,10 +25,11 @@ from adapters.base import (
     Adapter,
     AdapterFailed,
     Address,
-    InboundHandler,
+    EventHandler,
     MenuCommand,
     Outbound,
 )
+from adapters.catch_up import CatchUpSource, no_catch_up
 from adapters.chunking import split_message
 from adapters.discord.commands import ApplicationCommands
 from adapters.discord.frames import BoundedGateway
@@ -95,14 +96,15 @@ class DiscordAdapter(Adapter):
 
     def __init__(
         self,
-        deliver: InboundHandler,
+        deliver: EventHandler,
         settings: DiscordSettings,
         *,
         commands: Sequence[MenuCommand] = (),
+        catch_up: CatchUpSource = no_catch_up,
         ready_timeout: float = READY_TIMEOUT,
         guild_ready_timeout: float = 2.0,
     ) -> None:
-        super().__init__(deliver)
+        super().__init__(deliver, catch_up)
         if settings.token is None:
             raise ValueError("the Discord adapter needs discord.token (KIOKU_DISCORD__TOKEN)")
         self.settings = settings

@@ -35,10 +35,11 @@ from adapters.base import (
     Adapter,
     AdapterFailed,
     Address,
-    InboundHandler,
+    EventHandler,
     MenuCommand,
     Outbound,
 )
+from adapters.catch_up import CatchUpSource, no_catch_up
 from adapters.chunking import split_message
 from adapters.long_reply import FILE_NAME, caption, file_bytes, goes_as_file
 from adapters.slack.commands import ANY_COMMAND, SlackCommands, is_command
@@ -63,7 +64,7 @@ class SlackAdapter(Adapter):
 
     def __init__(
         self,
-        deliver: InboundHandler,
+        deliver: EventHandler,
         *,
         bot_token: str,
         app_token: str | None = None,
@@ -73,8 +74,9 @@ class SlackAdapter(Adapter):
         ping_interval: float = 10.0,
         give_up_after: float = 300.0,
         commands: Sequence[MenuCommand] = (),
+        catch_up: CatchUpSource = no_catch_up,
     ) -> None:
-        super().__init__(deliver)
+        super().__init__(deliver, catch_up)
         # The gateway's slash commands, each answered when Slack delivers it as a command.
         self.commands = tuple(commands)
         self._bot_token = bot_token
@@ -100,9 +102,10 @@ class SlackAdapter(Adapter):
     def from_settings(
         cls,
         settings: SlackSettings,
-        deliver: InboundHandler,
+        deliver: EventHandler,
         *,
         commands: Sequence[MenuCommand] = (),
+        catch_up: CatchUpSource = no_catch_up,
     ) -> SlackAdapter:
         def secret(value: Any) -> str | None:
             return None if value is None else str(value.get_secret_value())
@@ -119,6 +122,7 @@ class SlackAdapter(Adapter):
             base_url=settings.base_url,
             ping_interval=settings.silence_limit / 4,
             commands=commands,
+            catch_up=catch_up,
         )
 
     # -- lifecycle ---------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.base import Address, Inbound, InboundHandler
+from adapters.base import Address, EventHandler, Inbound
 from adapters.slack.mrkdwn import from_slack, to_mrkdwn
 
 log = structlog.get_logger("kioku.slack")
@@ -150,7 +150,7 @@ class SlackCommands:
     def __init__(
         self,
         client: AsyncWebClient,
-        deliver: InboundHandler,
+        deliver: EventHandler,
         name: Namer,
         bot_user_id: str | None,
     ) -> None:

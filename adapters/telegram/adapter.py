@@ -34,7 +34,8 @@ from telegram.error import (
     TelegramError,
 )
 
-from adapters.base import Adapter, Address, Delta, InboundHandler, MenuCommand, Outbound
+from adapters.base import Adapter, Address, Delta, EventHandler, MenuCommand, Outbound
+from adapters.catch_up import CatchUpSource, no_catch_up
 from adapters.chunking import utf16_length
 from adapters.long_reply import FILE_NAME, caption, file_bytes, goes_as_file
 from adapters.telegram.files import FileRequest
@@ -89,13 +90,14 @@ class TelegramAdapter(Adapter):
 
     def __init__(
         self,
-        deliver: InboundHandler,
+        deliver: EventHandler,
         settings: TelegramSettings,
         *,
         commands: Sequence[MenuCommand] = (),
+        catch_up: CatchUpSource = no_catch_up,
         retry_base: float = 1.0,
     ) -> None:
-        super().__init__(deliver)
+        super().__init__(deliver, catch_up)
         if settings.token is None:
             raise ValueError("the Telegram adapter needs KIOKU_TELEGRAM__TOKEN")
         self.settings = settings

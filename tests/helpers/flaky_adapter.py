@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from adapters.base import Adapter, InboundHandler, Outbound
+from adapters.base import Adapter, EventHandler, Outbound
 
 
 class FlakyAdapter(Adapter):
@@ -18,7 +18,7 @@ class FlakyAdapter(Adapter):
 
     def __init__(
         self,
-        deliver: InboundHandler,
+        deliver: EventHandler,
         *,
         name: str = "flaky",
         fail_starts: int = 0,

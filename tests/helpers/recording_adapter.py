@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from adapters.base import Adapter, Address, Delta, InboundHandler, Outbound
+from adapters.base import Adapter, Address, Delta, EventHandler, Outbound
 
 
 class SendRefused(RuntimeError):
@@ -14,7 +14,7 @@ class SendRefused(RuntimeError):
 class RecordingAdapter(Adapter):
     """`replies` holds every Outbound in order; `next_reply()` waits for the next one."""
 
-    def __init__(self, deliver: InboundHandler, name: str = "telegram", streams: bool = False):
+    def __init__(self, deliver: EventHandler, name: str = "telegram", streams: bool = False):
         super().__init__(deliver)
         self.name = name
         self.streams = streams

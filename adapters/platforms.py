@@ -43,11 +43,11 @@ class Wiring:
 
     deliver: EventHandler
     status: StatusSource
-    catch_up: PlanFor = plan_nothing
     commands: Sequence[MenuCommand] = ()
     schedule_changed: Callable[[], None] | None = None
     reload: Reload | None = None
     claim_owner: Claim | None = None
+    catch_up: PlanFor = plan_nothing
 
 
 Builder = Callable[[Settings, Wiring], Adapter]

@@ -8,6 +8,8 @@ stalls again and again, is reported with `failed()` for the supervisor to restar
 
 An update's message id goes to the gateway as `message_id`, so a redelivered update
 (after a restart the last batch is fetched again) is dropped there, not answered twice.
+What reaches the gateway, and when Telegram is told it has arrived, is `intake`'s
+business: updates that waited while kioku was away are caught up there.
 Files on a message are fetched through the same bot, within a limit (`files`).
 """
 
@@ -19,6 +21,7 @@ import secrets
 import time
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -40,7 +43,7 @@ from adapters.chunking import utf16_length
 from adapters.long_reply import FILE_NAME, caption, file_bytes, goes_as_file
 from adapters.telegram.files import FileRequest
 from adapters.telegram.formatting import split_for_telegram, to_plain
-from adapters.telegram.inbound import to_inbound
+from adapters.telegram.intake import Intake
 from adapters.telegram.send import (
     RETRY_CAP,
     editor,
@@ -53,6 +56,7 @@ from adapters.telegram.send import (
 )
 from adapters.telegram.updates import (
     PROBLEM_CHARS,
+    READ_KINDS,
     BoundedRequest,
     UpdatesMalformed,
     webhook_app,
@@ -108,7 +112,7 @@ class TelegramAdapter(Adapter):
         self.retry_base = retry_base
         self.webhook_port: int | None = None
         self._bot: Bot | None = None
-        self._offset: int | None = None
+        self._intake: Intake | None = None
         self._deadline: float | None = None
         self._answers = 0
         self._tasks: dict[str, asyncio.Task[None]] = {}
@@ -122,11 +126,19 @@ class TelegramAdapter(Adapter):
             raise RuntimeError("the Telegram adapter is not started")
         return self._bot
 
+    @property
+    def intake(self) -> Intake:
+        if self._intake is None:
+            raise RuntimeError("the Telegram adapter is not started")
+        return self._intake
+
     # -- lifecycle ----------------------------------------------------------------------------
 
     async def start(self) -> None:
         s = self.settings
         assert s.token is not None
+        started = datetime.now(UTC)
+        plan = await self.catch_up()
         bot = Bot(
             s.token.get_secret_value(),
             base_url=s.base_url or "https://api.telegram.org/bot",
@@ -143,6 +155,7 @@ class TelegramAdapter(Adapter):
             await bot.shutdown()
             raise
         self._bot = bot
+        self._intake = Intake(self.deliver, bot.id, bot.username or "", started, plan)
         # getMe's can_read_all_group_messages: false while BotFather's privacy mode is on,
         # and then groups deliver kioku only commands and replies meant for it.
         log.info(
@@ -155,10 +168,15 @@ class TelegramAdapter(Adapter):
         except TelegramError as exc:
             log.warning("telegram_commands_not_set", error=repr(exc))
         try:
+            # Neither deleteWebhook nor setWebhook is asked to drop the updates waiting on
+            # Telegram's server (drop_pending_updates): they are read, and caught up.
+            if not s.webhook_url:
+                await retrying(bot.delete_webhook, self.retry_base)
+            elif plan.enabled:
+                await retrying(bot.delete_webhook, self.retry_base)
+                await self._drain()
             if s.webhook_url:
                 await self._start_webhook(s.webhook_url)
-            else:
-                await retrying(bot.delete_webhook, self.retry_base)
         except BaseException:
             await self.stop()  # a half-started adapter holds no connection or port
             raise
@@ -188,13 +206,15 @@ class TelegramAdapter(Adapter):
 
     async def _poll(self) -> None:
         backoff = Backoff(base=self.retry_base, cap=RETRY_CAP)
-        timeout = self.settings.poll_timeout
+        intake = self.intake
         garbled = False
         while True:
+            # The catch-up pass asks without waiting: what waits is read at once.
+            timeout = 0 if intake.catching_up else self.settings.poll_timeout
             self._deadline = time.monotonic() + timeout + self.margin
             try:
                 updates = await self.bot.get_updates(
-                    offset=self._offset, timeout=timeout, allowed_updates=["message"]
+                    offset=intake.offset, timeout=timeout, allowed_updates=list(READ_KINDS)
                 )
             except UpdatesMalformed as exc:
                 # Asked again at once; a server that keeps garbling its answers is waited for.
@@ -224,11 +244,16 @@ class TelegramAdapter(Adapter):
                 continue
             self._deadline = None
             self._answers += 1
-            backoff.reset()
             garbled = False
-            for update in updates:
-                await self._dispatch(update)
-                self._offset = update.update_id + 1
+            try:
+                await intake.take(updates)
+            except Exception:
+                # Not confirmed to Telegram: the next getUpdates gives the rest again.
+                delay = backoff.next_delay()
+                log.exception("telegram_delivery_failed", retry_in=round(delay, 2))
+                await asyncio.sleep(delay)
+                continue
+            backoff.reset()
 
     async def _watch(self) -> None:
         """Restart a polling loop whose getUpdates is overdue (or which died)."""
@@ -254,13 +279,28 @@ class TelegramAdapter(Adapter):
             self._deadline = None
             self._spawn("poll", self._poll())
 
-    async def _dispatch(self, update: Update) -> None:
-        try:
-            inbound = to_inbound(update, self.bot.id, self.bot.username or "")
-            if inbound is not None:
-                await self.deliver(inbound)
-        except Exception:
-            log.exception("telegram_update_failed", update_id=update.update_id)
+    async def _drain(self) -> None:
+        """Webhook mode's catch-up pass: what waits on Telegram's server is read with
+        getUpdates, which Telegram answers only while no webhook is set, before the
+        webhook is set again; so it is caught up as polling catches it up."""
+        intake = self.intake
+        while True:
+            updates = await retrying(
+                lambda: self.bot.get_updates(
+                    offset=intake.offset, timeout=0, allowed_updates=list(READ_KINDS)
+                ),
+                self.retry_base,
+            )
+            await intake.take(updates)
+            if not updates:
+                return
+
+    async def _hooked(self, update: Update) -> None:
+        """An update the webhook was given, live; raises if the gateway could not take
+        it (the webhook then answers 500, and Telegram sends it again)."""
+        event = self.intake.event(update)
+        if event is not None:
+            await self.deliver(event)
 
     async def _start_webhook(self, url: str) -> None:
         """Serve the webhook with aiohttp; a request without the secret token gets 403."""
@@ -268,7 +308,7 @@ class TelegramAdapter(Adapter):
         token = secret.get_secret_value() if secret else secrets.token_urlsafe(32)
         host, _, port = self.settings.webhook_listen.rpartition(":")
 
-        app = webhook_app(urlsplit(url).path or "/", token, self._dispatch, self.bot)
+        app = webhook_app(urlsplit(url).path or "/", token, self._hooked, self.bot)
         self._webhook = web.AppRunner(app, handle_signals=False)
         await self._webhook.setup()
         site = web.TCPSite(self._webhook, host or "127.0.0.1", int(port))
@@ -276,7 +316,7 @@ class TelegramAdapter(Adapter):
         server = site._server
         self.webhook_port = server.sockets[0].getsockname()[1] if server else None
         await retrying(
-            lambda: self.bot.set_webhook(url, allowed_updates=["message"], secret_token=token),
+            lambda: self.bot.set_webhook(url, allowed_updates=list(READ_KINDS), secret_token=token),
             self.retry_base,
         )
         log.info("telegram_webhook_serving", listen=self.settings.webhook_listen)

@@ -1,5 +1,5 @@
-"""A Telegram update as the gateway's neutral `Inbound`: who, where, and whether kioku
-was addressed.
+"""A Telegram update as the gateway's neutral `Inbound` (who, where, and whether kioku
+was addressed), or an edit of one as `Changed`.
 
 In groups kioku is addressed by an @mention of its username (or a text mention of the
 bot), a reply to one of its messages, or `/command@itsname`; the mention is taken out
@@ -17,7 +17,7 @@ import re
 import structlog
 from telegram import Message, MessageEntity, Update
 
-from adapters.base import Inbound
+from adapters.base import Changed, Inbound
 from adapters.shapes import Malformed, require
 from adapters.telegram.files import attachments
 from adapters.telegram.files import check as check_files
@@ -28,7 +28,21 @@ log = structlog.get_logger("kioku.telegram")
 def to_inbound(update: Update, bot_id: int, username: str) -> Inbound | None:
     """The message in `update`, or None for what kioku never answers (bots, service
     messages, updates that are not new messages)."""
-    message = update.message
+    return _inbound(update.message, update.update_id, bot_id, username)
+
+
+def to_changed(update: Update, bot_id: int, username: str) -> Changed | None:
+    """The edit in `update` (an `edited_message`) as the gateway's `Changed`, or None for
+    what is no edit of a message kioku could have stored. The edited message is read as
+    `to_inbound` reads a new one (the same checks, the @mention taken out), so the chat,
+    thread and id name the stored turn and the text is what that turn would now say."""
+    edited = _inbound(update.edited_message, update.update_id, bot_id, username)
+    if edited is None or edited.message_id is None:
+        return None
+    return Changed(edited.platform, edited.chat, edited.message_id, edited.text, edited.thread)
+
+
+def _inbound(message: Message | None, update_id: int, bot_id: int, username: str) -> Inbound | None:
     user = message.from_user if message else None
     # Message.from is "Optional. Sender... empty for messages sent to channels" and absent
     # from Telegram's empty message (recorded: private-empty-message); a bot, including
@@ -39,7 +53,7 @@ def to_inbound(update: Update, bot_id: int, username: str) -> Inbound | None:
     try:
         _check(message)
     except Malformed as problem:
-        log.warning("telegram_update_malformed", update_id=update.update_id, problem=str(problem))
+        log.warning("telegram_update_malformed", update_id=update_id, problem=str(problem))
         return None
     text = message.text or message.caption or ""
     files = attachments(message)

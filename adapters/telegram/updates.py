@@ -12,8 +12,8 @@ on. The webhook reads its one update per request through `read_update` too.
 What is refused is only what would break python-telegram-bot or kioku, judged against
 the Bot API's schema (core.telegram.org/bots/api#update) and recorded real traffic
 (tests/fixtures/recorded/telegram/): optional fields may be absent, `null`, or carry keys
-no release of the library knows yet. An update of a kind kioku does not read (an edit, a
-channel post, a member change, a button press) is passed on as its bare `update_id`
+no release of the library knows yet. An update of a kind kioku does not read (a channel
+post, a member change, a button press) is passed on as its bare `update_id`
 without being built, so a shape the library cannot build there costs nothing. A message
 whose parts kioku does not read (a poll, a giveaway, a story) fail to build is built
 again from the parts kioku reads (`READ_FIELDS`) instead of being dropped, with the
@@ -66,6 +66,10 @@ READ_FIELDS = frozenset(
     }
 )
 """A message rebuilt from these alone still says all kioku reads of it."""
+
+READ_KINDS = ("message", "edited_message")
+"""The kinds of update kioku reads, its `allowed_updates`: a new message, and an edit of
+one (Telegram sends no deletions). Each holds a Message, read alike."""
 
 # Fields python-telegram-bot requires that the Bot API added after traffic still around was
 # sent (captures, older self-hosted servers), filled in where missing when a message is
@@ -136,7 +140,8 @@ def webhook_app(
 ) -> web.Application:
     """The webhook: a request without the secret token gets 403, a body over
     MAX_UPDATE_BYTES 413, one that is not an update kioku reads 400 (Telegram retries a
-    few times, then gives up on it)."""
+    few times, then gives up on it). 200 only once `dispatch` returned, the update then
+    stored; if it raised, 500, and Telegram sends the update again later."""
 
     async def receive(request: web.Request) -> web.Response:
         sent = request.headers.get(SECRET_HEADER, "")
@@ -152,7 +157,11 @@ def webhook_app(
         data, _ = read_update(body.decode("utf-8", "replace"))
         if data is None:
             return web.Response(status=400, text="the body is not an update kioku reads")
-        await dispatch(Update.de_json(data, bot))
+        try:
+            await dispatch(Update.de_json(data, bot))
+        except Exception:
+            log.exception("telegram_delivery_failed", update_id=data["update_id"])
+            return web.Response(status=500, text="kioku could not take the update now")
         return web.Response(text="ok")
 
     app = web.Application(client_max_size=MAX_UPDATE_BYTES)
@@ -176,27 +185,27 @@ def read_update(raw: str) -> tuple[JSONDict | None, int | None]:
     if update_id is None:
         _log(None, f"a JSON {type(data).__name__} that is not an object with an integer update_id")
         return None, None
-    message = data.get("message")
-    if message is None:
-        # kioku reads `message` alone (its `allowed_updates`, adapters/telegram/adapter.py); any
-        # other kind, or one a server sends unasked, is confirmed unread, unbuilt.
+    kind = next((kind for kind in READ_KINDS if data.get(kind) is not None), None)
+    if kind is None:
+        # Any other kind (one a server sends unasked) is confirmed unread, unbuilt.
         kinds = [str(key)[:40] for key in list(data)[:5] if key != "update_id"]
         log.info("telegram_update_ignored", update_id=update_id, kinds=kinds)
         return {"update_id": update_id}, update_id
+    message = data[kind]
     if not isinstance(message, dict):  # Update.message is a Message object (the Bot API)
-        _log(update_id, f"its message is a JSON {type(message).__name__}, not an object")
+        _log(update_id, f"its {kind} is a JSON {type(message).__name__}, not an object")
         return None, update_id
-    return _built(data, update_id)
+    return _built(data, kind, update_id)
 
 
-def _built(data: JSONDict, update_id: int) -> tuple[JSONDict | None, int]:
+def _built(data: JSONDict, kind: str, update_id: int) -> tuple[JSONDict | None, int]:
     """`data` if python-telegram-bot builds it; else its message cut down to `READ_FIELDS`
     if that builds (a part kioku does not read has a shape this release cannot build:
     a newer Bot API, or an older one); else None, logged."""
     problem = _unbuildable(data)
     if problem is None:
         return data, update_id
-    trimmed = {"update_id": update_id, "message": _read_parts(data["message"])}
+    trimmed = {"update_id": update_id, kind: _read_parts(data[kind])}
     still = _unbuildable(trimmed)
     if still is not None:
         _log(update_id, still)

@@ -6,9 +6,12 @@ called (`calls`, `sent`), and scripts faults per method (`fail`): a 429 with
 `retry_after`, a 5xx, a 400 with a description, a dropped connection, a hang, or a
 slow answer held until the test releases it.
 `getUpdates` honours `offset` (confirms everything before it) and long-polls for up
-to `timeout` seconds. Raw input goes in as bytes: a whole update exactly as given
-(`inject`, a recorded one), an update's fields after a new `update_id` (`push_raw`), or a
-whole getUpdates answer, given to the poll waiting now or the next (`answer_raw`).
+to `timeout` seconds. Updates pushed before the bot starts wait for its first getUpdates,
+as they wait on Telegram's server while kioku is down (`date=` dates a message in the
+past); `edit` queues the `edited_message` of a message pushed before. Raw input goes
+in as bytes: a whole update exactly as given (`inject`, a recorded one), an update's
+fields after a new `update_id` (`push_raw`), or a whole getUpdates answer, given to the
+poll waiting now or the next (`answer_raw`).
 What the fake sends of its own (a message, getMe, a sent message) starts from recorded
 real payloads (`telegram_recorded`), re-pointed at the fake's ids.
 Files are served as Telegram serves them: `file` registers bytes (and the size Telegram
@@ -239,6 +242,10 @@ class FakeTelegram:
         message.update(extra)
         return message
 
+    async def edit(self, update: dict[str, Any], text: str) -> dict[str, Any]:
+        """Queue the edit of the message in `update` (as `push` returned it) to `text`."""
+        return await self.push({"edited_message": edited(update["message"], text)})
+
     def host(self, file_id: str, data: bytes, *, path: str = "documents/file") -> None:
         """Serve `data` as the file `file_id` (an id a recorded update names)."""
         self._files[file_id] = _File(f"{path}_{len(self._files) + 1}", data, len(data), False)
@@ -451,6 +458,27 @@ class FakeTelegram:
         }
 
 
+def edited(message: dict[str, Any], text: str) -> dict[str, Any]:
+    """`message` as an `edited_message` says it is after an edit to `text`, shaped as the
+    recorded ones (edited-message*.json): its id, sender, chat and `date` as sent, then an
+    `edit_date` after it, and the new text (a caption, if it had one) with its entities."""
+    field, entities = (
+        ("caption", "caption_entities") if "caption" in message else ("text", "entities")
+    )
+    edit_date = max(int(time.time()), message["date"] + 1)
+    result: dict[str, Any] = {}
+    for key, value in message.items():
+        if key not in (field, entities):
+            result[key] = value
+        if key == "date":
+            result["edit_date"] = edit_date
+    result[field] = text
+    found = _entities(text)
+    if found:
+        result[entities] = found
+    return result
+
+
 class _Refused(Exception):
     """A call the Bot API answers with 400 and this description."""
 
@@ -472,13 +500,16 @@ def _answer(body: dict[str, Any], status: int = 200) -> web.Response:
 
 
 def _entities(text: str) -> list[dict[str, Any]]:
-    """Mentions and a leading command, with offsets in UTF-16 units as Telegram gives them."""
+    """Mentions, hashtags and a leading command, with offsets in UTF-16 units as Telegram
+    gives them."""
     entities = []
     for index, word in _words(text):
         if word.startswith("@") and len(word) > 1:
             kind = "mention"
         elif word.startswith("/") and index == 0:
             kind = "bot_command"
+        elif word.startswith("#") and len(word) > 1:
+            kind = "hashtag"
         else:
             continue
         offset = len(text[:index].encode("utf-16-le")) // 2

@@ -14,7 +14,7 @@ from typing import Any
 from structlog.testing import capture_logs
 from telegram import Update
 
-from adapters.telegram.inbound import to_inbound
+from adapters.telegram.inbound import to_changed, to_inbound
 from adapters.telegram.updates import read_update
 from tests.fakes.telegram import BOT
 from tests.fakes.telegram_recorded import recorded
@@ -40,9 +40,30 @@ def test_a_kind_kioku_does_not_read_is_confirmed_without_being_built():
 
 
 def test_a_null_message_is_no_message():
-    data, logs = read({"update_id": 7, "message": None, "edited_message": {"message_id": 1}})
+    data, logs = read({"update_id": 7, "message": None, "channel_post": {"message_id": 1}})
     assert data == {"update_id": 7}
     assert events(logs) == [("telegram_update_ignored", "info")]
+
+
+def test_an_edited_message_is_read_as_a_message_is():
+    """A part kioku does not read that cannot be built is set aside in an edit too."""
+    update = recorded("edited-message-hashtag")
+    update["edited_message"]["story"] = {}
+    data, logs = read(update)
+    assert data is not None and "story" not in data["edited_message"]
+    assert events(logs) == [("telegram_update_trimmed", "info")]
+    changed = to_changed(Update.de_json(data, None), BOT["id"], BOT["username"])
+    assert changed is not None
+    assert (changed.chat, changed.message_id) == ("1173180004", "105")
+    assert changed.text == "new message haha, #Edited"
+
+
+def test_an_edited_message_that_is_not_an_object_is_refused():
+    data, logs = read({"update_id": 9, "edited_message": "hi there"})
+    assert data is None
+    assert [entry["problem"] for entry in logs] == [
+        "its edited_message is a JSON str, not an object"
+    ]
 
 
 def test_a_part_kioku_does_not_read_that_cannot_be_built_leaves_the_message_answerable():

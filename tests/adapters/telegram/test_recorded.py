@@ -77,6 +77,7 @@ EXPECTED: dict[str, Expect] = {
     "private-voice": Expect(True, owner(12345678)),
     # From an older Bot API: no `file_unique_id` (before 4.5).
     "private-voice-bot-api-2017": Expect(True, owner(12345678)),
+    "private-text-before-its-edit": Expect(True, owner(1173180004)),
     # A DM with nothing in it (Telegram's "empty" message: no sender, no content).
     "private-empty-message": Expect(False, owner(1234567890)),
     # In a group kioku answers only when addressed: `/command@itsname`, a reply to it.
@@ -112,13 +113,17 @@ EXPECTED: dict[str, Expect] = {
     "group-migrate-to-supergroup": Expect(False, group(-599075523)),
     # From an older Bot API: no `is_bot` (before 3.0), no `file_unique_id`.
     "supergroup-voice-bot-api-2016": Expect(False, group(-1001043020159)),
-    # Kinds kioku does not read (it asks for `message` only).
+    # An edit updates the stored message it names (here none: it was sent elsewhere) and
+    # is never answered.
+    "edited-message": Expect(False, owner(12345678)),
+    "edited-message-hashtag": Expect(False, owner(1173180004)),
+    "supergroup-edited-message-entities": Expect(False, group(-1001249263243)),
+    # Kinds kioku does not read (it asks for `message` and `edited_message` only).
     "channel-post-text": Expect(False),
     "channel-post-pinned-message": Expect(False),
     "my-chat-member-kicked": Expect(False, owner(0) | {1: BOT_ID}),
     "chat-member-banned": Expect(False, owner(1234567)),
     "message-reaction": Expect(False),
-    "edited-message": Expect(False, owner(12345678)),
     "callback-query-inline": Expect(False, owner(12345)),
     "callback-query-inline-message": Expect(False, owner(894075106)),
     "callback-query-inaccessible-message": Expect(False, owner(1234567)),

@@ -60,12 +60,15 @@ HOSTILE_UPDATES = {
     ),
     "chat-is-a-string": dm(b'"text": "hi"', chat=b'"chat": "private"'),
     "date-past-the-calendar": dm(b'"text": "hi"').replace(b"1700000000", b"1e300"),
+    # An edit is read as a message is: refused the same way.
+    "edited-message-is-a-list": b'"edited_message": ["not", "a", "message"]',
+    "edited-text-is-a-number": dm(b'"text": 42').replace(b'"message"', b'"edited_message"', 1),
     "replied-text-is-a-number": dm(
         b'"text": "hi"', b'"reply_to_message": {"message_id": 1, "date": 1, %s, "text": 5}' % CHAT
     ),
 }
 UNKNOWN_KINDS = {
-    "edited-message": dm(b'"text": "edited"').replace(b'"message"', b'"edited_message"', 1),
+    "channel-post": dm(b'"text": "posted"').replace(b'"message"', b'"channel_post"', 1),
     "an-unknown-kind": b'"mystery_update": {"what": [1, 2, {"deeper": true}]}',
     "an-empty-key": b'"": null',
 }

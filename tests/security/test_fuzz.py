@@ -17,7 +17,7 @@ from telegram import Update
 from adapters.cli.framer import Framer, FrameTooLong
 from adapters.cli.protocol import BadFrame, parse_frame
 from adapters.slack.mrkdwn import from_slack
-from adapters.telegram.inbound import to_inbound
+from adapters.telegram.inbound import to_changed, to_inbound
 from config.settings import NotesSettings
 from gateway.commands.parsing import parse
 from gateway.identity import link_argument
@@ -92,12 +92,14 @@ MESSAGE = st.fixed_dictionaries(
 
 @FUZZ
 @given(MESSAGE, st.sampled_from(["message", "edited_message", "channel_post"]))
-def test_any_telegram_update_becomes_an_inbound_or_nothing(
+def test_any_telegram_update_becomes_an_inbound_a_change_or_nothing(
     message: dict[str, Any], kind: str
 ) -> None:
     update = Update.de_json({"update_id": 1, kind: message}, None)
     inbound = to_inbound(update, 42, "kioku_bot")
+    changed = to_changed(update, 42, "kioku_bot")
     assert inbound is None or inbound.platform == "telegram"
+    assert changed is None or (changed.platform == "telegram" and kind == "edited_message")
 
 
 @FUZZ

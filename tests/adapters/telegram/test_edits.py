@@ -14,7 +14,7 @@ from adapters.base import Changed
 from adapters.telegram.inbound import to_changed, to_inbound
 from adapters.telegram.updates import read_update
 from tests.fakes.telegram import BOT, FakeTelegram, edited
-from tests.fakes.telegram_recorded import recorded, repoint
+from tests.fakes.telegram_recorded import recorded
 
 GROUP = {"id": -100, "type": "supergroup", "title": "G"}
 
@@ -83,7 +83,7 @@ def test_an_edited_caption_is_the_new_text():
 
 
 def test_an_edit_by_a_bot_is_no_change():
-    update = repoint(recorded("edited-message"), {12345678: 700})
+    update = recorded("edited-message")
     update["edited_message"]["from"]["is_bot"] = True
     assert change(update) is None
 

@@ -1,10 +1,8 @@
 """Telegram through python-telegram-bot's `Bot`: long polling (or a webhook) in, replies out.
 
 The adapter runs its own polling loop around `Bot.get_updates` so that it owns the
-recovery: Telegram's `retry_after` is waited out, network errors back off with
-`Backoff`, and a watchdog restarts a loop whose long poll has gone unanswered for
-longer than its timeout plus a margin. Only a token Telegram refuses, or a loop that
-stalls again and again, is reported with `failed()` for the supervisor to restart.
+recovery (`polling`). Only a token Telegram refuses, or a loop that stalls again and
+again, is reported with `failed()` for the supervisor to restart.
 
 An update's message id goes to the gateway as `message_id`, so a redelivered update
 (after a restart the last batch is fetched again) is dropped there, not answered twice.
@@ -16,13 +14,11 @@ Files on a message are fetched through the same bot, within a limit (`files`).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import secrets
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
 from urllib.parse import urlsplit
 
 import structlog
@@ -32,7 +28,6 @@ from telegram.constants import ChatAction
 from telegram.error import (
     BadRequest,
     ChatMigrated,
-    InvalidToken,
     RetryAfter,
     TelegramError,
 )
@@ -44,8 +39,8 @@ from adapters.long_reply import FILE_NAME, caption, file_bytes, goes_as_file
 from adapters.telegram.files import FileRequest
 from adapters.telegram.formatting import split_for_telegram, to_plain
 from adapters.telegram.intake import Intake
+from adapters.telegram.polling import Polling, drain
 from adapters.telegram.send import (
-    RETRY_CAP,
     editor,
     formatted,
     poster,
@@ -55,14 +50,11 @@ from adapters.telegram.send import (
     thread_of,
 )
 from adapters.telegram.updates import (
-    PROBLEM_CHARS,
     READ_KINDS,
     BoundedRequest,
-    UpdatesMalformed,
     webhook_app,
 )
 from config.platform_settings import TelegramSettings
-from plumbing.backoff import Backoff
 
 log = structlog.get_logger("kioku.telegram")
 
@@ -70,11 +62,6 @@ LIMIT = 4096  # UTF-16 code units per message
 TYPING_EVERY = 4.0  # Telegram shows "typing…" for about 5 s per sendChatAction
 TYPING_AT_MOST = 600.0
 EDIT_EVERY = 1.0
-STALLS_BEFORE_FAILING = 5
-
-
-class PollingStalled(RuntimeError):
-    """getUpdates kept going unanswered even after in-process restarts."""
 
 
 @dataclass
@@ -113,9 +100,7 @@ class TelegramAdapter(Adapter):
         self.webhook_port: int | None = None
         self._bot: Bot | None = None
         self._intake: Intake | None = None
-        self._deadline: float | None = None
-        self._answers = 0
-        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._polling: Polling | None = None
         self._typing: dict[Key, asyncio.Task[None]] = {}
         self._drafts: dict[Key, _Draft] = {}
         self._webhook: web.AppRunner | None = None
@@ -168,28 +153,34 @@ class TelegramAdapter(Adapter):
         except TelegramError as exc:
             log.warning("telegram_commands_not_set", error=repr(exc))
         try:
-            # Neither deleteWebhook nor setWebhook is asked to drop the updates waiting on
-            # Telegram's server (drop_pending_updates): they are read, and caught up.
-            if not s.webhook_url:
-                await retrying(bot.delete_webhook, self.retry_base)
-            elif plan.enabled:
-                await retrying(bot.delete_webhook, self.retry_base)
-                await self._drain()
             if s.webhook_url:
-                await self._start_webhook(s.webhook_url)
+                await self._start_webhook(s.webhook_url, catch_up=plan.enabled)
+            else:
+                # Not asked to drop the updates waiting on Telegram's server
+                # (drop_pending_updates): they are read, and caught up.
+                await retrying(bot.delete_webhook, self.retry_base)
         except BaseException:
             await self.stop()  # a half-started adapter holds no connection or port
             raise
         if not s.webhook_url:
-            self._spawn("poll", self._poll())
-            self._spawn("watchdog", self._watch())
+            self._polling = Polling(
+                bot,
+                self._intake,
+                timeout=s.poll_timeout,
+                margin=self.margin,
+                retry_base=self.retry_base,
+                failed=self.failed,
+            )
+            self._polling.start()
 
     async def stop(self) -> None:
-        tasks = [*self._tasks.values(), *self._typing.values()]
+        if self._polling is not None:
+            await self._polling.stop()
+            self._polling = None
+        tasks = list(self._typing.values())
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        self._tasks.clear()
         self._typing.clear()
         self._drafts.clear()
         if self._webhook is not None:
@@ -199,101 +190,7 @@ class TelegramAdapter(Adapter):
             await self._bot.shutdown()
             self._bot = None
 
-    def _spawn(self, name: str, work: Coroutine[Any, Any, None]) -> None:
-        self._tasks[name] = asyncio.create_task(work, name=f"telegram-{name}")
-
     # -- receiving ------------------------------------------------------------------------------
-
-    async def _poll(self) -> None:
-        backoff = Backoff(base=self.retry_base, cap=RETRY_CAP)
-        intake = self.intake
-        garbled = False
-        while True:
-            # The catch-up pass asks without waiting: what waits is read at once.
-            timeout = 0 if intake.catching_up else self.settings.poll_timeout
-            self._deadline = time.monotonic() + timeout + self.margin
-            try:
-                updates = await self.bot.get_updates(
-                    offset=intake.offset, timeout=timeout, allowed_updates=list(READ_KINDS)
-                )
-            except UpdatesMalformed as exc:
-                # Asked again at once; a server that keeps garbling its answers is waited for.
-                self._deadline = None
-                delay = backoff.next_delay() if garbled else 0.0
-                garbled = True
-                log.warning(
-                    "telegram_updates_malformed", problem=str(exc), retry_in=round(delay, 2)
-                )
-                await asyncio.sleep(delay)
-                continue
-            except RetryAfter as exc:
-                self._deadline = None
-                await asyncio.sleep(retry_seconds(exc))
-                continue
-            except InvalidToken as exc:
-                log.error("telegram_token_refused", error=str(exc))
-                self.failed(exc)
-                return
-            except TelegramError as exc:
-                self._deadline = None
-                delay = backoff.next_delay()
-                # The library puts the answer's body in its message: a proxy's page can be MBs.
-                error = repr(exc)[:PROBLEM_CHARS]
-                log.warning("telegram_poll_failed", error=error, retry_in=round(delay, 2))
-                await asyncio.sleep(delay)
-                continue
-            self._deadline = None
-            self._answers += 1
-            garbled = False
-            try:
-                await intake.take(updates)
-            except Exception:
-                # Not confirmed to Telegram: the next getUpdates gives the rest again.
-                delay = backoff.next_delay()
-                log.exception("telegram_delivery_failed", retry_in=round(delay, 2))
-                await asyncio.sleep(delay)
-                continue
-            backoff.reset()
-
-    async def _watch(self) -> None:
-        """Restart a polling loop whose getUpdates is overdue (or which died)."""
-        stalls, answers = 0, self._answers
-        while True:
-            await asyncio.sleep(self.margin / 4)
-            if self._answers != answers:
-                stalls, answers = 0, self._answers
-            poller = self._tasks["poll"]
-            if poller.done() and not poller.cancelled() and poller.exception() is None:
-                return  # the loop reported a failure itself
-            overdue = self._deadline is not None and time.monotonic() > self._deadline
-            if not (overdue or poller.done()):
-                continue
-            stalls += 1
-            log.warning("telegram_polling_restarted", stall=stalls, died=poller.done())
-            if stalls > STALLS_BEFORE_FAILING:
-                self.failed(PollingStalled(f"getUpdates unanswered {stalls} times in a row"))
-                return
-            poller.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await poller
-            self._deadline = None
-            self._spawn("poll", self._poll())
-
-    async def _drain(self) -> None:
-        """Webhook mode's catch-up pass: what waits on Telegram's server is read with
-        getUpdates, which Telegram answers only while no webhook is set, before the
-        webhook is set again; so it is caught up as polling catches it up."""
-        intake = self.intake
-        while True:
-            updates = await retrying(
-                lambda: self.bot.get_updates(
-                    offset=intake.offset, timeout=0, allowed_updates=list(READ_KINDS)
-                ),
-                self.retry_base,
-            )
-            await intake.take(updates)
-            if not updates:
-                return
 
     async def _hooked(self, update: Update) -> None:
         """An update the webhook was given, live; raises if the gateway could not take
@@ -302,8 +199,13 @@ class TelegramAdapter(Adapter):
         if event is not None:
             await self.deliver(event)
 
-    async def _start_webhook(self, url: str) -> None:
-        """Serve the webhook with aiohttp; a request without the secret token gets 403."""
+    async def _start_webhook(self, url: str, *, catch_up: bool) -> None:
+        """Serve the webhook with aiohttp; a request without the secret token gets 403.
+        Neither deleteWebhook nor setWebhook drops the updates waiting on Telegram's
+        server; to catch them up they are read first, while no webhook is set."""
+        if catch_up:
+            await retrying(self.bot.delete_webhook, self.retry_base)
+            await drain(self.bot, self.intake, self.retry_base)
         secret = self.settings.webhook_secret
         token = secret.get_secret_value() if secret else secrets.token_urlsafe(32)
         host, _, port = self.settings.webhook_listen.rpartition(":")

@@ -15,7 +15,7 @@ from structlog.testing import capture_logs
 from telegram import Update
 
 from adapters.telegram.inbound import to_changed, to_inbound
-from adapters.telegram.updates import read_update
+from adapters.telegram.updates import MAX_UPDATE_BYTES, read_update
 from tests.fakes.telegram import BOT
 from tests.fakes.telegram_recorded import recorded
 
@@ -124,3 +124,21 @@ def test_a_message_that_is_not_an_object_is_refused():
     data, logs = read({"update_id": 9, "message": ["not", "a", "message"]})
     assert data is None
     assert [entry["problem"] for entry in logs] == ["its message is a JSON list, not an object"]
+
+
+def test_an_edited_message_too_deep_or_too_big_is_refused_by_its_update_id():
+    """The limits of every update hold for an edit: refused, its id still read, so the
+    offset moves past it."""
+    deep = recorded("edited-message-hashtag")
+    nested: list[Any] = []
+    for _ in range(100):  # past the 64 levels kioku decodes
+        nested = [nested]
+    deep["edited_message"]["entities"] = nested
+    big = recorded("edited-message-hashtag")
+    big["edited_message"]["text"] = "x" * MAX_UPDATE_BYTES
+    for update in (deep, big):
+        data, logs = read(update)
+        assert data is None
+        assert [(e["event"], e["update_id"]) for e in logs] == [
+            ("telegram_update_malformed", update["update_id"])
+        ]

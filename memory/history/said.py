@@ -37,9 +37,11 @@ class Said:
     is_open: bool
 
 
+# `turns` has no index on message ids: CROSS JOIN makes SQLite read the chat's sessions
+# first and only their turns (by `turns_session`), not every turn of state.db.
 _MATCHING = (
     "SELECT t.id, t.session_id, t.speaker_id, t.content, s.kind, s.person_id, s.conversation, "
-    "s.ended_at FROM sessions AS s JOIN turns AS t ON t.session_id = s.id "
+    "s.ended_at FROM sessions AS s CROSS JOIN turns AS t ON t.session_id = s.id "
     "WHERE ((s.platform = ? AND s.chat = ?) OR s.conversation = ?) "
     "AND t.platform_message_id = ? AND t.role = ? ORDER BY t.id"
 )

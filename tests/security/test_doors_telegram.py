@@ -7,6 +7,7 @@ good update is answered, and the history stored before is unchanged."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -30,12 +31,14 @@ SECRET = "s3cret-token"
 OWNER = {"id": OWNER_CHAT, "type": "private", "first_name": "Owner"}
 CHAT = b'"chat": {"id": %d, "type": "private"}' % OWNER_CHAT
 SENDER = b'"from": {"id": %d, "is_bot": false, "first_name": "Owner"}' % OWNER_CHAT
+SENT = 1700000000
 
 
-def dm(*fields: bytes, sender: bytes = SENDER, chat: bytes = CHAT) -> bytes:
+def dm(*fields: bytes, sender: bytes = SENDER, chat: bytes = CHAT, date: int = SENT) -> bytes:
     """`"message": ` and a DM's JSON from the owner with `fields` (raw bytes) in it."""
-    return b'"message": {"message_id": 7, "date": 1700000000, %s}' % b", ".join(
-        (chat, sender, *fields)
+    return b'"message": {"message_id": 7, "date": %d, %s}' % (
+        date,
+        b", ".join((chat, sender, *fields)),
     )
 
 
@@ -217,7 +220,9 @@ async def test_a_message_with_odd_text_is_answered_like_any_other(
 ) -> None:
     before = polling.begin()
     text, echoed = ODD_TEXTS[name]
-    await polling.tg.push_raw(dm(b'"text": ' + text))
+    # Sent now: a message dated before kioku started is one it missed, and this one's
+    # answer is the point.
+    await polling.tg.push_raw(dm(b'"text": ' + text, date=int(time.time())))
     await polling.held(before)
     if echoed is not None:
         assert f"echo: {echoed}" in [call.text for call in polling.tg.sent()]

@@ -183,7 +183,10 @@ async def test_a_message_older_than_max_age_is_stored_and_found_not_answered(
         )
         [answer] = await tg.wait_for("sendMessage", within=WAIT)
         await answered_live(tg, "hello again")
+        status = " ".join(kioku("status").stdout.split())  # as one line, however wrapped
         await stop(daemon)
+    assert "telegram caught up at" in status
+    assert "2 found, 1 answered, 1 too old to answer" in status
     assert "what is for dinner?" in answer.text and "quince" not in answer.text
     assert len(answers(tg)) == 2
     assert asked(api, "quince") == []

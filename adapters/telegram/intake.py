@@ -36,8 +36,8 @@ while it ran: Telegram dates messages in whole seconds, by its own clock."""
 
 
 class Intake:
-    """The gateway's side of one running adapter's updates: what each update is to the
-    gateway, and the offset that confirms to Telegram what the gateway has."""
+    """One start of the adapter's updates on their way to the gateway: what each is to
+    the gateway, and the offset that confirms to Telegram what the gateway has."""
 
     def __init__(
         self,

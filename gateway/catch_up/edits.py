@@ -17,6 +17,7 @@ import structlog
 from adapters.base import Changed
 from agent.agent import Agent
 from gateway.queues import ConversationQueues
+from gateway.sessions import Sessions
 from gateway.turns.pending import Delivery, Pending
 from gateway.turns.waiting import to_waiting
 from memory.history.platform_edits import amend_said, erase_said
@@ -32,6 +33,7 @@ class Front(Protocol):
     store: Store
     pending: Pending
     queues: ConversationQueues
+    sessions: Sessions
     agent: Agent
 
 
@@ -66,16 +68,19 @@ class Edits:
     async def _change_stored(self, delivery: Delivery, change: Changed) -> None:
         front = self.front
         if change.text is None:
-            found = await erase_said(front.store, *delivery)
+            unsaid = await erase_said(front.store, *delivery)
+            said = None if unsaid is None else unsaid.said
+            if unsaid is not None and unsaid.session_removed:
+                await front.sessions.recheck(unsaid.said.conversation)
         else:
-            found = await amend_said(front.store, *delivery, change.text)
-        if found is None:
+            said = await amend_said(front.store, *delivery, change.text)
+        if said is None:
             log.debug("message_changed_not_stored", platform=change.platform)
             return
-        front.agent.forget(found.session_id)
+        front.agent.forget(said.session_id)
         log.info(
             "stored_message_changed",
             platform=change.platform,
-            session=found.session_id,
+            session=said.session_id,
             deleted=change.deleted,
         )

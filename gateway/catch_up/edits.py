@@ -5,7 +5,8 @@ the ledger holds for it); a deletion means there is no turn. Once the turn has b
 the change waits in the conversation's line and is made to the stored turn after it.
 A stored turn is edited in place (history and search show the new text, the old is
 not kept) and never answered again; a deleted one is erased as `/undo` erases. The
-session's live copy is dropped, so the model is next shown history as it now is.
+session's live copy is rebuilt from the store, its prompt kept, in the conversation's
+line: the model is next shown history as it now is.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import structlog
 from adapters.base import Changed
 from agent.agent import Agent
 from gateway.queues import ConversationQueues
+from gateway.sessions import Sessions
 from gateway.turns.pending import Delivery, Pending
 from gateway.turns.waiting import to_waiting
 from memory.history.platform_edits import amend_said, erase_said
@@ -32,6 +34,7 @@ class Front(Protocol):
     store: Store
     pending: Pending
     queues: ConversationQueues
+    sessions: Sessions
     agent: Agent
 
 
@@ -66,16 +69,26 @@ class Edits:
     async def _change_stored(self, delivery: Delivery, change: Changed) -> None:
         front = self.front
         if change.text is None:
-            found = await erase_said(front.store, *delivery)
+            unsaid = await erase_said(front.store, *delivery)
+            said = None if unsaid is None else unsaid.said
+            if unsaid is not None and unsaid.session_removed:
+                await front.sessions.recheck(unsaid.said.conversation)
         else:
-            found = await amend_said(front.store, *delivery, change.text)
-        if found is None:
+            said = await amend_said(front.store, *delivery, change.text)
+        if said is None:
             log.debug("message_changed_not_stored", platform=change.platform)
             return
-        front.agent.forget(found.session_id)
+        if said.is_open:
+            # In the conversation's line, never under a turn of the session being answered.
+            session_id = said.session_id
+
+            async def reload() -> None:
+                await front.agent.reload(session_id)
+
+            front.queues.submit(said.conversation, reload, name="reload-session", force=True)
         log.info(
             "stored_message_changed",
             platform=change.platform,
-            session=found.session_id,
+            session=said.session_id,
             deleted=change.deleted,
         )

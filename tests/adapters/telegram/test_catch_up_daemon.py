@@ -17,8 +17,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.fakes.telegram import HANG, FakeTelegram
 from tests.helpers.daemon import WAIT, Daemon, run_daemon
 from tests.helpers.gateway_rig import GatedAnthropic
@@ -141,12 +139,6 @@ async def test_killed_once_telegram_was_told_of_four_waiting_updates_they_are_an
     assert [text for text, _, _ in user_turns(home)][-1] == "are we good?"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gateway: a turn stored but not answered when kioku was killed is not answered at "
-    "start (MissedMessages.resume reads only ledger rows still waiting, and storing the turn "
-    "records them); the person's next message carries them as history instead",
-)
 async def test_killed_while_the_answer_to_four_waiting_updates_is_written_they_are_answered_once(
     daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
 ) -> None:

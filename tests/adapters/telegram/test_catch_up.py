@@ -157,6 +157,19 @@ async def test_updates_waiting_at_start_are_one_missed_dated_when_sent_then_late
     assert all(keeps_pending(call) for call in tg.sent("deleteWebhook"))
 
 
+async def test_more_waiting_than_one_answer_holds_is_one_missed_per_answer(tg: FakeTelegram):
+    """getUpdates gives at most 100 updates at a time: each answer's missed ones are
+    handed over together, all of them, oldest first."""
+    deliver = Deliveries()
+    for n in range(120):
+        await tg.dm(AIKO, f"note {n}", date=ago(200 - n))
+    async with running(tg, deliver):
+        first, second = await deliver.wait(2)
+    assert isinstance(first, Missed) and isinstance(second, Missed)
+    texts = [m.text for m in (*first.messages, *second.messages)]
+    assert (len(first.messages), texts) == (100, [f"note {n}" for n in range(120)])
+
+
 async def test_a_start_with_nothing_waiting_is_one_empty_missed_at_once(tg: FakeTelegram):
     deliver = Deliveries()
     async with running(tg, deliver):

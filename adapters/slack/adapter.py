@@ -12,6 +12,11 @@ thread under it and a mention inside a thread in that thread; each thread is its
 session. Direct messages are answered in place (in their thread if they have one).
 Slash commands (`/link`, `/new`, every command of the gateway's) arrive through
 `commands`, and every answer to one is ephemeral.
+
+What was sent while kioku was away is read back from Slack's history (`history`): in
+Socket Mode after each new connection (Slack greets each with `hello`), over HTTP once
+at start, one pass at a time in the background. Edits and deletions of a person's
+message reach the gateway as `Changed`.
 """
 
 from __future__ import annotations
@@ -37,15 +42,17 @@ from adapters.base import (
     Address,
     EventHandler,
     MenuCommand,
+    Missed,
     Outbound,
 )
-from adapters.catch_up import CatchUpSource, no_catch_up
+from adapters.catch_up import CatchUpPasses, CatchUpSource, no_catch_up
 from adapters.chunking import split_message
 from adapters.long_reply import FILE_NAME, caption, file_bytes, goes_as_file
 from adapters.slack.commands import ANY_COMMAND, SlackCommands, is_command
 from adapters.slack.envelopes import BoundedSocketModeHandler, events_app
 from adapters.slack.files import SlackFiles
-from adapters.slack.inbound import to_inbound
+from adapters.slack.history import SlackHistory
+from adapters.slack.inbound import DELETED, EDITED, to_changed, to_inbound
 from adapters.slack.mrkdwn import to_mrkdwn
 from adapters.slack.unread import on_error
 from config.load import ConfigError
@@ -96,6 +103,8 @@ class SlackAdapter(Adapter):
         self._bot_user_id: str | None = None
         self._names: dict[str, str | None] = {}
         self._reacting: set[tuple[str, str]] = set()
+        self._history: SlackHistory | None = None
+        self._passes = CatchUpPasses(self.name, self._catch_up_pass)
         self.port: int | None = None  # HTTP mode's bound port, once started
 
     @classmethod
@@ -153,6 +162,15 @@ class SlackAdapter(Adapter):
             raise_error_for_unhandled_request=True,  # for on_error to acknowledge it
         )
         app.error(on_error)
+        self._history = SlackHistory(
+            client,
+            bot_user_id=self._bot_user_id,
+            team=str(identity.get("team_id") or ""),
+            files=self._files,
+            name=self._name,
+        )
+        # bolt runs the first listener that matches: edits and deletions before the rest.
+        app.event({"type": "message", "subtype": (EDITED, DELETED)})(self._on_change)
         app.event("message")(self._on_event)
         app.event("app_mention")(self._on_event)
         self._commands = SlackCommands(client, self.deliver, self._name, self._bot_user_id)
@@ -161,6 +179,7 @@ class SlackAdapter(Adapter):
             await self._start_socket_mode(app, self._app_token)
         else:
             await self._start_http(app)
+            self._passes.request()  # no hello over HTTP: once, now that events flow
         log.info(
             "slack_started",
             mode="socket" if self._app_token else "http",
@@ -177,6 +196,7 @@ class SlackAdapter(Adapter):
             app, app_token, web_client=self._client, ping_interval=self._ping_interval
         )
         handler.client.wss_uri = opened["url"]
+        handler.client.message_listeners.append(self._on_socket_message)
         self._socket = handler
         await handler.connect_async()
         self._watchdog = asyncio.create_task(self._watch(handler), name="slack-watchdog")
@@ -198,6 +218,7 @@ class SlackAdapter(Adapter):
         self.port = runner.addresses[0][1]
 
     async def stop(self) -> None:
+        await self._passes.close()
         if self._watchdog is not None:
             self._watchdog.cancel()
             await asyncio.gather(self._watchdog, return_exceptions=True)
@@ -251,6 +272,34 @@ class SlackAdapter(Adapter):
             await self.deliver(inbound)
         except Exception:
             log.exception("slack_deliver_failed", chat=inbound.chat)
+
+    async def _on_change(self, event: dict[str, Any]) -> None:
+        """A message edited or deleted: the gateway updates or erases its stored turn."""
+        changed = to_changed(event, self._bot_user_id)
+        if changed is None:
+            return
+        try:
+            await self.deliver(changed)
+        except Exception:
+            log.exception("slack_deliver_failed", chat=changed.chat)
+
+    # -- catch-up ----------------------------------------------------------------------------
+
+    async def _on_socket_message(self, client: Any, message: dict[str, Any], raw: Any) -> None:
+        """slack_sdk's listener of every Socket Mode message: each connection, the first and
+        every reconnection, begins with Slack's `hello`, after which events flow again and
+        what was sent while none did can be read."""
+        if message.get("type") == "hello":
+            self._passes.request()
+
+    async def _catch_up_pass(self) -> None:
+        """Read what the gateway's plan names and hand it over as one `Missed`."""
+        plan = await self.catch_up()
+        if not plan.enabled or self._history is None:
+            return
+        messages = await self._history.read(plan)
+        log.info("slack_caught_up", chats=len(plan.cursors), messages=len(messages))
+        await self.deliver(Missed(self.name, messages))
 
     async def _name(self, user: str) -> str | None:
         """The person's display name, asked once per user while the adapter runs."""

@@ -97,6 +97,8 @@ def to_changed(event: Any, bot_user_id: str | None) -> Changed | None:
 def _changed(event: Any, bot_user_id: str | None) -> Changed | None:
     if not isinstance(event, dict):
         raise _Malformed("the event is not an object")
+    if event.get("subtype") not in (EDITED, DELETED):
+        return None
     channel = _string(event, "channel")
     direct = event.get("channel_type") == "im" or _is_dm(channel)
     before = _object(event, "previous_message")

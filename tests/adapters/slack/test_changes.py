@@ -5,11 +5,14 @@ fake Slack, the adapter's events recorded), and the recorded real events read as
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from adapters.base import Changed, Inbound
-from adapters.slack.inbound import to_changed
+from adapters.slack.inbound import DELETED, EDITED, to_changed
 from tests.fakes.slack import BOT_USER, FakeSlack, recorded
 from tests.helpers.slack_events import Recorder, recorded_slack
 from tests.helpers.slack_rig import ALICE
@@ -145,3 +148,46 @@ def test_a_recorded_deletion_reads_as_changed_without_text() -> None:
 def test_an_edit_whose_message_is_not_an_object_is_dropped_with_a_warning() -> None:
     event = recorded("message_changed_group")["event"] | {"message": "edited"}
     assert to_changed(event, BOT_USER) is None
+
+
+JUNK = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=6,
+)
+TS = st.integers(1_600_000_000, 1_800_000_000).map(lambda s: f"{s}.000100")
+MESSAGE = st.fixed_dictionaries(
+    {},
+    optional={
+        "user": st.sampled_from([ALICE, BOT_USER]) | JUNK,
+        "bot_id": st.just("B0OTHER") | JUNK,
+        "text": st.sampled_from(["before", "after", f"<@{BOT_USER}> hi"]) | JUNK,
+        "ts": TS | JUNK,
+        "thread_ts": TS | JUNK,
+    },
+)
+CHANGE = st.fixed_dictionaries(
+    {"subtype": st.sampled_from([EDITED, DELETED])},
+    optional={
+        "channel": st.sampled_from(["D0DM", "C0CHAN"]) | JUNK,
+        "channel_type": st.sampled_from(["im", "channel", "mpim"]) | JUNK,
+        "message": MESSAGE | JUNK,
+        "previous_message": MESSAGE | JUNK,
+        "deleted_ts": TS | JUNK,
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(CHANGE | JUNK)
+def test_any_change_event_is_a_well_formed_changed_or_nothing(event: Any) -> None:
+    changed = to_changed(event, BOT_USER)
+    if changed is None:
+        return
+    assert isinstance(changed.chat, str) and changed.chat
+    assert isinstance(changed.message_id, str) and changed.message_id
+    assert isinstance(changed.thread, str)
+    assert changed.deleted == (event["subtype"] == DELETED)
+    assert changed.text is None or isinstance(changed.text, str)
+    kept = event["previous_message"] if changed.deleted else event["message"]
+    assert kept.get("user") not in (None, BOT_USER) and not kept.get("bot_id")

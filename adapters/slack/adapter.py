@@ -3,9 +3,10 @@
 Socket Mode (an app-level token) is the default: the bot dials out, so a home server
 needs no public URL. HTTP Events API mode (a signing secret) serves `/slack/events`
 on `listen`; each signature is verified and old timestamps refused. Either way each
-envelope is read within limits first (`envelopes`), and bolt
-acknowledges an event before kioku handles it, so Slack does not retry for slowness;
-a retry that still comes (same message ts) is dropped by the gateway's dedupe.
+envelope is read within limits first (`envelopes`), and bolt acknowledges an event once
+kioku's listener has handed it to the gateway, which returns as soon as it is stored
+(never after an answer): Slack is told "received" only for what kioku can no longer lose.
+A retry that still comes (same message ts) is dropped by the gateway's dedupe.
 
 A channel conversation lives in a thread: kioku answers a top-level mention in a new
 thread under it and a mention inside a thread in that thread; each thread is its own
@@ -159,6 +160,7 @@ class SlackAdapter(Adapter):
             client=client,
             signing_secret=self._signing_secret or "",
             request_verification_enabled=self._app_token is None,
+            process_before_response=True,  # acknowledge what the gateway has stored
             raise_error_for_unhandled_request=True,  # for on_error to acknowledge it
         )
         app.error(on_error)

@@ -11,7 +11,7 @@ Each message found becomes the `Inbound` the live path would have made of it
 (`inbound.to_inbound`): in a DM every message of the person's, as its `message.im` event;
 in a channel's thread only a message that mentions kioku, as its `app_mention` event (the
 rest of a thread is not for kioku). Kioku's own messages, bots' and subtypes the live path
-ignores are left out the same way. `received_at` is when Slack says it was sent.
+ignores are left out the same way, and each has the time Slack says it was sent.
 
 A chat Slack refuses to read (a scope the app lacks, a channel it left) is skipped and the
 pass goes on; each kind of refusal is logged once, naming the scope or what to do.
@@ -113,10 +113,7 @@ class SlackHistory:
             event = message | {"type": "app_mention", "channel": cursor.chat}
         else:
             return None  # in a channel, only a mention was ever kioku's to answer
-        inbound = to_inbound(self._body, event, self._bot_user_id, self._files)
-        if inbound is None or inbound.message_id is None:
-            return None
-        return replace(inbound, received_at=sent_at(inbound.message_id))
+        return to_inbound(self._body, event, self._bot_user_id, self._files)
 
     def _refused(self, answer: Any, cursor: Cursor) -> None:
         """Log a refusal the first time its kind is seen: the scope Slack says it needs."""

@@ -9,7 +9,7 @@ continue the same session. An edit (`message_changed`) or a deletion (`message_d
 names its message by the same chat, thread and ts its `Inbound` had. The event comes off
 the wire: one with a field of the wrong type is dropped with a log line instead of failing
 the adapter's handler. Shared files are `Attachment`s downloaded through the adapter's
-`SlackFiles`.
+`SlackFiles`. A message's time is its `ts`, when Slack says it was sent.
 """
 
 from __future__ import annotations
@@ -80,6 +80,7 @@ def _inbound(body: Any, event: Any, bot_user_id: str | None, files: SlackFiles) 
         addressed=not direct,
         message_id=ts,
         attachments=files.attachments(event.get("files")),
+        **({"received_at": sent_at(ts)} if is_ts(ts) else {}),
     )
 
 

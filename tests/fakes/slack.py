@@ -114,6 +114,7 @@ class FakeSlack:
         self._sockets: list[_Socket] = []
         self._changed = asyncio.Condition()
         self._ts = itertools.count(1)
+        self._last_us = 0  # the newest ts given, in microseconds
         self.history = SlackHistory(self.message_ts)
         self._runner: web.AppRunner | None = None
         self.port = 0
@@ -291,7 +292,9 @@ class FakeSlack:
         self._download_faults.append(web.Response(status=302, headers={"Location": location}))
 
     def message_ts(self) -> str:
-        return f"{1_700_000_000 + next(self._ts)}.000100"
+        """A new message's `ts`: now, as Slack stamps it, and later than every one before."""
+        self._last_us = max(time.time_ns() // 1000, self._last_us + 1)
+        return f"{self._last_us // 1_000_000}.{self._last_us % 1_000_000:06d}"
 
     def dm(self, user: str, text: str, *, channel: str = "D0DM", **extra: Any) -> dict[str, Any]:
         """The recorded message.im event (message_im_docs.json) from `user`."""

@@ -6,13 +6,14 @@ holding what the live path would have delivered, oldest first, each with its own
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from structlog.testing import capture_logs
 
 from adapters.base import Inbound, Missed
 from adapters.catch_up import OFF, Cursor
+from adapters.slack.inbound import sent_at
 from tests.fakes.slack import BOT_USER, TEAM, FakeSlack
 from tests.helpers.slack_events import Recorder, plan, recorded_slack
 from tests.helpers.slack_rig import ALICE
@@ -66,9 +67,7 @@ async def test_a_pass_after_connecting_hands_over_what_came_after_each_cursor_ol
         is_direct=True,
         sender_name="Alice",
         message_id=first["ts"],
-        received_at=datetime.fromtimestamp(int(first["ts"].split(".")[0]), UTC).replace(
-            microsecond=100
-        ),
+        received_at=sent_at(first["ts"]),
     )
     assert (two.chat, two.thread, two.message_id) == ("C0CHAN", top["ts"], reply["ts"])
     assert (two.addressed, two.is_direct, two.sender_name) == (True, False, "Bob")
@@ -222,3 +221,8 @@ async def test_a_cursor_at_a_slash_command_is_not_read(fake: FakeSlack, recorder
         [missed] = await recorder.wait(Missed)
     assert missed.messages == ()
     assert not fake.made("conversations.history")
+
+
+def test_a_messages_time_is_its_ts_to_the_microsecond() -> None:
+    assert sent_at("1512085950.000216") == datetime(2017, 11, 30, 23, 52, 30, 216, tzinfo=UTC)
+    assert sent_at("1512085950") - sent_at("1512085949.9") == timedelta(microseconds=100_000)

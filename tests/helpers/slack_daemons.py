@@ -55,8 +55,15 @@ class SlackKioku:
         daemon.signal(signal.SIGKILL)
         await daemon.exit_code()
 
+    async def taken_in(self, event: dict[str, Any]) -> None:
+        """Push `event` and wait for its acknowledgement: kioku acknowledges an event once
+        the gateway has taken it in (a message held, an edit made or queued)."""
+        envelope = await self.fake.push(event)
+        await self.fake.wait_for(lambda: envelope in self.fake.acks, WAIT)
+
     async def answered(self, text: str) -> dict[str, Any]:
-        """Alice's DM `text`, pushed live, and kioku's answer to it."""
+        """Alice's DM `text`, pushed live, and kioku's answer to it: what was queued in her
+        DM before it has been answered."""
         await self.fake.push(self.fake.dm(ALICE, text))
         return await self.answer_saying(text)
 
@@ -71,6 +78,11 @@ class SlackKioku:
 
     def posts_saying(self, word: str) -> list[dict[str, Any]]:
         return [post for post in self.fake.posted if word in str(post.get("text"))]
+
+    def holding(self, text: str) -> list[str]:
+        """The files of the database (with its journal) whose bytes hold `text`."""
+        raw = text.encode()
+        return [p.name for p in sorted(self.home.glob("state.db*")) if raw in p.read_bytes()]
 
     def user_turns(self) -> list[sqlite3.Row]:
         """Every stored user turn: its text, time and platform message id, in order."""

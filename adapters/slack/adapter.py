@@ -43,16 +43,15 @@ from adapters.base import (
     Address,
     EventHandler,
     MenuCommand,
-    Missed,
     Outbound,
 )
-from adapters.catch_up import CatchUpPasses, CatchUpSource, no_catch_up
+from adapters.catch_up import CatchUpSource, no_catch_up
 from adapters.chunking import split_message
 from adapters.long_reply import FILE_NAME, caption, file_bytes, goes_as_file
 from adapters.slack.commands import ANY_COMMAND, SlackCommands, is_command
 from adapters.slack.envelopes import BoundedSocketModeHandler, events_app
 from adapters.slack.files import SlackFiles
-from adapters.slack.history import SlackHistory
+from adapters.slack.history import SlackCatchUp, SlackHistory
 from adapters.slack.inbound import DELETED, EDITED, to_changed, to_inbound
 from adapters.slack.mrkdwn import to_mrkdwn
 from adapters.slack.unread import on_error
@@ -104,8 +103,7 @@ class SlackAdapter(Adapter):
         self._bot_user_id: str | None = None
         self._names: dict[str, str | None] = {}
         self._reacting: set[tuple[str, str]] = set()
-        self._history: SlackHistory | None = None
-        self._passes = CatchUpPasses(self.name, self._catch_up_pass)
+        self._catching_up = SlackCatchUp(self.catch_up, self.deliver)
         self.port: int | None = None  # HTTP mode's bound port, once started
 
     @classmethod
@@ -164,7 +162,7 @@ class SlackAdapter(Adapter):
             raise_error_for_unhandled_request=True,  # for on_error to acknowledge it
         )
         app.error(on_error)
-        self._history = SlackHistory(
+        self._catching_up.reader = SlackHistory(
             client,
             bot_user_id=self._bot_user_id,
             team=str(identity.get("team_id") or ""),
@@ -181,7 +179,7 @@ class SlackAdapter(Adapter):
             await self._start_socket_mode(app, self._app_token)
         else:
             await self._start_http(app)
-            self._passes.request()  # no hello over HTTP: once, now that events flow
+            self._catching_up.request()  # no hello over HTTP: once, now that events flow
         log.info(
             "slack_started",
             mode="socket" if self._app_token else "http",
@@ -198,7 +196,7 @@ class SlackAdapter(Adapter):
             app, app_token, web_client=self._client, ping_interval=self._ping_interval
         )
         handler.client.wss_uri = opened["url"]
-        handler.client.message_listeners.append(self._on_socket_message)
+        handler.client.message_listeners.append(self._catching_up.on_socket_message)
         self._socket = handler
         await handler.connect_async()
         self._watchdog = asyncio.create_task(self._watch(handler), name="slack-watchdog")
@@ -220,7 +218,7 @@ class SlackAdapter(Adapter):
         self.port = runner.addresses[0][1]
 
     async def stop(self) -> None:
-        await self._passes.close()
+        await self._catching_up.close()
         if self._watchdog is not None:
             self._watchdog.cancel()
             await asyncio.gather(self._watchdog, return_exceptions=True)
@@ -284,24 +282,6 @@ class SlackAdapter(Adapter):
             await self.deliver(changed)
         except Exception:
             log.exception("slack_deliver_failed", chat=changed.chat)
-
-    # -- catch-up ----------------------------------------------------------------------------
-
-    async def _on_socket_message(self, client: Any, message: dict[str, Any], raw: Any) -> None:
-        """slack_sdk's listener of every Socket Mode message: each connection, the first and
-        every reconnection, begins with Slack's `hello`, after which events flow again and
-        what was sent while none did can be read."""
-        if message.get("type") == "hello":
-            self._passes.request()
-
-    async def _catch_up_pass(self) -> None:
-        """Read what the gateway's plan names and hand it over as one `Missed`."""
-        plan = await self.catch_up()
-        if not plan.enabled or self._history is None:
-            return
-        messages = await self._history.read(plan)
-        log.info("slack_caught_up", chats=len(plan.cursors), messages=len(messages))
-        await self.deliver(Missed(self.name, messages))
 
     async def _name(self, user: str) -> str | None:
         """The person's display name, asked once per user while the adapter runs."""

@@ -15,6 +15,10 @@ ignores are left out the same way, and each has the time Slack says it was sent.
 
 A chat Slack refuses to read (a scope the app lacks, a channel it left) is skipped and the
 pass goes on; each kind of refusal is logged once, naming the scope or what to do.
+
+`SlackCatchUp` says when: after each Socket Mode connection (Slack greets each one with
+`hello`, the first and every reconnection alike), or once at start over HTTP; one pass at
+a time, in the background, each handing the gateway one `Missed`.
 """
 
 from __future__ import annotations
@@ -27,8 +31,8 @@ import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.base import Inbound
-from adapters.catch_up import CatchUpPlan, Cursor
+from adapters.base import EventHandler, Inbound, Missed
+from adapters.catch_up import CatchUpPasses, CatchUpPlan, CatchUpSource, Cursor
 from adapters.slack.files import SlackFiles
 from adapters.slack.inbound import PLATFORM, is_ts, sent_at, to_inbound
 
@@ -130,3 +134,34 @@ class SlackHistory:
             chat=cursor.chat,
             fix=_FIXES.get(error, "see docs/slack.md, Catch-up and edits"),
         )
+
+
+class SlackCatchUp:
+    """The adapter's catch-up passes: `request` one, or let Socket Mode's `hello` do it."""
+
+    def __init__(self, plan: CatchUpSource, deliver: EventHandler) -> None:
+        self._plan = plan
+        self._deliver = deliver
+        self._passes = CatchUpPasses(PLATFORM, self._pass)
+        self.reader: SlackHistory | None = None  # set once the adapter's client is up
+
+    def request(self) -> None:
+        self._passes.request()
+
+    async def on_socket_message(self, client: Any, message: dict[str, Any], raw: Any) -> None:
+        """slack_sdk's listener of every Socket Mode message: after a `hello` events flow
+        again, and what was sent while none did can be read."""
+        if message.get("type") == "hello":
+            self._passes.request()
+
+    async def close(self) -> None:
+        await self._passes.close()
+
+    async def _pass(self) -> None:
+        """Read what the gateway's plan names and hand it over as one `Missed`."""
+        plan = await self._plan()
+        if not plan.enabled or self.reader is None:
+            return
+        messages = await self.reader.read(plan)
+        log.info("slack_caught_up", chats=len(plan.cursors), messages=len(messages))
+        await self._deliver(Missed(PLATFORM, messages))

@@ -22,6 +22,7 @@ from tests.helpers.slack_daemons import SlackKioku, sent
 from tests.helpers.slack_rig import ALICE
 
 DAY = 86_400
+BOB = "U0BOB"
 Kioku = Callable[..., subprocess.CompletedProcess[str]]
 
 
@@ -29,7 +30,7 @@ Kioku = Callable[..., subprocess.CompletedProcess[str]]
 async def kioku_on_slack(
     home: Path, api: GatedAnthropic, tmp_path: Path
 ) -> AsyncIterator[SlackKioku]:
-    async with FakeSlack(users={ALICE: "Alice"}) as fake, killed_at_end() as daemons:
+    async with FakeSlack(users={ALICE: "Alice", BOB: "Bob"}) as fake, killed_at_end() as daemons:
         yield SlackKioku(home, api, tmp_path, fake, daemons)
 
 
@@ -174,3 +175,25 @@ async def test_a_deleted_message_is_gone_from_state_db(
     await slack.stop(daemon)
     assert [row["content"] for row in slack.user_turns()] == ["after"]
     assert slack.holding("marzipan") == []
+
+
+async def test_a_mention_in_a_thread_while_away_is_answered_in_that_thread(
+    kioku_on_slack: SlackKioku,
+) -> None:
+    slack = kioku_on_slack
+    daemon = await slack.start()
+    top = slack.fake.mention(ALICE, "plan the picnic")
+    await slack.fake.push(top)
+    await slack.answer_saying("plan the picnic")
+    await slack.stop(daemon)
+    thread = {"thread_ts": top["ts"]}
+    slack.fake.history.keep(slack.fake.mention(ALICE, "who brings bread?", **thread))
+    chatter = slack.fake.mention(BOB, "", **thread)
+    slack.fake.history.keep(chatter | {"text": "not for kioku: bring cheese"})
+    daemon = await slack.start()
+    answer = await slack.answer_saying("bread")
+    await slack.stop(daemon)
+    assert (answer["channel"], answer["thread_ts"]) == ("C0CHAN", top["ts"])
+    assert slack.posts_saying("cheese") == []
+    stored = [row["content"] for row in slack.user_turns()]
+    assert "who brings bread?" in stored and not any("cheese" in text for text in stored)

@@ -168,6 +168,7 @@ class SlackAdapter(Adapter):
             team=str(identity.get("team_id") or ""),
             files=self._files,
             name=self._name,
+            refusals=self._catching_up.refusals,
         )
         # bolt runs the first listener that matches: edits and deletions before the rest.
         app.event({"type": "message", "subtype": (EDITED, DELETED)})(self._on_change)

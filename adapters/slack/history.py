@@ -60,13 +60,14 @@ class SlackHistory:
         team: str,
         files: SlackFiles,
         name: Namer,
+        refusals: set[tuple[str, str]],
     ) -> None:
         self._client = client
         self._bot_user_id = bot_user_id
         self._body = {"team_id": team}  # as an event's envelope names the workspace
         self._files = files
         self._name = name
-        self._refusals: set[tuple[str, str]] = set()  # (error, needed) already logged
+        self._refusals = refusals  # (error, needed) already logged, over restarts too
 
     async def read(self, plan: CatchUpPlan) -> tuple[Inbound, ...]:
         """Every message after each cursor that kioku would have been handed live, oldest
@@ -144,6 +145,7 @@ class SlackCatchUp:
         self._deliver = deliver
         self._passes = CatchUpPasses(PLATFORM, self._pass)
         self.reader: SlackHistory | None = None  # set once the adapter's client is up
+        self.refusals: set[tuple[str, str]] = set()  # what the readers have logged
 
     def request(self) -> None:
         self._passes.request()

@@ -226,3 +226,19 @@ async def test_a_cursor_at_a_slash_command_is_not_read(fake: FakeSlack, recorder
 def test_a_messages_time_is_its_ts_to_the_microsecond() -> None:
     assert sent_at("1512085950.000216") == datetime(2017, 11, 30, 23, 52, 30, 216, tzinfo=UTC)
     assert sent_at("1512085950") - sent_at("1512085949.9") == timedelta(microseconds=100_000)
+
+
+async def test_a_refusal_is_not_logged_again_by_the_next_pass(
+    fake: FakeSlack, recorder: Recorder
+) -> None:
+    private = fake.history.keep(fake.mention(ALICE, "in private", channel="C0PRIVATE"))
+    fake.history.refuse("C0PRIVATE", "web_missing_scope_groups_history")
+    recorder.plan = plan(thread_cursor(private, private["ts"]))
+    with capture_logs() as logs:
+        async with recorded_slack(fake, recorder):
+            await recorder.wait(Missed)
+            await fake.disconnect()
+            await recorder.wait(Missed, 2)
+    [refused] = [log for log in logs if log["event"] == "slack_history_refused"]
+    assert refused["needed"] == "groups:history"
+    assert len(fake.made("conversations.replies")) == 2

@@ -97,6 +97,28 @@ async def test_a_kill_during_catch_up_still_gives_exactly_one_answer(
     assert [stored.count(f"number {text}") for text in ("one", "two", "three")] == [1, 1, 1]
 
 
+async def test_a_kill_while_the_model_answers_what_was_missed_still_gives_exactly_one_answer(
+    kioku_on_slack: SlackKioku, api: GatedAnthropic
+) -> None:
+    slack = kioku_on_slack
+    await away(slack)
+    for text in ("red", "green", "blue"):
+        slack.fake.history.keep(slack.fake.dm(ALICE, f"paint it {text}"))
+    held = api.gate("paint it blue")  # the three are stored as turns, the answer not out
+    daemon = await slack.start()
+    async with asyncio.timeout(WAIT):
+        await api.arrived["paint it blue"].wait()
+    await slack.kill(daemon)
+    held.set()
+    daemon = await slack.start()
+    await slack.answer_saying("red", "green", "blue")
+    await slack.answered("after")
+    await slack.stop(daemon)
+    assert len(slack.posts_saying("paint it green")) == 1
+    stored = [row["content"] for row in slack.user_turns()]
+    assert [stored.count(f"paint it {text}") for text in ("red", "green", "blue")] == [1, 1, 1]
+
+
 async def test_a_message_older_than_max_age_is_stored_not_answered(
     kioku_on_slack: SlackKioku,
 ) -> None:

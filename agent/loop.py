@@ -45,10 +45,6 @@ WHILE_AWAY = (
     "(kioku: these messages were sent while kioku was offline, each shown with the time it "
     "was sent. Answer them together, in one reply.)"
 )
-CUT_OFF = (
-    "(kioku: kioku was restarted before its answer to the person's last message reached "
-    "them. Answer that message now.)"
-)
 FORCE_ANSWER = (
     "(kioku: the tool-round limit for this message is reached. Answer the person now with "
     "what you have; do not call more tools.)"
@@ -84,8 +80,6 @@ class TurnRunner:
         said, message_id = "", None
         if not turn.stored:
             said, message_id = await self._take(live, turn, recalling)
-        elif not live.messages or live.messages[-1].role != "user":
-            live.add_user_turn(CUT_OFF)
         ctx = live.tool_context(self.services, turn.speaker, turn.origin)
         streamed: list[str] = []
 

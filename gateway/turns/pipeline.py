@@ -29,7 +29,7 @@ from gateway.sessions import Sessions, conversation_for
 from gateway.turns.deletions import ChatDeletions
 from gateway.turns.intake import Intake, take_in
 from gateway.turns.pending import Delivery
-from memory.history.said import find_said
+from memory.history.said import answered, find_said
 from memory.store import deliveries
 from memory.store.database import Store
 from memory.store.errors import StoreFull
@@ -159,20 +159,23 @@ class Turns:
         conversation: Conversation,
         unanswered: Sequence[Taken] = (),
     ) -> None:
-        """Messages held over a restart of which some were stored before kioku stopped,
-        their answer cut off. Those stored in the conversation's open session are in its
-        history already; the others (stored in a session closed since, or not at all) are
-        taken in as missed ones. With none of those, the model answers the history."""
+        """Messages held over a restart of which some were stored before kioku stopped.
+        Those stored in the conversation's open session are in its history already (and
+        answered if kioku's reply to them is stored: it went out, or was a moment from
+        it); the others (stored in a session closed since, or not at all) are taken in as
+        missed ones. With none of those, the model answers the history as it stands."""
         session = await self.sessions.open(conversation)
-        new = [
-            (message, delivery)
-            for message, delivery in messages
-            if delivery is None
-            or (said := await find_said(self.store, *delivery)) is None
-            or said.session_id != session.id
-        ]
-        if new:
-            await self.missed(new, person, conversation, unanswered)
+        new: list[Taken] = []
+        cut_off = False
+        for message, delivery in messages:
+            said = None if delivery is None else await find_said(self.store, *delivery)
+            if said is None or said.session_id != session.id:
+                new.append((message, delivery))
+            elif not await answered(self.store, said):
+                cut_off = True
+        if new or not cut_off:
+            if new:
+                await self.missed(new, person, conversation, unanswered)
             await _record_all(self.store, [d for _, d in messages if d is not None])
             return
         inbound = messages[-1][0]

@@ -3,15 +3,21 @@
 Socket Mode (an app-level token) is the default: the bot dials out, so a home server
 needs no public URL. HTTP Events API mode (a signing secret) serves `/slack/events`
 on `listen`; each signature is verified and old timestamps refused. Either way each
-envelope is read within limits first (`envelopes`), and bolt
-acknowledges an event before kioku handles it, so Slack does not retry for slowness;
-a retry that still comes (same message ts) is dropped by the gateway's dedupe.
+envelope is read within limits first (`envelopes`), and bolt acknowledges an event once
+kioku's listener has handed it to the gateway, which returns as soon as it is stored
+(never after an answer): Slack is told "received" only for what kioku can no longer lose.
+A retry that still comes (same message ts) is dropped by the gateway's dedupe.
 
 A channel conversation lives in a thread: kioku answers a top-level mention in a new
 thread under it and a mention inside a thread in that thread; each thread is its own
 session. Direct messages are answered in place (in their thread if they have one).
 Slash commands (`/link`, `/new`, every command of the gateway's) arrive through
 `commands`, and every answer to one is ephemeral.
+
+What was sent while kioku was away is read back from Slack's history (`history`): in
+Socket Mode after each new connection (Slack greets each with `hello`), over HTTP once
+at start, one pass at a time in the background. Edits and deletions of a person's
+message reach the gateway as `Changed`.
 """
 
 from __future__ import annotations
@@ -45,7 +51,8 @@ from adapters.long_reply import FILE_NAME, caption, file_bytes, goes_as_file
 from adapters.slack.commands import ANY_COMMAND, SlackCommands, is_command
 from adapters.slack.envelopes import BoundedSocketModeHandler, events_app
 from adapters.slack.files import SlackFiles
-from adapters.slack.inbound import to_inbound
+from adapters.slack.history import SlackCatchUp, SlackHistory
+from adapters.slack.inbound import DELETED, EDITED, to_changed, to_inbound
 from adapters.slack.mrkdwn import to_mrkdwn
 from adapters.slack.unread import on_error
 from config.load import ConfigError
@@ -96,6 +103,7 @@ class SlackAdapter(Adapter):
         self._bot_user_id: str | None = None
         self._names: dict[str, str | None] = {}
         self._reacting: set[tuple[str, str]] = set()
+        self._catching_up = SlackCatchUp(self.catch_up, self.deliver)
         self.port: int | None = None  # HTTP mode's bound port, once started
 
     @classmethod
@@ -150,9 +158,20 @@ class SlackAdapter(Adapter):
             client=client,
             signing_secret=self._signing_secret or "",
             request_verification_enabled=self._app_token is None,
+            process_before_response=True,  # acknowledge what the gateway has stored
             raise_error_for_unhandled_request=True,  # for on_error to acknowledge it
         )
         app.error(on_error)
+        self._catching_up.reader = SlackHistory(
+            client,
+            bot_user_id=self._bot_user_id,
+            team=str(identity.get("team_id") or ""),
+            files=self._files,
+            name=self._name,
+            refusals=self._catching_up.refusals,
+        )
+        # bolt runs the first listener that matches: edits and deletions before the rest.
+        app.event({"type": "message", "subtype": (EDITED, DELETED)})(self._on_change)
         app.event("message")(self._on_event)
         app.event("app_mention")(self._on_event)
         self._commands = SlackCommands(client, self.deliver, self._name, self._bot_user_id)
@@ -161,6 +180,7 @@ class SlackAdapter(Adapter):
             await self._start_socket_mode(app, self._app_token)
         else:
             await self._start_http(app)
+            self._catching_up.request()  # no hello over HTTP: once, now that events flow
         log.info(
             "slack_started",
             mode="socket" if self._app_token else "http",
@@ -177,6 +197,7 @@ class SlackAdapter(Adapter):
             app, app_token, web_client=self._client, ping_interval=self._ping_interval
         )
         handler.client.wss_uri = opened["url"]
+        handler.client.message_listeners.append(self._catching_up.on_socket_message)
         self._socket = handler
         await handler.connect_async()
         self._watchdog = asyncio.create_task(self._watch(handler), name="slack-watchdog")
@@ -198,6 +219,7 @@ class SlackAdapter(Adapter):
         self.port = runner.addresses[0][1]
 
     async def stop(self) -> None:
+        await self._catching_up.close()
         if self._watchdog is not None:
             self._watchdog.cancel()
             await asyncio.gather(self._watchdog, return_exceptions=True)
@@ -251,6 +273,16 @@ class SlackAdapter(Adapter):
             await self.deliver(inbound)
         except Exception:
             log.exception("slack_deliver_failed", chat=inbound.chat)
+
+    async def _on_change(self, event: dict[str, Any]) -> None:
+        """A message edited or deleted: the gateway updates or erases its stored turn."""
+        changed = to_changed(event, self._bot_user_id)
+        if changed is None:
+            return
+        try:
+            await self.deliver(changed)
+        except Exception:
+            log.exception("slack_deliver_failed", chat=changed.chat)
 
     async def _name(self, user: str) -> str | None:
         """The person's display name, asked once per user while the adapter runs."""

@@ -164,7 +164,8 @@ class SlackCommands:
     async def on_command(
         self, ack: AsyncAck, command: dict[str, Any], respond: AsyncRespond
     ) -> None:
-        """bolt's listener: acknowledge within Slack's 3 s, then hand the command over."""
+        """bolt's listener: acknowledge (bolt sends it once this returns, within Slack's 3 s:
+        the gateway returns once it has taken the command in), and hand the command over."""
         await ack()
         user = command["user_id"]  # read_envelope / read_form checked every field used here
         name = command["command"][1:]

@@ -22,7 +22,9 @@ from adapters.slack import scopes
 NAME = "kioku"
 DESCRIPTION = "Your self-hosted assistant with a memory of its own"
 SCOPES = tuple(sorted(scopes.SCOPES))  # what each is for: adapters/slack/scopes.py
-BOT_EVENTS = ("app_mention", "message.im")
+# Mentions and DMs to answer; a channel's messages only for the edits and deletions of
+# mentions (message_changed / message_deleted come as `message` events of the channel).
+BOT_EVENTS = ("app_mention", "message.im", "message.channels", "message.groups", "message.mpim")
 
 
 def manifest(commands: Sequence[MenuCommand], *, request_url: str | None = None) -> dict[str, Any]:

@@ -7,7 +7,14 @@ from __future__ import annotations
 
 SCOPES: dict[str, str] = {
     "app_mentions:read": "hear mentions in channels (app_mention events)",
-    "im:history": "read direct messages (message.im events)",
+    "im:history": "read direct messages (message.im events), and catch up on them after "
+    "downtime (conversations.history)",
+    "channels:history": "catch up on threads in public channels and see edits there "
+    "(conversations.replies, message.channels events)",
+    "groups:history": "catch up on threads in private channels and see edits there "
+    "(conversations.replies, message.groups events)",
+    "mpim:history": "catch up on threads in group DMs and see edits there "
+    "(conversations.replies, message.mpim events)",
     "chat:write": "answer (chat.postMessage)",
     "reactions:write": "show :eyes: while it works (reactions.add / reactions.remove)",
     "users:read": "know who is writing (users.info)",

@@ -19,6 +19,11 @@ Slash commands:
 in `responses`; `refuse_responses` makes the next ones fail), `push_command` sends it as
 a `slash_commands` envelope, `form_body` encodes it as Slack posts one over HTTP; `dms`
 names each user's DM channel with the bot (`conversations.open`, default `D0DM`).
+History (`history`, tests/fakes/slack_history.py): every message pushed or posted is kept,
+`history.keep` keeps one sent while kioku was down without pushing it, and
+`conversations.history` / `conversations.replies` read them back; `history.edited` and
+`history.deleted` build the edit and deletion events to push; `disconnect` sends Socket
+Mode's recorded `disconnect`, after which the client connects again.
 """
 
 from __future__ import annotations
@@ -41,6 +46,8 @@ from aiohttp import WSMsgType, web
 
 from adapters.slack.scopes import SCOPES
 from tests.fakes.recorded import RECORDINGS, recorded_json
+from tests.fakes.slack_history import METHODS as HISTORY_METHODS
+from tests.fakes.slack_history import SlackHistory
 
 TEAM = "T0TEAM"
 BOT_USER = "U0KIOKU"
@@ -107,6 +114,8 @@ class FakeSlack:
         self._sockets: list[_Socket] = []
         self._changed = asyncio.Condition()
         self._ts = itertools.count(1)
+        self._last_us = 0  # the newest ts given, in microseconds
+        self.history = SlackHistory(self.message_ts)
         self._runner: web.AppRunner | None = None
         self.port = 0
         self._files: dict[str, tuple[bytes, str, bool]] = {}  # id -> bytes, type, chunked
@@ -183,6 +192,8 @@ class FakeSlack:
         await self.wait_for(lambda: self._open() is not None)
         socket = self._open()
         assert socket is not None
+        if _a_message(event):
+            self.history.keep(event)  # what Slack delivers, it keeps
         message = envelope(event_callback(event, event_id), retry=retry)
         await socket.ws.send_str(json.dumps(message))
         return str(message["envelope_id"])
@@ -219,6 +230,11 @@ class FakeSlack:
         assert socket is not None
         with contextlib.suppress(ConnectionError):
             await socket.ws.send_frame(frame, kind)
+
+    async def disconnect(self) -> None:
+        """Ask the client to connect again, as Slack does before it rotates a socket (the
+        recorded socket_disconnect.json)."""
+        await self.inject(recorded("socket_disconnect"))
 
     async def close_socket(self) -> None:
         """Close the open socket from the server's side, as Slack does when it rotates them."""
@@ -276,7 +292,9 @@ class FakeSlack:
         self._download_faults.append(web.Response(status=302, headers={"Location": location}))
 
     def message_ts(self) -> str:
-        return f"{1_700_000_000 + next(self._ts)}.000100"
+        """A new message's `ts`: now, as Slack stamps it, and later than every one before."""
+        self._last_us = max(time.time_ns() // 1000, self._last_us + 1)
+        return f"{self._last_us // 1_000_000}.{self._last_us % 1_000_000:06d}"
 
     def dm(self, user: str, text: str, *, channel: str = "D0DM", **extra: Any) -> dict[str, Any]:
         """The recorded message.im event (message_im_docs.json) from `user`."""
@@ -378,6 +396,8 @@ class FakeSlack:
         if method in self._errors:
             return web.json_response({"ok": False, "error": self._errors[method]})
         scopes = {"x-oauth-scopes": self.scopes}
+        if method in HISTORY_METHODS:
+            return web.json_response(self.history.answer(method, args), headers=scopes)
         return web.json_response({"ok": True, **self._answer(method, args)}, headers=scopes)
 
     def _answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -393,7 +413,7 @@ class FakeSlack:
             answer["user"]["profile"] |= {"display_name": name, "real_name": name, "team": TEAM}
             return answer
         if method == "chat.postMessage":
-            return {"channel": args.get("channel"), "ts": self.message_ts()}
+            return {"channel": args.get("channel"), "ts": self._posted(args)}
         if method == "conversations.open":  # the DM with the bot, where `dm` writes from
             return {"channel": {"id": self.dms.get(str(args.get("users")), "D0DM")}}
         if method == "chat.postEphemeral":
@@ -401,6 +421,14 @@ class FakeSlack:
         if method.startswith("files."):
             return self._file_answer(method, args)
         return {}
+
+    def _posted(self, args: dict[str, Any]) -> str:
+        """Keep what kioku posted as Slack keeps a bot's message (app_message_own.json)."""
+        ts = self.message_ts()
+        said = {"channel": args.get("channel"), "text": args.get("text"), "ts": ts}
+        thread = {"thread_ts": args["thread_ts"]} if args.get("thread_ts") else {}
+        self.history.keep(recorded("app_message_own")["event"] | said | thread)
+        return ts
 
     async def _download(self, request: web.Request) -> web.StreamResponse:
         file_id = request.match_info["file"]
@@ -498,6 +526,18 @@ def envelope(payload: Any, kind: str = "events_api", *, retry: int = 0) -> dict[
     else:
         message = recorded("socket_interactive_block_actions") | {"type": kind}
     return message | {"envelope_id": str(uuid.uuid4()), "payload": payload}
+
+
+def _a_message(event: Any) -> bool:
+    """Whether `event` is a well-formed new message (what Slack would keep)."""
+    return (
+        isinstance(event, dict)
+        and event.get("type") in ("message", "app_mention")
+        and "subtype" not in event
+        and isinstance(event.get("channel"), str)
+        and isinstance(event.get("ts"), str)
+        and event["ts"].replace(".", "", 1).isdigit()
+    )
 
 
 def _answer(name: str) -> dict[str, Any]:

@@ -130,7 +130,10 @@ async def test_a_slack_token_without_a_scope_kioku_uses_warns_with_the_scope_and
     kioku: Kioku, home: Path, services: Services
 ) -> None:
     ensure_home(home)
-    services.slack.scopes = "app_mentions:read,chat:write,files:read,im:history,users:read"
+    services.slack.scopes = (
+        "app_mentions:read,chat:write,files:read,users:read,"
+        "im:history,channels:history,groups:history,mpim:history"
+    )
     try:
         result = await doctor(kioku, "--online", env=services.env())
     finally:
@@ -140,6 +143,23 @@ async def test_a_slack_token_without_a_scope_kioku_uses_warns_with_the_scope_and
     assert "im:write (open a direct message for a scheduled task's answer" in out
     assert "commands (answer slash commands)" in out
     assert "Bot Token Scopes: add reactions:write, im:write, commands, then Reinstall" in out
+
+
+async def test_a_slack_token_without_the_history_scopes_names_what_catch_up_needs(
+    kioku: Kioku, home: Path, services: Services
+) -> None:
+    ensure_home(home)
+    every = FakeSlack().scopes.split(",")
+    services.slack.scopes = ",".join(s for s in every if s not in ("im:history", "groups:history"))
+    try:
+        result = await doctor(kioku, "--online", env=services.env())
+    finally:
+        services.slack.scopes = FakeSlack().scopes
+    out = result.stdout
+    assert "slack scopes: the bot token lacks im:history (read direct messages" in out
+    assert "catch up on them after downtime" in out
+    assert "groups:history (catch up on threads in private channels" in out
+    assert "Bot Token Scopes: add im:history, groups:history, then Reinstall" in out
 
 
 async def test_without_a_daemon_doctor_goes_online_and_a_dead_endpoint_is_a_problem(

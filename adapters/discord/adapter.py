@@ -7,6 +7,12 @@ watchdog then replaces the client in-process; if the new one cannot get READY, t
 adapter reports `failed()` and the supervisor restarts it with backoff. Each gateway
 frame is read within limits (`BoundedGateway`): one that cannot be read is dropped, not
 allowed to end the connection.
+
+After each READY (the first IDENTIFY, and a new one after a RESUME Discord refused; a RESUME
+that succeeds has Discord replay what was missed itself) a catch-up pass reads what was
+sent while kioku was away (adapters/discord/history.py) and hands it over as one `Missed`.
+Edits and deletions are handed over as `Changed` (adapters/discord/changes.py), in turn
+with the messages of their chat.
 """
 
 from __future__ import annotations
@@ -25,14 +31,18 @@ from adapters.base import (
     Adapter,
     AdapterFailed,
     Address,
+    Event,
     EventHandler,
     MenuCommand,
+    Missed,
     Outbound,
 )
-from adapters.catch_up import CatchUpSource, no_catch_up
+from adapters.catch_up import CatchUpPasses, CatchUpSource, no_catch_up
 from adapters.chunking import split_message
+from adapters.discord.changes import deleted, edited
 from adapters.discord.commands import ApplicationCommands
 from adapters.discord.frames import BoundedGateway
+from adapters.discord.history import HistoryReader
 from adapters.discord.inbound import to_inbound
 from adapters.discord.payloads import completing
 from adapters.long_reply import FILE_NAME, caption, file_bytes, goes_as_file
@@ -80,6 +90,21 @@ class _Client(discord.Client):
     async def on_message(self, message: discord.Message) -> None:
         await self.adapter.on_message(self, message)
 
+    async def on_ready(self) -> None:
+        self.adapter.passes.request()
+
+    async def on_raw_message_edit(self, update: discord.RawMessageUpdateEvent) -> None:
+        if self.user is not None:
+            change = edited(update, self.user, self.adapter.settings)
+            if change is not None:
+                await self.adapter.in_line(change.chat, change.thread, change)
+
+    async def on_raw_message_delete(self, gone: discord.RawMessageDeleteEvent) -> None:
+        await self.adapter.gone(self, gone.channel_id, gone.guild_id, [gone.message_id])
+
+    async def on_raw_bulk_message_delete(self, gone: discord.RawBulkMessageDeleteEvent) -> None:
+        await self.adapter.gone(self, gone.channel_id, gone.guild_id, sorted(gone.message_ids))
+
 
 @dataclass
 class _Line:
@@ -122,6 +147,8 @@ class DiscordAdapter(Adapter):
         self._typing: dict[Address, asyncio.Task[None]] = {}
         self._lines: dict[tuple[str, str], _Line] = {}
         self._saved_endpoints: tuple[str, yarl.URL, type] | None = None
+        self._history = HistoryReader(settings)
+        self.passes = CatchUpPasses(self.name, self._catch_up_pass)
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -139,6 +166,7 @@ class DiscordAdapter(Adapter):
             )
 
     async def stop(self) -> None:
+        await self.passes.close()
         if self._sync is not None:
             self._sync.cancel()
             await asyncio.gather(self._sync, return_exceptions=True)
@@ -270,20 +298,40 @@ class DiscordAdapter(Adapter):
         if client.user is None:
             return
         inbound = to_inbound(message, client.user, self.settings)
-        if inbound is None:
-            return
-        key = (inbound.chat, inbound.thread)
+        if inbound is not None:
+            await self.in_line(inbound.chat, inbound.thread, inbound)
+
+    async def gone(
+        self, client: _Client, channel_id: int, guild_id: int | None, message_ids: list[int]
+    ) -> None:
+        """Messages deleted on Discord: each erased from kioku's history, in turn."""
+        for change in deleted(client, channel_id, guild_id, message_ids, self.settings):
+            await self.in_line(change.chat, change.thread, change)
+
+    async def in_line(self, chat: str, thread: str, event: Event) -> None:
+        """Hand `event` over once the events of its chat (or thread) that came before it
+        have been: an edit never overtakes the message it edits."""
+        key = (chat, thread)
         line = self._lines.setdefault(key, _Line())
         line.users += 1
         try:
             async with line.lock:
-                await self.deliver(inbound)
+                await self.deliver(event)
         except Exception:
-            log.exception("discord_deliver_failed", chat=inbound.chat, message=inbound.message_id)
+            log.exception("discord_deliver_failed", chat=chat, kind=type(event).__name__)
         finally:
             line.users -= 1
             if line.users == 0:
                 del self._lines[key]
+
+    async def _catch_up_pass(self) -> None:
+        """Read what each chat of the plan said after the last message kioku saw there, and
+        hand it all over as one `Missed` (also when nothing was found)."""
+        plan = await self.catch_up()
+        if not plan.enabled:
+            return
+        messages = await self._history.read(self._connected(), plan)
+        await self.deliver(Missed(self.name, messages))
 
     # -- sending --------------------------------------------------------------------------
 

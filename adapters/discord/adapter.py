@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import io
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import discord
@@ -45,6 +44,7 @@ from adapters.discord.frames import BoundedGateway
 from adapters.discord.history import HistoryReader
 from adapters.discord.inbound import to_inbound
 from adapters.discord.payloads import completing
+from adapters.discord.turns import Turns
 from adapters.long_reply import FILE_NAME, caption, file_bytes, goes_as_file
 from config.platform_settings import DiscordSettings
 
@@ -97,21 +97,13 @@ class _Client(discord.Client):
         if self.user is not None:
             change = edited(update, self.user, self.adapter.settings)
             if change is not None:
-                await self.adapter.in_line(change.chat, change.thread, change)
+                await self.adapter.hand_over(change.chat, change.thread, change)
 
     async def on_raw_message_delete(self, gone: discord.RawMessageDeleteEvent) -> None:
         await self.adapter.gone(self, gone.channel_id, gone.guild_id, [gone.message_id])
 
     async def on_raw_bulk_message_delete(self, gone: discord.RawBulkMessageDeleteEvent) -> None:
         await self.adapter.gone(self, gone.channel_id, gone.guild_id, sorted(gone.message_ids))
-
-
-@dataclass
-class _Line:
-    """Messages of one chat waiting to be handed to the gateway, first come first served."""
-
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    users: int = 0
 
 
 class DiscordAdapter(Adapter):
@@ -145,7 +137,7 @@ class DiscordAdapter(Adapter):
         self._runner: asyncio.Task[None] | None = None
         self._watchdog: asyncio.Task[None] | None = None
         self._typing: dict[Address, asyncio.Task[None]] = {}
-        self._lines: dict[tuple[str, str], _Line] = {}
+        self._turns = Turns(deliver)
         self._saved_endpoints: tuple[str, yarl.URL, type] | None = None
         self._history = HistoryReader(settings)
         self.passes = CatchUpPasses(self.name, self._catch_up_pass)
@@ -299,30 +291,17 @@ class DiscordAdapter(Adapter):
             return
         inbound = to_inbound(message, client.user, self.settings)
         if inbound is not None:
-            await self.in_line(inbound.chat, inbound.thread, inbound)
+            await self.hand_over(inbound.chat, inbound.thread, inbound)
+
+    async def hand_over(self, chat: str, thread: str, event: Event) -> None:
+        await self._turns.hand_over(chat, thread, event)
 
     async def gone(
         self, client: _Client, channel_id: int, guild_id: int | None, message_ids: list[int]
     ) -> None:
         """Messages deleted on Discord: each erased from kioku's history, in turn."""
         for change in deleted(client, channel_id, guild_id, message_ids, self.settings):
-            await self.in_line(change.chat, change.thread, change)
-
-    async def in_line(self, chat: str, thread: str, event: Event) -> None:
-        """Hand `event` over once the events of its chat (or thread) that came before it
-        have been: an edit never overtakes the message it edits."""
-        key = (chat, thread)
-        line = self._lines.setdefault(key, _Line())
-        line.users += 1
-        try:
-            async with line.lock:
-                await self.deliver(event)
-        except Exception:
-            log.exception("discord_deliver_failed", chat=chat, kind=type(event).__name__)
-        finally:
-            line.users -= 1
-            if line.users == 0:
-                del self._lines[key]
+            await self.hand_over(change.chat, change.thread, change)
 
     async def _catch_up_pass(self) -> None:
         """Read what each chat of the plan said after the last message kioku saw there, and

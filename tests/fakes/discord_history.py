@@ -13,6 +13,7 @@ A channel can be made to refuse (`refuse`), with a recorded error body.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ class ChannelHistory:
     def __post_init__(self) -> None:
         self._messages: dict[str, list[dict[str, Any]]] = {}
         self._refusals: dict[str, tuple[int, str]] = {}
+        self._gate: asyncio.Event | None = None
 
     def keep(self, message: dict[str, Any]) -> None:
         """Keep a message (as the gateway would dispatch it) in its channel's history."""
@@ -83,6 +85,11 @@ class ChannelHistory:
         `rest/<answer>.json` (403 missing_access, 404 unknown_channel)."""
         self._refusals[str(channel_id)] = (status, answer)
 
+    def hold(self) -> asyncio.Event:
+        """History requests wait until the returned event is set (a slow Discord)."""
+        self._gate = asyncio.Event()
+        return self._gate
+
     def _refused(self, channel_id: str) -> web.Response | None:
         refusal = self._refusals.get(channel_id)
         if refusal is None:
@@ -95,6 +102,8 @@ class ChannelHistory:
         after = request.query.get("after")
         limit = int(request.query.get("limit", DEFAULT_LIMIT))
         self.reads.append(Read(channel_id, after, limit))
+        if self._gate is not None:
+            await self._gate.wait()
         refused = self._refused(channel_id)
         if refused is not None:
             return refused

@@ -106,6 +106,18 @@ async def test_a_failed_resume_brings_another_pass_with_what_came_meanwhile(fake
     assert (fake.resumes, len(fake.identifies), plans.asked) == (0, 2, 2)
 
 
+async def test_live_messages_are_not_held_up_by_a_pass(fake: FakeDiscord):
+    seen = fake.sent_while_away(fake.dm("seen", at=at(0)))
+    missed = fake.sent_while_away(fake.dm("while away", at=at(1)))
+    slow = fake.history.hold()
+    async with discord_recorded(fake, Plans(cursor(seen))) as (_, events):
+        live = await fake.push(fake.mention("live, during the pass"))
+        assert (await events.next(Inbound)).message_id == live["id"]
+        slow.set()
+        caught = await events.next(Missed)
+    assert [m.message_id for m in caught.messages] == [missed["id"]]
+
+
 async def test_a_channel_that_refuses_is_logged_once_and_the_others_are_still_read(
     fake: FakeDiscord,
 ):

@@ -141,6 +141,17 @@ class Agent:
         live = self._live.get(session_id)
         return live is not None and live.drop_last_exchange((FORCE_ANSWER,))
 
+    async def reload(self, session_id: int) -> bool:
+        """Rebuild an open session's live copy from the store once a stored turn of it was
+        changed or removed outside a turn (a platform's edit or deletion), keeping its
+        frozen prompt so the provider's cache still hits; False if it has no live copy
+        (the next turn builds one from the store anyway)."""
+        live = self._live.get(session_id)
+        if live is None:
+            return False
+        await live.reload(self.services)
+        return True
+
     def forget(self, session_id: int) -> None:
         """Drop a session's in-memory state without a review (e.g. its person was forgotten)."""
         self._live.pop(session_id, None)

@@ -74,6 +74,19 @@ class LiveSession:
         self.turns_since_reflection = max(0, self.turns_since_reflection - 1)
         return True
 
+    async def reload(self, services: Services) -> None:
+        """Rebuild the conversation from the store's turns, keeping the frozen prompt and
+        tools: on open, and after a stored turn changed or went outside the turn loop (a
+        platform's edit or deletion), so the model's view never keeps the old text."""
+        stored = await services.store.messages(self.session.id)
+        speakers = {row.speaker for row in stored if row.role == "user"}
+        zones = {
+            speaker: await zone_of(services.store, services.settings, speaker)
+            for speaker in speakers
+        }
+        self.messages = rebuild(stored, _stored_user_renderer(self.session, zones))
+        self.user_turns = sum(1 for row in stored if row.role == "user")
+
     def tool_context(
         self, services: Services, speaker: str | None, origin: Origin | None = None
     ) -> ToolContext:
@@ -114,7 +127,6 @@ async def open_live(
         ToolSpec(tool.name, tool.description, tool.input_schema)
         for tool in registry.available(probe)
     )
-    stored = await services.store.messages(session.id)
     live = LiveSession(
         session,
         build_system_prompt(parts),
@@ -122,12 +134,7 @@ async def open_live(
         [],
         images_in_context=services.settings.media.images_in_context,
     )
-    speakers = {row.speaker for row in stored if row.role == "user"}
-    zones = {
-        speaker: await zone_of(services.store, services.settings, speaker) for speaker in speakers
-    }
-    live.messages = rebuild(stored, _stored_user_renderer(session, zones))
-    live.user_turns = sum(1 for row in stored if row.role == "user")
+    await live.reload(services)
     return live
 
 

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import replace
 
 import structlog
 
 from agent.history import for_request, tool_row
 from agent.live import LiveSession
 from agent.local_time import in_zone, zone_of
+from agent.media.items import Prepared
 from agent.media.stored import compose_stored
 from agent.memory_providers.base import TurnRecord
 from agent.memory_providers.scopes import scope_of
@@ -32,13 +34,17 @@ from agent.providers import (
 )
 from agent.tools.context import Services, ToolContext
 from agent.tools.registry import ToolRegistry
-from agent.turn import Turn, TurnOutcome
+from agent.turn import Said, Turn, TurnOutcome
 from memory.media import NewMedia, keep_media
 from memory.store import records
 from memory.store.errors import StoreError
 
 log = structlog.get_logger("kioku.agent")
 
+WHILE_AWAY = (
+    "(kioku: these messages were sent while kioku was offline, each shown with the time it "
+    "was sent. Answer them together, in one reply.)"
+)
 FORCE_ANSWER = (
     "(kioku: the tool-round limit for this message is reached. Answer the person now with "
     "what you have; do not call more tools.)"
@@ -71,21 +77,18 @@ class TurnRunner:
         (`start_recall`), started here when not given."""
         store = self.services.store
         recalling = recalling or self.start_recall(turn)
+        for before in (*turn.unanswered, *turn.earlier):
+            await self._store_said(live, turn.speaker, before)
         said = compose_stored(turn.text, turn.media)
-        message_id = await store.append(
-            live.session.id,
-            records.NewMessage(
-                role="user",
-                content=said,
-                speaker=turn.speaker,
-                ts=turn.context.when,
-                platform_message_id=turn.platform_message_id,
-            ),
+        message_id = await self._store_said(
+            live,
+            turn.speaker,
+            Said(turn.text, turn.context.when, turn.platform_message_id, turn.media),
         )
-        await self._keep(live, message_id, turn)
         if turn.on_stored is not None:
             await turn.on_stored()
-        attached = [block for item in turn.media for block in item.blocks]
+        media = [*(item for before in turn.earlier for item in before.media), *turn.media]
+        attached = [block for item in media for block in item.blocks]
         text = await self._user_text(live, turn, said)
         recalled = await recalling if recalling is not None else ""
         live.add_user_turn(f"{text}\n\n{recalled}" if recalled else text, attached)
@@ -145,12 +148,27 @@ class TurnRunner:
         record = TurnRecord(said, outcome.text, turn_ids, meta)
         await providers.record_turn(scope_of(live.session), record)
 
-    async def _keep(self, live: LiveSession, message_id: int, turn: Turn) -> None:
-        """Keep the turn's files beside its stored text (`media.keep`). A file that cannot
+    async def _store_said(self, live: LiveSession, speaker: str | None, said: Said) -> int:
+        """Store one message of the person's, at its own time, with its files; its turn id."""
+        message_id = await self.services.store.append(
+            live.session.id,
+            records.NewMessage(
+                role="user",
+                content=compose_stored(said.text, said.media),
+                speaker=speaker,
+                ts=said.when,
+                platform_message_id=said.platform_message_id,
+            ),
+        )
+        await self._keep(live, message_id, said.media)
+        return message_id
+
+    async def _keep(self, live: LiveSession, message_id: int, media: Sequence[Prepared]) -> None:
+        """Keep a message's files beside its stored text (`media.keep`). A file that cannot
         be kept is logged and the turn goes on: its text, stand-ins included, is stored."""
         files = [
             NewMedia(item.keep.kind, item.keep.name, item.keep.mime, item.keep.data)
-            for item in turn.media
+            for item in media
             if item.keep is not None
         ]
         if not files or not self.services.settings.media.keep:
@@ -171,6 +189,15 @@ class TurnRunner:
     async def _user_text(self, live: LiveSession, turn: Turn, said: str) -> str:
         zone = await zone_of(self.services.store, self.services.settings, turn.speaker)
         text = render_user_turn(said, in_zone(turn.context, zone))
+        if turn.earlier:
+            before = [
+                render_user_turn(
+                    compose_stored(item.text, item.media),
+                    in_zone(replace(turn.context, when=item.when, reply_to=None), zone),
+                )
+                for item in turn.earlier
+            ]
+            text = "\n\n".join((WHILE_AWAY, *before, text))
         settings = self.services.settings.agent
         if (
             live.is_group

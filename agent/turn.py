@@ -4,11 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from agent.media.items import Prepared
 from agent.prompt import TurnContext
 from agent.tools.context import Origin
 from memory.store.records import Session
+
+
+@dataclass(frozen=True)
+class Said:
+    """A message the person sent before the turn's own and never had answered (it was
+    missed while kioku was away): stored as its own turn, at its own time, and answered
+    together with the turn's message."""
+
+    text: str
+    when: datetime
+    platform_message_id: str | None = None
+    media: tuple[Prepared, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -21,7 +34,10 @@ class Turn:
     is the chat the message came from (where a reminder made in the turn goes).
     `text` is what the person wrote (a caption, a voice note's transcript); `media` are
     the files they sent, already read: their stand-ins are stored with the text, their
-    blocks go to the model, their files are kept.
+    blocks go to the model, their files are kept. `earlier` are the person's messages
+    before it that are answered with it, oldest first; `unanswered` are older ones still,
+    stored before them and not shown to the model (too old to answer:
+    `gateway.catch_up.max_age`). `on_stored` runs once all are stored.
     """
 
     session: Session
@@ -32,6 +48,8 @@ class Turn:
     on_stored: Callable[[], Awaitable[None]] | None = None
     origin: Origin | None = None
     media: tuple[Prepared, ...] = ()
+    earlier: tuple[Said, ...] = ()
+    unanswered: tuple[Said, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -167,6 +167,9 @@ class Daemon:
                 tasks.adopt(watchdog)
             for part in parts:
                 await stack.enter_async_context(part)
+            # Once the adapters serve, so the answers can go out: a platform's redelivery
+            # of a message held meanwhile is dropped by the ledger.
+            await gateway.resume()
             # Leaving, the signal handlers go first (again: a no-op at their own place), so
             # a second SIGTERM while the parts stop ends the process at once.
             stack.callback(_unhook_signals, asyncio.get_running_loop())
@@ -239,6 +242,7 @@ class Daemon:
             scheduler.changed,
             reload=lambda: self._reload(identities, gateway),
             claim_owner=gateway.claims.expect,
+            catch_up=gateway.cursors.plan,
         )
         self.supervisor = Supervisor(configured_adapters(self.settings, wiring))
         web_page = WebServer(self.settings, store, status)

@@ -14,13 +14,16 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from adapters.base import Inbound
+from adapters.base import Changed, Event, Inbound, Missed
 from agent.agent import Agent
 from config.settings import Settings
+from gateway.catch_up.cursors import Cursors
+from gateway.catch_up.edits import Edits
+from gateway.catch_up.missed import CatchUpReport, MissedMessages
 from gateway.commands.dispatch import Commands
 from gateway.commands.parsing import Command, parse
 from gateway.outbound import Dispatcher, Outlets
@@ -28,7 +31,9 @@ from gateway.owner_claims import CLAIMED, OwnerClaims
 from gateway.queues import ConversationQueues, LineState
 from gateway.sessions import OpenSession, Sessions, conversation_for
 from gateway.turns.deletions import ChatDeletions
-from gateway.turns.pipeline import Delivery, Turns
+from gateway.turns.pending import Delivery, Outcome, Pending
+from gateway.turns.pipeline import Turns
+from gateway.turns.waiting import to_waiting
 from memory.store import deliveries
 from memory.store.database import Store
 from memory.store.records import Conversation
@@ -40,10 +45,8 @@ if TYPE_CHECKING:
 log = structlog.get_logger("kioku.gateway")
 
 DRAINING = "kioku is restarting; please send that again in a minute."
+HELD = "kioku is restarting; it will answer this as soon as it is back."
 PRUNE_EVERY = 6 * 3600
-# What became of an incoming message: only "handled" ones are recorded as delivered at
-# once; "queued" ones when their turn is stored; "refused" ones never.
-Outcome = Literal["handled", "queued", "refused"]
 TOO_MANY = "Too many messages are waiting here; I will answer the earlier ones first."
 
 
@@ -61,12 +64,14 @@ class GatewayStats:
     in_flight: int
     queued: int
     conversations: list[ConversationStats] = field(default_factory=list)
+    catch_up: dict[str, CatchUpReport] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "open_sessions": self.open_sessions,
             "in_flight": self.in_flight,
             "queued": self.queued,
+            "catch_up": {name: report.to_json() for name, report in self.catch_up.items()},
             "conversations": [
                 {"key": c.key, "session_id": c.session_id, "queued": c.queued, "busy": c.busy}
                 for c in self.conversations
@@ -89,6 +94,7 @@ class Gateway:
         outlets: Outlets,
     ) -> None:
         self.store = store
+        self.agent = agent
         self.identities = identities
         self.settings = settings
         self.outbound = Dispatcher(outlets, lambda: self.settings.media.long_replies_as_file)
@@ -111,23 +117,38 @@ class Gateway:
         self._accepting = True
         self._tasks = Tasks()
         self._pruning = False
-        # Platform message ids taken in but not yet stored, and the conversation they wait in.
-        self._pending: dict[Delivery, str] = {}
+        self.pending = Pending()
+        self.cursors = Cursors(store, lambda: self.settings.gateway.catch_up)
+        self.missed = MissedMessages(self, lambda: self.settings)
+        self.edits = Edits(self)
 
     # -- the adapters' entry point ---------------------------------------------------------
 
-    async def handle(self, inbound: Inbound) -> None:
-        """Admit, route and queue one message (or answer its command); never raises for
-        a bad message, so one person's message cannot stop an adapter.
+    async def handle(self, event: Event) -> None:
+        """Every adapter's `deliver`: a message, what a catch-up pass found, or an edit or
+        deletion. It returns once what it was given is stored (or dropped), so the
+        adapter may confirm it to its platform; never raises for a bad message, so one
+        person's message cannot stop an adapter."""
+        if isinstance(event, Missed):
+            self._start()
+            await self.missed.take(event)
+        elif isinstance(event, Changed):
+            await self.edits.take(event)
+        else:
+            await self._inbound(event)
+            await self.cursors.seen(event)
 
-        A message that becomes a turn counts as delivered once the agent has stored it
-        (`Turn.on_stored`): a crash before that lets the platform's redelivery through
-        instead of losing the message. Until then its id is held in `_pending`.
+    async def _inbound(self, inbound: Inbound) -> None:
+        """Admit, route and queue one message (or answer its command).
+
+        A message that becomes a turn is held in the delivery ledger (with its text)
+        before this returns, and counts as delivered once the agent has stored it
+        (`Turn.on_stored`): a crash in between answers it at the next start (`resume`).
         """
         if not inbound.is_direct and not inbound.addressed:
             return  # group chatter not meant for kioku: nothing to look up, nothing stored
         if not self._accepting:
-            await self.outbound.reply(inbound.address, DRAINING)
+            await self._hold_for_restart(inbound)
             return
         # Before admission: the claimant is a stranger until `kioku setup` names them owner.
         if self.claims.take(inbound.platform, inbound.sender, inbound.text, inbound.is_direct):
@@ -135,25 +156,41 @@ class Gateway:
             await self.outbound.reply(inbound.address, CLAIMED)
             return
         delivery = _delivery(inbound)
-        if delivery is not None:
-            if delivery in self._pending:
-                log.info("duplicate_dropped", platform=inbound.platform, chat=inbound.chat)
-                return
-            self._pending[delivery] = ""
+        if delivery is not None and not self.pending.claim(delivery):
+            log.info("duplicate_dropped", platform=inbound.platform, chat=inbound.chat)
+            return
         outcome: Outcome | None = None
         try:
             if delivery is not None and await deliveries.known(self.store, *delivery):
                 log.info("duplicate_dropped", platform=inbound.platform, chat=inbound.chat)
                 return
             self._start()
-            outcome = await self._route(inbound, delivery)
+            outcome = await self.route(inbound, delivery)
             if outcome == "handled" and delivery is not None:
                 await deliveries.record(self.store, *delivery)
         finally:
             if delivery is not None and outcome != "queued":
-                self._pending.pop(delivery, None)
+                self.pending.release(delivery)
 
-    async def _route(self, inbound: Inbound, delivery: Delivery | None) -> Outcome:
+    async def _hold_for_restart(self, inbound: Inbound) -> None:
+        """While stopping: a message with an id is held in the ledger and answered at the
+        next start; one without (the CLI socket's) must be sent again."""
+        delivery = _delivery(inbound)
+        if delivery is None:
+            await self.outbound.reply(inbound.address, DRAINING)
+            return
+        if delivery in self.pending or await deliveries.known(self.store, *delivery):
+            return
+        await deliveries.hold(self.store, *delivery, to_waiting(inbound))
+        await self.outbound.reply(inbound.address, HELD)
+
+    async def resume(self) -> int:
+        """Answer what was taken in before kioku last stopped and never stored (the
+        daemon calls it before the adapters start); how many messages that is."""
+        return await self.missed.resume()
+
+    async def route(self, inbound: Inbound, delivery: Delivery | None) -> Outcome:
+        """Where a message goes: a refusal, a command's answer, or a turn in its line."""
         admission = await self.identities.admit(inbound)
         if not admission.admitted:
             if admission.reply:
@@ -171,16 +208,19 @@ class Gateway:
             await self._command(inbound, person, conversation.key, command)
             return "handled"
         arrived = time.monotonic()
+        if delivery is not None:
+            await deliveries.hold(self.store, *delivery, to_waiting(inbound))
+            self.pending.queued(delivery, conversation.key, inbound)
         queued = self.queues.submit(
             conversation.key,
             partial(self._turn, inbound, person, conversation, delivery, arrived),
             name=f"turn-{inbound.message_id or ''}",
         )
         if not queued:
+            if delivery is not None:
+                await deliveries.let_go(self.store, *delivery)
             await self.outbound.reply(inbound.address, TOO_MANY)
             return "refused"
-        if delivery is not None:
-            self._pending[delivery] = conversation.key
         return "queued"
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -219,6 +259,7 @@ class Gateway:
             in_flight=self.queues.in_flight,
             queued=sum(state.queued for state in lines.values()),
             conversations=conversations,
+            catch_up=dict(self.missed.reports),
         )
 
     async def drain(self, grace: float) -> bool:
@@ -250,10 +291,16 @@ class Gateway:
         return self.queues.submit(key, job, name="new-session")
 
     def stop(self, key: str) -> tuple[bool, int]:
-        """Cancel the turn in flight and drop the waiting ones: a redelivery may come in again."""
-        for delivery in [d for d, line in self._pending.items() if line == key]:
-            del self._pending[delivery]
+        """Cancel the turn in flight and drop the waiting ones: a redelivery may come in
+        again, and they are not answered at the next start either."""
+        dropped = self.pending.release_line(key)
+        if dropped:
+            self._tasks.spawn(self._let_go(dropped), f"let-go-{key}")
         return self.queues.stop(key)
+
+    async def _let_go(self, dropped: list[Delivery]) -> None:
+        for delivery in dropped:
+            await deliveries.let_go(self.store, *delivery)
 
     def later(self, key: str, inbound: Inbound, work: Callable[[], Awaitable[str]]) -> bool:
         """Run a command's `work` in the conversation's line (after the turns before it,
@@ -319,12 +366,19 @@ class Gateway:
         delivery: Delivery | None,
         arrived: float,
     ) -> None:
-        """The message's turn; its id stops being held once the turn is over."""
+        """The message's turn, as the message reads when it begins (an edit before it
+        counts; a deletion before it means no turn); its id stops being held once it is over."""
         try:
+            if delivery is not None:
+                current = self.pending.begin(delivery)
+                if current is None:
+                    await deliveries.record(self.store, *delivery)
+                    return
+                inbound = current
             await self.turns.message(inbound, person, conversation, delivery, arrived)
         finally:
             if delivery is not None:
-                self._pending.pop(delivery, None)
+                self.pending.release(delivery)
 
     def _expire(self, key: str, reason: str, session_id: int) -> None:
         async def job() -> None:

@@ -96,6 +96,16 @@ def _show_adapters(console: Console, status: dict[str, Any]) -> None:
             escape(str(info.get("last_error") or "")),
         )
     console.print(adapters)
+    for name, report in sorted(status.get("catch_up", {}).items()):
+        console.print(f"{escape(name)} {_caught_up(report)}")
+
+
+def _caught_up(report: dict[str, Any]) -> str:
+    """`caught up at 12:04: 3 found, 2 answered`: the platform's last catch-up pass."""
+    found, answered = int(report.get("messages", 0)), int(report.get("answered", 0))
+    text = f"caught up at {_when(report.get('at'))}: {found} found, {answered} answered"
+    unanswered = int(report.get("unanswered", 0))
+    return f"{text}, {unanswered} too old to answer" if unanswered else text
 
 
 def _show_turns(console: Console, status: dict[str, Any]) -> None:

@@ -21,6 +21,13 @@ Shape = str | tuple[str, Any] | dict[str, Any]
 fields the commands read (a field left out is printed as its default)."""
 
 ADAPTER = {"state": "text!", "since": "text?", "last_error": "text?"}
+CATCH_UP = {
+    "at": "text!",
+    "messages": "count",
+    "answered": "count",
+    "unanswered": "count",
+    "already_had": "count",
+}
 CONVERSATION = {"key": "text!", "session_id": "count?", "queued": "count", "busy": "flag"}
 SERVER = {
     "state": "text!",
@@ -56,6 +63,7 @@ STATUS = {
     "in_flight": "count",
     "queued": "count",
     "conversations": ("list", CONVERSATION),
+    "catch_up": ("map", CATCH_UP),
     "database_bytes": "count",
     "mcp": ("map", SERVER),
     "schedule": SCHEDULE,

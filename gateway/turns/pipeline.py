@@ -10,7 +10,7 @@ agent path (`_respond`); only its answer is handed back to the scheduler instead
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 
 import structlog
@@ -20,17 +20,18 @@ from agent.agent import Agent
 from agent.prompt import TurnContext
 from agent.providers import OnText
 from agent.tools.context import Origin
-from agent.turn import Turn, TurnOutcome
+from agent.turn import Said, Turn, TurnOutcome
 from config.settings import Settings
 from gateway.outbound import Dispatcher
 from gateway.queues import ConversationQueues
 from gateway.sessions import Sessions, conversation_for
 from gateway.turns.deletions import ChatDeletions
 from gateway.turns.intake import Intake, take_in
+from gateway.turns.pending import Delivery
 from memory.store import deliveries
 from memory.store.database import Store
 from memory.store.errors import StoreFull
-from memory.store.records import Conversation, Session
+from memory.store.records import Conversation, NewMessage, Session
 
 log = structlog.get_logger("kioku.gateway")
 
@@ -40,8 +41,8 @@ STORE_FULL = (
     "could not save your message. Please send it again once there is space (kioku's "
     "log says where)."
 )
-# (platform, chat, platform message id)
-Delivery = tuple[str, str, str]
+Taken = tuple[Inbound, Delivery | None]
+"""A message taken in, with its place in the delivery ledger (None: a platform without ids)."""
 
 LONGEST_WAIT = 3600.0
 """How long a scheduled prompt's turn may wait in its line and run before it counts as failed."""
@@ -131,7 +132,7 @@ class Turns:
                 if delivery is not None:
                     await deliveries.record(self.store, *delivery)
                 return
-            await self._answer(inbound, person, conversation, delivery)
+            await self._answer([(inbound, delivery)], person, conversation)
         except StoreFull as exc:
             log.error("store_full", conversation=conversation.key, error=str(exc))
             await self.outbound.reply(inbound.address, STORE_FULL)
@@ -139,38 +140,93 @@ class Turns:
             log.exception("turn_failed", conversation=conversation.key)
             await self.outbound.reply(inbound.address, TURN_FAILED)
 
-    async def _answer(
+    async def missed(
         self,
-        inbound: Inbound,
+        messages: Sequence[Taken],
         person: str | None,
         conversation: Conversation,
-        delivery: Delivery | None,
+        unanswered: Sequence[Taken] = (),
     ) -> None:
+        """One person's messages missed in one conversation, oldest first: answered once,
+        as one turn, each stored as its own message at its own time; `unanswered` (older,
+        past `gateway.catch_up.max_age`) are stored before them, not shown to the model."""
+        address = messages[-1][0].address
+        try:
+            await self._answer(messages, person, conversation, unanswered)
+        except StoreFull as exc:
+            log.error("store_full", conversation=conversation.key, error=str(exc))
+            await self.outbound.reply(address, STORE_FULL)
+        except Exception:
+            log.exception("turn_failed", conversation=conversation.key)
+            await self.outbound.reply(address, TURN_FAILED)
+
+    async def keep_unanswered(
+        self, messages: Sequence[Taken], person: str | None, conversation: Conversation
+    ) -> None:
+        """Store missed messages too old to answer (`gateway.catch_up.max_age`): history
+        and search have them, the model is not asked about them."""
+        session = await self.sessions.open(conversation)
+        for inbound, delivery in messages:
+            await self.store.append(
+                session.id,
+                NewMessage(
+                    role="user",
+                    content=_unanswered_text(inbound),
+                    speaker=person,
+                    ts=inbound.received_at,
+                    platform_message_id=inbound.message_id,
+                ),
+            )
+            if delivery is not None:
+                await deliveries.record(self.store, *delivery)
+
+    async def _answer(
+        self,
+        messages: Sequence[Taken],
+        person: str | None,
+        conversation: Conversation,
+        unanswered: Sequence[Taken] = (),
+    ) -> None:
+        """The last of `messages` is the turn's own; those before it are answered with it."""
+        inbound = messages[-1][0]
         address = inbound.address
         await self.outbound.working(address)
-        intake = await self._take_in(inbound)
-        if not intake.has_content and delivery is not None:
-            await deliveries.record(self.store, *delivery)
-        await self._tell(address, intake, more=intake.has_content)
-        if not intake.has_content:
+        said: list[Said] = []
+        for index, (message, delivery) in enumerate(messages):
+            intake = await self._take_in(message)
+            more = intake.has_content or index < len(messages) - 1
+            await self._tell(address, intake, more=more)
+            if intake.has_content:
+                said.append(
+                    Said(intake.text, message.received_at, message.message_id, intake.media)
+                )
+            elif delivery is not None:
+                await deliveries.record(self.store, *delivery)
+        if not said:
+            if unanswered:
+                await self.keep_unanswered(unanswered, person, conversation)
             return
+        taken = [d for _, d in (*unanswered, *messages) if d is not None]
         make = partial(
             Turn,
             speaker=person,
-            text=intake.text,
-            media=intake.media,
+            text=said[-1].text,
+            media=said[-1].media,
+            earlier=tuple(said[:-1]),
+            unanswered=tuple(
+                Said(_unanswered_text(message), message.received_at, message.message_id)
+                for message, _ in unanswered
+            ),
             context=TurnContext(
-                when=inbound.received_at.astimezone(),
+                when=said[-1].when.astimezone(),
                 platform=inbound.platform,
                 speaker_name=inbound.sender_name,
                 is_group=not inbound.is_direct,
                 reply_to=inbound.reply_to_text,
             ),
-            platform_message_id=inbound.message_id,
+            platform_message_id=said[-1].platform_message_id,
             origin=Origin(inbound.platform, inbound.chat, inbound.thread, inbound.sender),
-            on_stored=None
-            if delivery is None
-            else partial(deliveries.record, self.store, *delivery),
+            on_stored=partial(_record_all, self.store, taken) if taken else None,
         )
         session, outcome = await self._respond(conversation, make, self.outbound.streamer(address))
         listing = self.deletions.show(conversation.key)
@@ -211,6 +267,17 @@ class Turns:
             )
         if intake.echo:
             await self.outbound.reply(address, intake.echo, more=more)
+
+
+async def _record_all(store: Store, taken: Sequence[Delivery]) -> None:
+    for delivery in taken:
+        await deliveries.record(store, *delivery)
+
+
+def _unanswered_text(inbound: Inbound) -> str:
+    """A missed message's text as stored unread, its files named (they were not fetched)."""
+    files = [f"[{item.kind}: {item.name}, not read]" for item in inbound.attachments]
+    return "\n".join(part for part in (inbound.text.strip(), *files) if part)
 
 
 def _settle(

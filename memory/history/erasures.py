@@ -1,9 +1,11 @@
 """What left history, for copies of it kept outside state.db (memory providers).
 
 A trigger on `turns` logs every deleted turn with its scope name (`person:<id>`,
-`group:<platform>:<chat>`), and forgetting a person logs their whole scope (a row
-without a turn). Whoever mirrors history reads the log in order with `pending` and
-removes what it has passed on with `taken`; the rows hold ids, never text.
+`group:<platform>:<chat>`), forgetting a person logs their whole scope (a row
+without a turn), and a turn whose text a platform edit changed is logged as if deleted,
+so its old copies go (`memory.history.platform_edits`). Whoever mirrors history reads
+the log in order with `pending` and removes what it has passed on with `taken`; the
+rows hold ids, never text.
 """
 
 from __future__ import annotations
@@ -59,3 +61,14 @@ async def forget_erasures(store: Store) -> None:
         db.execute("DELETE FROM erasures")
 
     await store.write(op)
+
+
+def turn_changed(db: sqlite3.Connection, turn_id: int) -> None:
+    """Log that a turn's text changed (a platform edit): the copies made of it are stale and
+    go as a deleted turn's do. Run inside the transaction that changes it."""
+    db.execute(
+        "INSERT INTO erasures(scope, turn_id, at) SELECT sc.name, t.id, ? FROM turns AS t "
+        "JOIN sessions AS s ON s.id = t.session_id JOIN scopes AS sc ON sc.id = s.scope_id "
+        "WHERE t.id = ?",
+        (time.time(), turn_id),
+    )

@@ -1,5 +1,5 @@
-"""Migrations v7 to v11 of state.db (`memory.store.migrations` runs them in order): the
-index that needs no function of kioku's, retention, schedules, media, erasures."""
+"""Migrations v7 to v12 of state.db (`memory.store.migrations` runs them in order): the
+index that needs no function of kioku's, retention, schedules, media, erasures, catch-up."""
 
 from __future__ import annotations
 
@@ -218,5 +218,32 @@ async def v11_erasures(db: aiosqlite.Connection) -> None:
             SELECT sc.name, old.id, (julianday('now') - 2440587.5) * 86400.0 FROM sessions AS s
             JOIN scopes AS sc ON sc.id = s.scope_id WHERE s.id = old.session_id;
         END;
+        """,
+    )
+
+
+async def v12_catch_up(db: aiosqlite.Connection) -> None:
+    """What kioku took in but has not stored yet, and where each chat was last read.
+
+    A delivery row with `waiting` (the message, as JSON) is a message kioku confirmed to
+    its platform before its turn was stored: answered at the next start if kioku stops
+    first. `cursors` hold the newest message seen in each chat (and thread) kioku talks
+    in, where a catch-up pass starts reading after a restart or a reconnect.
+    """
+    await run_script(
+        db,
+        """
+        ALTER TABLE deliveries ADD COLUMN waiting TEXT;
+        CREATE INDEX deliveries_waiting ON deliveries(seen_at) WHERE waiting IS NOT NULL;
+        CREATE TABLE cursors (
+            platform TEXT NOT NULL,
+            chat TEXT NOT NULL,
+            thread TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            is_direct INTEGER NOT NULL,
+            seen_at REAL NOT NULL,
+            addressed_at REAL,
+            PRIMARY KEY (platform, chat, thread)
+        ) WITHOUT ROWID;
         """,
     )

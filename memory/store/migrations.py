@@ -33,6 +33,7 @@ from memory.store.migration_steps_late import (
     v9_schedule,
     v10_media,
     v11_erasures,
+    v12_catch_up,
 )
 from memory.store.scalar import scalar
 from memory.store.segment import segment
@@ -50,6 +51,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     v9_schedule,
     v10_media,
     v11_erasures,
+    v12_catch_up,
 )
 SCHEMA_VERSION = schema.SCHEMA_VERSION
 

@@ -10,6 +10,7 @@ import pytest
 import structlog
 import structlog.testing
 
+from memory.store import deliveries
 from memory.store.database import Store
 from tests.helpers.gateway_rig import GatewayRig, gateway_rig
 
@@ -86,7 +87,7 @@ async def test_a_redelivery_while_the_first_waits_in_line_is_dropped(rig: Gatewa
     assert await rig.ask(rig.dm(AIKO, "third", "m3")) == "echo: third"
 
 
-async def test_a_message_still_waiting_at_shutdown_is_answered_when_redelivered(
+async def test_a_message_still_waiting_at_shutdown_is_answered_at_the_next_start(
     home: Path,
 ) -> None:
     async with gateway_rig(home) as rig:
@@ -97,7 +98,9 @@ async def test_a_message_still_waiting_at_shutdown_is_answered_when_redelivered(
         await rig.gateway.handle(rig.dm(AIKO, "waiting", "m2"))
         await asyncio.wait_for(rig.api.arrived["first"].wait(), 30)
     async with gateway_rig(home) as rig:
-        assert await rig.ask(rig.dm(AIKO, "waiting", "m2")) == "echo: waiting"
+        assert await rig.gateway.resume() == 1
+        assert await rig.telegram.next_text() == "echo: waiting"
+        await rig.gateway.handle(rig.dm(AIKO, "waiting", "m2"))
         await rig.gateway.handle(rig.dm(AIKO, "first", "m1"))
         assert await rig.ask(rig.dm(AIKO, "next", "m3")) == "echo: next"
         assert len(rig.telegram.replies) == 2
@@ -191,10 +194,11 @@ async def test_drain_lets_a_turn_in_flight_finish(rig: GatewayRig) -> None:
     drained = asyncio.create_task(rig.gateway.drain(30))
     await asyncio.sleep(0)  # drain begins: from here on nothing new is accepted
     await rig.gateway.handle(rig.dm(BEN, "too late", "m2"))
-    assert "restarting" in await rig.telegram.next_text()
+    assert "will answer this as soon as it is back" in await rig.telegram.next_text()
     gate.set()
     assert await drained
     assert await rig.telegram.next_text() == "echo: finish me"
+    assert [row.message_id for row in await deliveries.waiting_rows(rig.store)] == ["m2"]
 
 
 async def test_a_failed_send_is_logged_and_the_turn_kept(rig: GatewayRig) -> None:

@@ -12,8 +12,6 @@ from adapters.base import Inbound
 from config.load import load_settings
 from gateway.sessions import conversation_for, last_reset, next_reset
 from memory.history.forget import forget_person
-from memory.store import deliveries
-from memory.store.database import Store
 from tests.helpers.gateway_rig import gateway_rig
 
 TOKYO = timezone(timedelta(hours=9))
@@ -34,23 +32,6 @@ def test_session_keys_by_scope() -> None:
     assert conversation_for(dm, "aiko", "person").key == "dm:aiko"
     assert conversation_for(group, "aiko", "person").key == "group:discord:g:t"
     assert conversation_for(group, None, "chat").kind == "group"
-
-
-async def test_a_delivery_is_seen_once_per_chat(home: Path) -> None:
-    async with await Store.open(home / "state.db") as store:
-        assert not await deliveries.seen(store, "telegram", "1", "m1")
-        assert await deliveries.seen(store, "telegram", "1", "m1")
-        assert not await deliveries.seen(store, "telegram", "2", "m1")
-        assert not await deliveries.seen(store, "discord", "1", "m1")
-
-
-async def test_old_deliveries_are_pruned(home: Path) -> None:
-    async with await Store.open(home / "state.db") as store:
-        await deliveries.seen(store, "telegram", "1", "old", now=1000.0)
-        await deliveries.seen(store, "telegram", "1", "new", now=1000.0 + deliveries.KEEP_SECONDS)
-        assert await deliveries.prune(store, now=1001.0 + deliveries.KEEP_SECONDS) == 1
-        assert not await deliveries.seen(store, "telegram", "1", "old")
-        assert await deliveries.seen(store, "telegram", "1", "new")
 
 
 async def test_too_many_waiting_messages_get_a_short_reply(

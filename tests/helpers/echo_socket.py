@@ -86,6 +86,15 @@ class EchoGateway:
             "in_flight": 0,
             "queued": 2,
             "conversations": [{"key": "cli:default", "session_id": 7, "queued": 2, "busy": True}],
+            "catch_up": {
+                "telegram": {
+                    "at": "2026-01-01T00:01:00+00:00",
+                    "messages": 4,
+                    "answered": 3,
+                    "unanswered": 1,
+                    "already_had": 0,
+                }
+            },
             "database_bytes": 123456,
             "media": {"files": 3, "bytes": 2_500_000},
         }

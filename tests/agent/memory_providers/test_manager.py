@@ -14,6 +14,7 @@ from agent.tools.context import Services, ToolContext
 from config.settings import Settings
 from memory.access.identities import ensure_person
 from memory.history.erase import erase, survey
+from memory.history.platform_edits import amend_said
 from memory.history.selection import Asker, Selection
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
@@ -172,6 +173,25 @@ async def test_deleted_history_reaches_the_provider_and_waiting_copies_of_it_go(
     hooks = [(c["hook"], c.get("ids")) for c in calls(home, "scripted") if c["hook"] != "start"]
     assert ("delete", [first]) in hooks
     assert hooks.count(("record_turn", [first])) == 1  # only the try before the deletion
+
+
+async def test_a_platform_edit_deletes_the_providers_copy_of_the_old_text(
+    start_providers: Start, store: Store, home: Path
+) -> None:
+    await ensure_person(store, "alice")
+    session = await store.open_session(Conversation("telegram", "7", "dm", "alice"))
+    said = NewMessage(role="user", content="x", speaker="alice", platform_message_id="41")
+    first = await store.append(session.id, said)
+    providers = await start_providers(scripted={**ON, "behaviour": "hang", "timeout": 0.2})
+    await providers.record_turn(ALICE, TurnRecord("x", "y", (first,)))
+    await amend_said(store, "telegram", "7", "41", "z")
+    await providers.aclose()
+    second = await start_providers(scripted=ON)
+    assert second.mirror is not None
+    await second.mirror.idle()
+    hooks = [(c["hook"], c.get("ids")) for c in calls(home, "scripted") if c["hook"] != "start"]
+    assert ("delete", [first]) in hooks
+    assert hooks.count(("record_turn", [first])) == 1  # only the try before the edit
 
 
 async def test_forgetting_a_person_calls_forget_with_their_scope(

@@ -74,6 +74,7 @@ def test_status_shows_adapters_sessions_queues_and_database(echo: Path, kioku: R
     out = result.stdout
     assert "kioku is running" in out
     assert "telegram" in out and "backoff" in out and "InvalidToken: rejected" in out
+    assert "telegram caught up at 2026-01-01 00:01:00: 4 found, 3 answered, 1 too old" in out
     assert "1 open" in out and "2 queued" in out
     assert "cli:default" in out
     assert "kept media: 3 files, 2.4 MB" in out

@@ -17,6 +17,15 @@ FULL = {
     "in_flight": MAX_COUNT,
     "queued": 0,
     "conversations": [{"key": "cli:default", "session_id": None, "queued": 2, "busy": False}],
+    "catch_up": {
+        "discord": {
+            "at": "2025-06-01T10:00:05+00:00",
+            "messages": 3,
+            "answered": 3,
+            "unanswered": 0,
+            "already_had": 0,
+        }
+    },
     "database_bytes": 4096,
     "media": {"files": 2, "bytes": 70_000},
     "mcp": {"notes": {"state": "ok", "transport": "stdio", "allow": ["owner"], "tools": []}},
@@ -44,6 +53,8 @@ def test_a_full_status_and_a_bare_one_can_be_shown() -> None:
         ({"conversations": [{"key": "k", "queued": None}]}, "conversations.0.queued: should"),
         ({"mcp": {"n": {"state": "ok", "transport": "t", "tools": [{}]}}}, "mcp.n.tools.0.tool"),
         ({"mcp": {"n": {"state": "ok", "transport": "t", "allow": "owner"}}}, "mcp.n.allow:"),
+        ({"catch_up": {"slack": {"messages": 1}}}, "catch_up.slack.at: missing"),
+        ({"catch_up": {"slack": {"at": "t", "answered": -1}}}, "catch_up.slack.answered: should"),
     ],
 )
 def test_a_field_of_the_wrong_type_is_named(change: dict[str, Any], says: str) -> None:

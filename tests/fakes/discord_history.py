@@ -56,6 +56,8 @@ class ChannelHistory:
         self._messages: dict[str, list[dict[str, Any]]] = {}
         self._refusals: dict[str, tuple[int, str]] = {}
         self._gate: asyncio.Event | None = None
+        self.reading = asyncio.Event()
+        """Set once a history request has come in."""
 
     def keep(self, message: dict[str, Any]) -> None:
         """Keep a message (as the gateway would dispatch it) in its channel's history."""
@@ -102,6 +104,7 @@ class ChannelHistory:
         after = request.query.get("after")
         limit = int(request.query.get("limit", DEFAULT_LIMIT))
         self.reads.append(Read(channel_id, after, limit))
+        self.reading.set()
         if self._gate is not None:
             await self._gate.wait()
         refused = self._refused(channel_id)

@@ -11,9 +11,9 @@ MESSAGE_UPDATE that carries `content` (an edit). Any other event discord.py fail
 is logged at debug (`discord_event_unparsed`): Discord sends shapes older or newer than
 discord.py's parsers (recorded: a link preview's partial MESSAGE_UPDATE without `type` or
 `content`, TYPING_START and reactions whose member has no `flags`), and none of them is
-kioku's business. discord.py records the frame's sequence number before it parses, so a resume after
-a dropped frame does not replay it. A TEXT frame that is not UTF-8 never gets here: aiohttp
-closes the socket (1007) and discord.py resumes the session.
+kioku's business. discord.py records the frame's sequence number before it parses, so a
+resume after a dropped frame does not replay it. A TEXT frame that is not UTF-8 never gets
+here: aiohttp closes the socket (1007) and discord.py resumes the session.
 """
 
 from __future__ import annotations

@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import json
+
+from structlog.testing import capture_logs
+
 from adapters.base import Changed, Inbound
 from tests.fakes.discord import (
     ALICE_DM_ID,
@@ -72,3 +76,17 @@ async def test_a_bulk_deletion_is_one_change_per_message_in_its_thread(fake: Fak
     assert changes == [
         Changed("discord", str(CHANNEL_ID), message["id"], None, str(THREAD_ID)) for message in said
     ]
+
+
+async def test_an_edit_discord_py_cannot_parse_is_a_warning_and_the_connection_goes_on(
+    fake: FakeDiscord,
+):
+    frame = json.loads((RECORDED / "message_update_edit_reply.json").read_text())
+    del frame["d"]["type"]  # discord.py indexes it: the edit cannot be read
+    async with discord_recorded(fake) as (_, events):
+        with capture_logs() as logs:
+            await fake.inject(json.dumps(frame))
+            probe = await fake.push(fake.dm("and then this"))
+            assert (await events.next(Inbound)).message_id == probe["id"]
+    kioku = [(e["log_level"], e["event"], e.get("dispatch")) for e in logs]
+    assert kioku == [("warning", "discord_frame_malformed", "MESSAGE_UPDATE")]

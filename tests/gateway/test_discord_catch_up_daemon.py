@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.fakes.discord import ALICE_DM_ID, ALICE_ID, FakeDiscord
+from tests.fakes.discord import ALICE_DM_ID, ALICE_ID, THREAD_ID, FakeDiscord
 from tests.helpers.daemon import WAIT, Daemon, run_daemon
 from tests.helpers.door_daemon import DoorLog
 from tests.helpers.gateway_rig import GatedAnthropic
@@ -266,3 +266,25 @@ def database_bytes(home: Path) -> bytes:
     """The database file and its write-ahead log, as they lie on disk."""
     files = [home / "state.db", home / "state.db-wal"]
     return b"".join(path.read_bytes() for path in files if path.exists())
+
+
+async def test_a_mention_in_a_thread_while_stopped_is_answered_in_the_thread(
+    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+) -> None:
+    async with FakeDiscord(heartbeat_interval_ms=1000) as fake:
+        kioku = Kioku(daemons, home, api, tmp_path, fake)
+        first = await kioku.start()
+        asked = await fake.push(fake.mention("hello", channel_id=THREAD_ID, at=ago(60)))
+        assert (await fake.next_post(WAIT)).reply_to == asked["id"]
+        await kioku.stop(first)
+        fake.sent_while_away(
+            fake.message("chatter kioku is not asked about", channel_id=THREAD_ID, at=ago(20))
+        )
+        missed = fake.sent_while_away(
+            fake.mention("are you back?", channel_id=THREAD_ID, at=ago(10))
+        )
+        await kioku.start()
+        answer = await fake.next_post(WAIT)
+        assert (answer.channel_id, answer.reply_to) == (str(THREAD_ID), missed["id"])
+        assert "are you back?" in answer.content and "chatter" not in answer.content
+        await kioku.nothing_more()

@@ -77,23 +77,9 @@ class TurnRunner:
         (`start_recall`), started here when not given."""
         store = self.services.store
         recalling = recalling or self.start_recall(turn)
-        for before in (*turn.unanswered, *turn.earlier):
-            await self._store_said(live, turn.speaker, before)
-        said = compose_stored(turn.text, turn.media)
-        message_id = await self._store_said(
-            live,
-            turn.speaker,
-            Said(turn.text, turn.context.when, turn.platform_message_id, turn.media),
-        )
-        if turn.on_stored is not None:
-            await turn.on_stored()
-        media = [*(item for before in turn.earlier for item in before.media), *turn.media]
-        attached = [block for item in media for block in item.blocks]
-        text = await self._user_text(live, turn, said)
-        recalled = await recalling if recalling is not None else ""
-        live.add_user_turn(f"{text}\n\n{recalled}" if recalled else text, attached)
-        live.user_turns += 1
-        live.turns_since_reflection += 1
+        said, message_id = "", None
+        if not turn.stored:
+            said, message_id = await self._take(live, turn, recalling)
         ctx = live.tool_context(self.services, turn.speaker, turn.origin)
         streamed: list[str] = []
 
@@ -117,8 +103,33 @@ class TurnRunner:
             live.add(ChatMessage("assistant", (Text(note),)))
             log.info("turn_interrupted", session=live.session.id)
             raise
-        await self._mirror(live, turn, said, outcome, (message_id, *replies))
+        if message_id is not None:
+            await self._mirror(live, turn, said, outcome, (message_id, *replies))
         return outcome
+
+    async def _take(
+        self, live: LiveSession, turn: Turn, recalling: asyncio.Task[str] | None
+    ) -> tuple[str, int]:
+        """Store the person's messages (the older ones first, each at its own time) and
+        add the turn to the live conversation; the stored text and its turn id."""
+        for before in (*turn.unanswered, *turn.earlier):
+            await self._store_said(live, turn.speaker, before)
+        said = compose_stored(turn.text, turn.media)
+        message_id = await self._store_said(
+            live,
+            turn.speaker,
+            Said(turn.text, turn.context.when, turn.platform_message_id, turn.media),
+        )
+        if turn.on_stored is not None:
+            await turn.on_stored()
+        media = [*(item for before in turn.earlier for item in before.media), *turn.media]
+        attached = [block for item in media for block in item.blocks]
+        text = await self._user_text(live, turn, said)
+        recalled = await recalling if recalling is not None else ""
+        live.add_user_turn(f"{text}\n\n{recalled}" if recalled else text, attached)
+        live.user_turns += 1
+        live.turns_since_reflection += 1
+        return said, message_id
 
     def start_recall(self, turn: Turn) -> asyncio.Task[str] | None:
         """Ask the memory providers for this message's recall now, so that their time

@@ -37,7 +37,10 @@ class Turn:
     blocks go to the model, their files are kept. `earlier` are the person's messages
     before it that are answered with it, oldest first; `unanswered` are older ones still,
     stored before them and not shown to the model (too old to answer:
-    `gateway.catch_up.max_age`). `on_stored` runs once all are stored.
+    `gateway.catch_up.max_age`). `on_stored` runs once all are stored. `stored`: the
+    person's messages are stored already and their answer was cut off (kioku stopped
+    during it): nothing is stored, and the model answers the session's history as it
+    stands.
     """
 
     session: Session
@@ -50,6 +53,7 @@ class Turn:
     media: tuple[Prepared, ...] = ()
     earlier: tuple[Said, ...] = ()
     unanswered: tuple[Said, ...] = ()
+    stored: bool = False
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ the ledger holds for it); a deletion means there is no turn. Once the turn has b
 the change waits in the conversation's line and is made to the stored turn after it.
 A stored turn is edited in place (history and search show the new text, the old is
 not kept) and never answered again; a deleted one is erased as `/undo` erases. The
-session's live copy is dropped, so the model is next shown history as it now is.
+session's live copy is rebuilt from the store, its prompt kept, in the conversation's
+line: the model is next shown history as it now is.
 """
 
 from __future__ import annotations
@@ -77,7 +78,14 @@ class Edits:
         if said is None:
             log.debug("message_changed_not_stored", platform=change.platform)
             return
-        front.agent.forget(said.session_id)
+        if said.is_open:
+            # In the conversation's line, never under a turn of the session being answered.
+            session_id = said.session_id
+
+            async def reload() -> None:
+                await front.agent.reload(session_id)
+
+            front.queues.submit(said.conversation, reload, name="reload-session", force=True)
         log.info(
             "stored_message_changed",
             platform=change.platform,

@@ -30,6 +30,7 @@ from gateway.sessions import conversation_for
 from gateway.turns.pending import Delivery, Outcome, Pending
 from gateway.turns.pipeline import Taken, Turns
 from gateway.turns.waiting import from_waiting, to_waiting
+from memory.history.said import find_said
 from memory.store import deliveries
 from memory.store.database import Store
 from memory.store.records import Conversation
@@ -93,6 +94,8 @@ class MissedMessages:
         self.front = front
         self._settings = settings
         self.reports: dict[str, CatchUpReport] = {}
+        # Held over a restart with their turn already stored: their answer was cut off.
+        self._stored: set[Delivery] = set()
 
     async def take(self, missed: Missed) -> None:
         """Hold what is new among `missed.messages` and queue its answers."""
@@ -135,6 +138,8 @@ class MissedMessages:
                 continue
             if self.front.pending.claim(delivery):
                 held.append((inbound, delivery))
+                if await find_said(self.front.store, *delivery) is not None:
+                    self._stored.add(delivery)
         if held:
             log.info("resuming_unanswered", messages=len(held))
             await self._answer(held, held=True)
@@ -213,17 +218,23 @@ class MissedMessages:
     ) -> None:
         """In the conversation's line: the old ones stored, the others answered as one turn,
         each as it reads now (edits count; deleted ones are gone)."""
-        front = self.front
+        front, person, conversation = self.front, group.person, group.conversation
         try:
-            keep = await self._current(unanswered)
+            keep = [t for t in await self._current(unanswered) if t[1] not in self._stored]
             answer = await self._current(answered)
-            if answer:
-                await front.turns.missed(answer, group.person, group.conversation, keep)
+            if any(delivery in self._stored for _, delivery in answer):
+                await front.turns.answer_stored(answer, person, conversation, keep)
+            elif answer:
+                await front.turns.missed(answer, person, conversation, keep)
             elif keep:
-                await front.turns.keep_unanswered(keep, group.person, group.conversation)
+                await front.turns.keep_unanswered(keep, person, conversation)
+            for _, delivery in (*unanswered, *answered):
+                if delivery in self._stored:
+                    await deliveries.record(front.store, *delivery)
         finally:
             for _, delivery in (*unanswered, *answered):
                 front.pending.release(delivery)
+                self._stored.discard(delivery)
 
     async def _current(self, items: Sequence[tuple[Inbound, Delivery]]) -> list[Taken]:
         current: list[Taken] = []

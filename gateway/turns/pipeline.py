@@ -10,7 +10,8 @@ agent path (`_respond`); only its answer is handed back to the scheduler instead
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
 from functools import partial
 
 import structlog
@@ -28,6 +29,7 @@ from gateway.sessions import Sessions, conversation_for
 from gateway.turns.deletions import ChatDeletions
 from gateway.turns.intake import Intake, take_in
 from gateway.turns.pending import Delivery
+from memory.history.said import answered, find_said
 from memory.store import deliveries
 from memory.store.database import Store
 from memory.store.errors import StoreFull
@@ -124,21 +126,15 @@ class Turns:
     ) -> None:
         """A queued message's turn; whatever fails, the person hears of it and the line
         goes on."""
-        try:
+
+        async def work() -> None:
             settled = await self.deletions.settle(inbound, person, conversation.key, arrived)
             if settled.reply is not None:
                 await self.outbound.reply(inbound.address, settled.reply)
-            if settled.consumed:
-                if delivery is not None:
-                    await deliveries.record(self.store, *delivery)
-                return
-            await self._answer([(inbound, delivery)], person, conversation)
-        except StoreFull as exc:
-            log.error("store_full", conversation=conversation.key, error=str(exc))
-            await self.outbound.reply(inbound.address, STORE_FULL)
-        except Exception:
-            log.exception("turn_failed", conversation=conversation.key)
-            await self.outbound.reply(inbound.address, TURN_FAILED)
+            if not settled.consumed:
+                await self._answer([(inbound, delivery)], person, conversation)
+
+        await self._answered([(inbound, delivery)], conversation, work)
 
     async def missed(
         self,
@@ -150,15 +146,77 @@ class Turns:
         """One person's messages missed in one conversation, oldest first: answered once,
         as one turn, each stored as its own message at its own time; `unanswered` (older,
         past `gateway.catch_up.max_age`) are stored before them, not shown to the model."""
+        await self._answered(
+            [*unanswered, *messages],
+            conversation,
+            partial(self._answer, messages, person, conversation, unanswered),
+        )
+
+    async def answer_stored(
+        self,
+        messages: Sequence[Taken],
+        person: str | None,
+        conversation: Conversation,
+        unanswered: Sequence[Taken] = (),
+    ) -> None:
+        """Messages held over a restart of which some were stored before kioku stopped.
+        Those stored in the conversation's open session are in its history already (and
+        answered if kioku's reply to them is stored: it went out, or was a moment from
+        it); the others (stored in a session closed since, or not at all) are taken in as
+        missed ones. With none of those, the model answers the history as it stands."""
+        session = await self.sessions.open(conversation)
+        new: list[Taken] = []
+        cut_off = False
+        for message, delivery in messages:
+            said = None if delivery is None else await find_said(self.store, *delivery)
+            if said is None or said.session_id != session.id:
+                new.append((message, delivery))
+            elif not await answered(self.store, said):
+                cut_off = True
+        if new or not cut_off:
+            if new:
+                await self.missed(new, person, conversation, unanswered)
+            await _record_all(self.store, [d for _, d in messages if d is not None])
+            return
+        inbound = messages[-1][0]
+
+        async def work() -> None:
+            await self.outbound.working(inbound.address)
+            make = partial(
+                Turn,
+                speaker=person,
+                text="",
+                context=_context(inbound, inbound.received_at),
+                origin=Origin(inbound.platform, inbound.chat, inbound.thread, inbound.sender),
+                stored=True,
+            )
+            session, outcome = await self._respond(
+                conversation, make, self.outbound.streamer(inbound.address)
+            )
+            await self.outbound.reply(inbound.address, outcome.text, session.id)
+            await self._after(session, person)
+
+        await self._answered(messages, conversation, work)
+
+    async def _answered(
+        self,
+        messages: Sequence[Taken],
+        conversation: Conversation,
+        work: Callable[[], Awaitable[None]],
+    ) -> None:
+        """Run a turn's `work`; whatever fails, the person hears of it and the line goes
+        on. Its messages stop waiting in the ledger once it is over, answered or failed;
+        a turn cancelled (kioku stopping) leaves them waiting, answered at the next start."""
         address = messages[-1][0].address
         try:
-            await self._answer(messages, person, conversation, unanswered)
+            await work()
         except StoreFull as exc:
             log.error("store_full", conversation=conversation.key, error=str(exc))
             await self.outbound.reply(address, STORE_FULL)
         except Exception:
             log.exception("turn_failed", conversation=conversation.key)
             await self.outbound.reply(address, TURN_FAILED)
+        await _record_all(self.store, [d for _, d in messages if d is not None])
 
     async def keep_unanswered(
         self, messages: Sequence[Taken], person: str | None, conversation: Conversation
@@ -192,7 +250,7 @@ class Turns:
         address = inbound.address
         await self.outbound.working(address)
         said: list[Said] = []
-        for index, (message, delivery) in enumerate(messages):
+        for index, (message, _) in enumerate(messages):
             intake = await self._take_in(message)
             more = intake.has_content or index < len(messages) - 1
             await self._tell(address, intake, more=more)
@@ -200,13 +258,10 @@ class Turns:
                 said.append(
                     Said(intake.text, message.received_at, message.message_id, intake.media)
                 )
-            elif delivery is not None:
-                await deliveries.record(self.store, *delivery)
         if not said:
             if unanswered:
                 await self.keep_unanswered(unanswered, person, conversation)
             return
-        taken = [d for _, d in (*unanswered, *messages) if d is not None]
         make = partial(
             Turn,
             speaker=person,
@@ -217,16 +272,9 @@ class Turns:
                 Said(_unanswered_text(message), message.received_at, message.message_id)
                 for message, _ in unanswered
             ),
-            context=TurnContext(
-                when=said[-1].when.astimezone(),
-                platform=inbound.platform,
-                speaker_name=inbound.sender_name,
-                is_group=not inbound.is_direct,
-                reply_to=inbound.reply_to_text,
-            ),
+            context=_context(inbound, said[-1].when),
             platform_message_id=said[-1].platform_message_id,
             origin=Origin(inbound.platform, inbound.chat, inbound.thread, inbound.sender),
-            on_stored=partial(_record_all, self.store, taken) if taken else None,
         )
         session, outcome = await self._respond(conversation, make, self.outbound.streamer(address))
         listing = self.deletions.show(conversation.key)
@@ -267,6 +315,16 @@ class Turns:
             )
         if intake.echo:
             await self.outbound.reply(address, intake.echo, more=more)
+
+
+def _context(inbound: Inbound, when: datetime) -> TurnContext:
+    return TurnContext(
+        when=when.astimezone(),
+        platform=inbound.platform,
+        speaker_name=inbound.sender_name,
+        is_group=not inbound.is_direct,
+        reply_to=inbound.reply_to_text,
+    )
 
 
 async def _record_all(store: Store, taken: Sequence[Delivery]) -> None:

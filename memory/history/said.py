@@ -87,3 +87,16 @@ async def find_said(
     the session with that key (a person-wide DM session that started in another chat)."""
     rows = await store.read(lambda db: matching(db, platform, chat, message_id, conversation))
     return said_of(rows[-1]) if rows else None
+
+
+async def answered(store: Store, said: Said) -> bool:
+    """Whether kioku's answer to `said` is stored: a reply of kioku's after it in its session."""
+    return await store.read(
+        lambda db: (
+            db.execute(
+                "SELECT 1 FROM turns WHERE session_id = ? AND id > ? AND role = ? LIMIT 1",
+                (said.session_id, said.turn_id, ROLE_CODES["assistant"]),
+            ).fetchone()
+            is not None
+        )
+    )

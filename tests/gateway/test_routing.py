@@ -87,7 +87,7 @@ async def test_a_redelivery_while_the_first_waits_in_line_is_dropped(rig: Gatewa
     assert await rig.ask(rig.dm(AIKO, "third", "m3")) == "echo: third"
 
 
-async def test_a_message_still_waiting_at_shutdown_is_answered_at_the_next_start(
+async def test_messages_cut_off_or_waiting_at_shutdown_are_answered_at_the_next_start(
     home: Path,
 ) -> None:
     async with gateway_rig(home) as rig:
@@ -98,8 +98,9 @@ async def test_a_message_still_waiting_at_shutdown_is_answered_at_the_next_start
         await rig.gateway.handle(rig.dm(AIKO, "waiting", "m2"))
         await asyncio.wait_for(rig.api.arrived["first"].wait(), 30)
     async with gateway_rig(home) as rig:
-        assert await rig.gateway.resume() == 1
-        assert await rig.telegram.next_text() == "echo: waiting"
+        assert await rig.gateway.resume() == 2
+        answer = await rig.telegram.next_text()
+        assert "first" in answer and "waiting" in answer
         await rig.gateway.handle(rig.dm(AIKO, "waiting", "m2"))
         await rig.gateway.handle(rig.dm(AIKO, "first", "m1"))
         assert await rig.ask(rig.dm(AIKO, "next", "m3")) == "echo: next"
@@ -249,6 +250,7 @@ async def test_a_stale_open_session_from_an_earlier_run_is_closed(
 
 async def test_stats_show_sessions_and_queues(rig: GatewayRig) -> None:
     await rig.ask(rig.dm(AIKO, "hi", "m1"))
+    await rig.gateway.queues.drain(5)
     stats = rig.gateway.stats().to_json()
     assert stats["open_sessions"] == 1 and stats["in_flight"] == 0
     assert stats["conversations"][0]["key"] == "dm:aiko:telegram:1"

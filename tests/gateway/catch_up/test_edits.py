@@ -55,6 +55,7 @@ async def test_the_model_is_next_shown_the_edited_text(rig: GatewayRig) -> None:
     rig.api.reply_text("Lovely.")
     await rig.ask(rig.dm(AIKO, "dinner with Kenji on friday", "m1"))
     await rig.gateway.handle(Changed("telegram", "1", "m1", "dinner with Mei on friday"))
+    await rig.gateway.queues.drain(5)
     await rig.ask(rig.dm(AIKO, "what did I say?", "m2"))
     shown = str(rig.api.requests[-1].json["messages"])
     assert "Mei" in shown and "Kenji" not in shown
@@ -66,6 +67,7 @@ async def test_a_deletion_after_the_answer_erases_the_stored_turn(rig: GatewayRi
     rig.api.reply_text("I will remember it.")
     await rig.ask(rig.dm(AIKO, "my bank pin is 8812", "m2"))
     await rig.gateway.handle(Changed("telegram", "1", "m2", None))
+    await rig.gateway.queues.drain(5)
     assert await stored_user_texts(rig) == ["keep this one"]
     assert await found(rig, "8812") == 0
     assert b"8812" not in (rig.home / "state.db").read_bytes()
@@ -77,6 +79,7 @@ async def test_a_change_to_a_message_kioku_never_stored_changes_nothing(
     await rig.ask(rig.dm(AIKO, "hello", "m1"))
     await rig.gateway.handle(Changed("telegram", "1", "unknown", "edited"))
     await rig.gateway.handle(Changed("telegram", "2", "m1", None))
+    await rig.gateway.queues.drain(5)
     assert await stored_user_texts(rig) == ["hello"]
 
 

@@ -158,8 +158,8 @@ async def test_an_edit_before_the_turn_begins_is_what_the_model_reads(rig: Gatew
     await rig.api.arrived["slowly"].wait()
     await rig.gateway.handle(rig.dm(AIKO, "meet at 5", "m2"))
     await rig.gateway.handle(Changed("telegram", "1", "m2", "meet at 6"))
-    [row] = await deliveries.waiting_rows(rig.store)
-    assert "meet at 6" in row.waiting
+    waiting = {row.message_id: row.waiting for row in await deliveries.waiting_rows(rig.store)}
+    assert "meet at 6" in waiting["m2"] and "meet at 5" not in waiting["m2"]
     gate.set()
     assert "think slowly" in await rig.telegram.next_text()
     answer = await rig.telegram.next_text()
@@ -213,7 +213,7 @@ async def test_stop_lets_go_of_the_messages_it_drops(rig: GatewayRig) -> None:
     await rig.gateway.handle(rig.dm(AIKO, "think slowly", "m1"))
     await rig.api.arrived["slowly"].wait()
     await rig.gateway.handle(rig.dm(AIKO, "never mind", "m2"))
-    assert [row.message_id for row in await deliveries.waiting_rows(rig.store)] == ["m2"]
+    assert [row.message_id for row in await deliveries.waiting_rows(rig.store)] == ["m1", "m2"]
     await rig.gateway.handle(rig.dm(AIKO, "/stop", "m3"))
     await rig.telegram.next_text()
     await rig.gateway.queues.drain(5)
@@ -244,3 +244,34 @@ async def test_max_age_zero_turns_catch_up_off(home: Path, monkeypatch: pytest.M
         await rig.gateway.handle(rig.dm(AIKO, "hi", "11"))
         plan = await rig.gateway.cursors.plan("telegram")
         assert not plan.enabled and plan.cursors == ()
+
+
+async def test_a_message_whose_answer_was_cut_off_is_answered_once_at_start(
+    home: Path,
+) -> None:
+    async with gateway_rig(home) as rig:
+        assert rig.api is not None
+        await rig.person("aiko", AIKO)
+        rig.api.gate("cut")
+        await rig.gateway.handle(rig.dm(AIKO, "this answer gets cut", "m1"))
+        await rig.api.arrived["cut"].wait()
+    # As after kill -9: the session never closed, no "(interrupted)" reply stored.
+    async with gateway_rig(home) as rig:
+        await rig.store.write(lambda db: db.execute("UPDATE sessions SET ended_at = NULL"))
+        await rig.store.write(lambda db: db.execute("DELETE FROM turns WHERE role = 1"))
+    async with gateway_rig(home) as rig:
+        assert rig.api is not None
+        assert await rig.gateway.resume() == 1
+        assert await rig.telegram.next_text() == "echo: this answer gets cut"
+        await rig.gateway.queues.drain(5)
+        assert (
+            await rig.store.read(
+                lambda db: db.execute(
+                    "SELECT count(*) FROM turns WHERE platform_message_id = 'm1'"
+                ).fetchone()[0]
+            )
+            == 1
+        )
+        assert await deliveries.waiting_rows(rig.store) == []
+        assert "this answer gets cut" in str(rig.api.requests[-1].json["messages"])
+        assert rig.telegram.pending() == 0

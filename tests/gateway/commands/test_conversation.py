@@ -10,6 +10,7 @@ async def test_status_shows_session_queue_and_model(rig: GatewayRig) -> None:
     aiko = Chat(rig, AIKO)
     assert (await aiko("/status")).startswith("Session: none open")
     await aiko("hello")
+    await rig.gateway.queues.drain(5)
     status = await aiko("/status")
     assert "1 message so far" in status
     assert "Queue: no reply in progress, 0 messages waiting." in status

@@ -10,6 +10,7 @@ from memory.history.erasures import pending
 from memory.history.platform_edits import amend_said, erase_said
 from memory.media import NewMedia, keep_media, media_for_message
 from memory.search.ranking import Scope, search
+from memory.store import deliveries
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
 
@@ -115,6 +116,18 @@ async def test_an_amend_leaves_no_bytes_of_the_old_text(store: Store, home: Path
         assert on_disk(home, needle) == [], needle
     assert on_disk(home, NEW)
     assert await found(store, "harbour") == 1
+
+
+async def test_an_amend_leaves_no_bytes_of_the_ledgers_copy_of_the_message(
+    store: Store, home: Path
+) -> None:
+    # The ledger held the message (past a page) until its turn was stored: freed, not zeroed.
+    await deliveries.hold(store, "telegram", "7", "41", f'{{"text": "{LONG} {OLD}"}}')
+    await said(store, DM, f"my code is {OLD}", "41")
+    await deliveries.record(store, "telegram", "7", "41")
+    await amend_said(store, "telegram", "7", "41", f"my code is {NEW}")
+    assert on_disk(home, OLD) == []
+    assert on_disk(home, OLD.lower()) == []
 
 
 async def test_an_amend_keeps_the_files_stand_ins_and_the_files(store: Store, home: Path) -> None:

@@ -14,8 +14,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.fakes.discord import ALICE_DM_ID, ALICE_ID, THREAD_ID, FakeDiscord
 from tests.helpers.daemon import WAIT, Daemon, run_daemon
 from tests.helpers.door_daemon import DoorLog
@@ -145,11 +143,6 @@ async def test_a_kill_while_reading_what_was_missed_still_gets_exactly_one_answe
         stored_once_at(kioku.said(), sent)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gateway: the caught-up messages are stored (and the ledger cleared) before the "
-    "model is asked; killed then, nothing answers them at the next start",
-)
 async def test_a_kill_while_answering_what_was_missed_still_gets_exactly_one_answer(
     daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
 ) -> None:

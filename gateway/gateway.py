@@ -32,10 +32,11 @@ from gateway.queues import ConversationQueues, LineState
 from gateway.sessions import OpenSession, Sessions, conversation_for
 from gateway.turns.deletions import ChatDeletions
 from gateway.turns.pending import Delivery, Outcome, Pending
-from gateway.turns.pipeline import Turns
+from gateway.turns.pipeline import STORE_FULL, Turns
 from gateway.turns.waiting import to_waiting
 from memory.store import deliveries
 from memory.store.database import Store
+from memory.store.errors import StoreFull
 from memory.store.records import Conversation
 from plumbing.tasks import Tasks
 
@@ -209,7 +210,12 @@ class Gateway:
             return "handled"
         arrived = time.monotonic()
         if delivery is not None:
-            await deliveries.hold(self.store, *delivery, to_waiting(inbound))
+            try:
+                await deliveries.hold(self.store, *delivery, to_waiting(inbound))
+            except StoreFull as exc:
+                log.error("store_full", conversation=conversation.key, error=str(exc))
+                await self.outbound.reply(inbound.address, STORE_FULL)
+                return "refused"
             self.pending.queued(delivery, conversation.key, inbound)
         queued = self.queues.submit(
             conversation.key,

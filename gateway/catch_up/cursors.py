@@ -6,11 +6,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+import structlog
+
 from adapters.base import Inbound
 from adapters.catch_up import OFF, CatchUpPlan, Cursor
 from config.settings import CatchUpSettings
 from memory.store import cursors
 from memory.store.database import Store
+from memory.store.errors import StoreError
+
+log = structlog.get_logger("kioku.gateway")
 
 
 class Cursors:
@@ -32,16 +37,15 @@ class Cursors:
         addressed = inbound.is_direct or inbound.addressed
         if not addressed and key not in watched:
             return
-        await cursors.advance(
-            self.store,
-            cursors.Seen(
-                *key,
-                inbound.message_id,
-                inbound.is_direct,
-                inbound.received_at.timestamp(),
-                addressed,
-            ),
+        seen = cursors.Seen(
+            *key, inbound.message_id, inbound.is_direct, inbound.received_at.timestamp(), addressed
         )
+        try:
+            await cursors.advance(self.store, seen)
+        except StoreError as exc:
+            # A cursor left behind only means the next pass reads a little more again.
+            log.warning("cursor_not_moved", platform=inbound.platform, error=str(exc))
+            return
         watched.add(key)
 
     async def plan(self, platform: str) -> CatchUpPlan:

@@ -7,6 +7,12 @@ watchdog then replaces the client in-process; if the new one cannot get READY, t
 adapter reports `failed()` and the supervisor restarts it with backoff. Each gateway
 frame is read within limits (`BoundedGateway`): one that cannot be read is dropped, not
 allowed to end the connection.
+
+After each READY (the first IDENTIFY, and a new one after a RESUME Discord refused; a RESUME
+that succeeds has Discord replay what was missed itself) a catch-up pass reads what was
+sent while kioku was away (adapters/discord/history.py) and hands it over as one `Missed`.
+Edits and deletions are handed over as `Changed` (adapters/discord/changes.py), in turn
+with the messages of their chat.
 """
 
 from __future__ import annotations
@@ -14,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import io
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import discord
@@ -25,16 +30,21 @@ from adapters.base import (
     Adapter,
     AdapterFailed,
     Address,
+    Event,
     EventHandler,
     MenuCommand,
+    Missed,
     Outbound,
 )
-from adapters.catch_up import CatchUpSource, no_catch_up
+from adapters.catch_up import CatchUpPasses, CatchUpSource, no_catch_up
 from adapters.chunking import split_message
+from adapters.discord.changes import deleted, edited
 from adapters.discord.commands import ApplicationCommands
 from adapters.discord.frames import BoundedGateway
+from adapters.discord.history import HistoryReader
 from adapters.discord.inbound import to_inbound
 from adapters.discord.payloads import completing
+from adapters.discord.turns import Turns
 from adapters.long_reply import FILE_NAME, caption, file_bytes, goes_as_file
 from config.platform_settings import DiscordSettings
 
@@ -80,13 +90,20 @@ class _Client(discord.Client):
     async def on_message(self, message: discord.Message) -> None:
         await self.adapter.on_message(self, message)
 
+    async def on_ready(self) -> None:
+        self.adapter.passes.request()
 
-@dataclass
-class _Line:
-    """Messages of one chat waiting to be handed to the gateway, first come first served."""
+    async def on_raw_message_edit(self, update: discord.RawMessageUpdateEvent) -> None:
+        if self.user is not None:
+            change = edited(update, self.user, self.adapter.settings)
+            if change is not None:
+                await self.adapter.hand_over(change.chat, change.thread, change)
 
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    users: int = 0
+    async def on_raw_message_delete(self, gone: discord.RawMessageDeleteEvent) -> None:
+        await self.adapter.gone(self, gone.channel_id, gone.guild_id, [gone.message_id])
+
+    async def on_raw_bulk_message_delete(self, gone: discord.RawBulkMessageDeleteEvent) -> None:
+        await self.adapter.gone(self, gone.channel_id, gone.guild_id, sorted(gone.message_ids))
 
 
 class DiscordAdapter(Adapter):
@@ -120,8 +137,10 @@ class DiscordAdapter(Adapter):
         self._runner: asyncio.Task[None] | None = None
         self._watchdog: asyncio.Task[None] | None = None
         self._typing: dict[Address, asyncio.Task[None]] = {}
-        self._lines: dict[tuple[str, str], _Line] = {}
+        self._turns = Turns(deliver)
         self._saved_endpoints: tuple[str, yarl.URL, type] | None = None
+        self._history = HistoryReader(settings)
+        self.passes = CatchUpPasses(self.name, self._catch_up_pass)
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -139,6 +158,7 @@ class DiscordAdapter(Adapter):
             )
 
     async def stop(self) -> None:
+        await self.passes.close()
         if self._sync is not None:
             self._sync.cancel()
             await asyncio.gather(self._sync, return_exceptions=True)
@@ -270,20 +290,27 @@ class DiscordAdapter(Adapter):
         if client.user is None:
             return
         inbound = to_inbound(message, client.user, self.settings)
-        if inbound is None:
+        if inbound is not None:
+            await self.hand_over(inbound.chat, inbound.thread, inbound)
+
+    async def hand_over(self, chat: str, thread: str, event: Event) -> None:
+        await self._turns.hand_over(chat, thread, event)
+
+    async def gone(
+        self, client: _Client, channel_id: int, guild_id: int | None, message_ids: list[int]
+    ) -> None:
+        """Messages deleted on Discord: each erased from kioku's history, in turn."""
+        for change in deleted(client, channel_id, guild_id, message_ids, self.settings):
+            await self.hand_over(change.chat, change.thread, change)
+
+    async def _catch_up_pass(self) -> None:
+        """Read what each chat of the plan said after the last message kioku saw there, and
+        hand it all over as one `Missed` (also when nothing was found)."""
+        plan = await self.catch_up()
+        if not plan.enabled:
             return
-        key = (inbound.chat, inbound.thread)
-        line = self._lines.setdefault(key, _Line())
-        line.users += 1
-        try:
-            async with line.lock:
-                await self.deliver(inbound)
-        except Exception:
-            log.exception("discord_deliver_failed", chat=inbound.chat, message=inbound.message_id)
-        finally:
-            line.users -= 1
-            if line.users == 0:
-                del self._lines[key]
+        messages = await self._history.read(self._connected(), plan)
+        await self.deliver(Missed(self.name, messages))
 
     # -- sending --------------------------------------------------------------------------
 

@@ -6,13 +6,14 @@ limit, not JSON, a MESSAGE_CREATE whose fields have the wrong types) raises out 
 and ends the connection. `BoundedGateway` checks each frame's size and nesting before
 discord.py decodes it, and drops a frame whose decoding or parsing fails with a log line;
 the connection goes on with the next. The line is a warning (`discord_frame_malformed`) only
-for what kioku reads: a frame that is no JSON, or an event in `READ_EVENTS`. Any other event
-discord.py fails to parse is logged at debug (`discord_event_unparsed`): Discord sends
-shapes older or newer than discord.py's parsers (recorded: MESSAGE_UPDATE without `type`,
-TYPING_START and reactions whose member has no `flags`), and none of them is kioku's
-business. discord.py records the frame's sequence number before it parses, so a resume after
-a dropped frame does not replay it. A TEXT frame that is not UTF-8 never gets here: aiohttp
-closes the socket (1007) and discord.py resumes the session.
+for what kioku reads: a frame that is no JSON, an event in `READ_EVENTS`, or a
+MESSAGE_UPDATE that carries `content` (an edit). Any other event discord.py fails to parse
+is logged at debug (`discord_event_unparsed`): Discord sends shapes older or newer than
+discord.py's parsers (recorded: a link preview's partial MESSAGE_UPDATE without `type` or
+`content`, TYPING_START and reactions whose member has no `flags`), and none of them is
+kioku's business. discord.py records the frame's sequence number before it parses, so a
+resume after a dropped frame does not replay it. A TEXT frame that is not UTF-8 never gets
+here: aiohttp closes the socket (1007) and discord.py resumes the session.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ READ_EVENTS = frozenset(
         "THREAD_DELETE",
         "THREAD_LIST_SYNC",
         "MESSAGE_CREATE",  # what people say
+        "MESSAGE_DELETE",  # what they take back (adapters/discord/changes.py)
+        "MESSAGE_DELETE_BULK",
         "INTERACTION_CREATE",  # slash commands (adapters/discord/commands.py)
     }
 )
@@ -81,8 +84,8 @@ class BoundedGateway(discord.gateway.DiscordWebSocket):
         try:
             await super().received_message(msg)
         except FRAME_ERRORS as exc:
-            event = _event_name(msg)
-            if event is None or event in READ_EVENTS:
+            event, edit = _event_name(msg)
+            if event is None or event in READ_EVENTS or edit:
                 log.warning("discord_frame_malformed", dispatch=event, problem=_problem(exc))
             else:
                 log.debug("discord_event_unparsed", dispatch=event, problem=_problem(exc))
@@ -92,15 +95,19 @@ def _problem(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:PROBLEM_CHARS]
 
 
-def _event_name(frame: str) -> str | None:
+def _event_name(frame: str) -> tuple[str | None, bool]:
     """The dispatch name of a frame within limits that discord.py could not handle (decoded
-    again: only a failed frame pays for it), or None: not JSON, not an object, no dispatch."""
+    again: only a failed frame pays for it), or None: not JSON, not an object, no dispatch;
+    and whether it is a MESSAGE_UPDATE with `content`, an edit kioku would have read."""
     try:
         payload = json.loads(frame)
     except ValueError:
-        return None
+        return None, False
     name = payload.get("t") if isinstance(payload, dict) else None
-    return name if isinstance(name, str) else None
+    if not isinstance(name, str):
+        return None, False
+    data = payload.get("d")
+    return name, name == "MESSAGE_UPDATE" and isinstance(data, dict) and "content" in data
 
 
 def check_frame(frame: str) -> None:

@@ -66,15 +66,12 @@ def to_inbound(
         # A guild discord.py holds no state for (left, or not yet created): not a DM, and
         # neither the allowlist nor kioku's roles can be checked.
         return None
-    thread = ""
-    chat = str(channel.id)
+    chat, thread = str(channel.id), ""
     if guild is not None:
-        if settings.guilds and str(guild.id) not in settings.guilds:
+        place = guild_place(channel, guild.id, settings)
+        if place is None:
             return None
-        if isinstance(channel, discord.Thread):
-            chat, thread = str(channel.parent_id), str(channel.id)
-        if settings.channels and not {chat, thread} & set(settings.channels):
-            return None
+        chat, thread = place
     roles = _own_roles(guild)
     files = _attachments(message)
     replied = _replied(message)
@@ -98,6 +95,21 @@ def to_inbound(
         attachments=tuple(_attachment(file) for file in files),
         received_at=message.created_at,
     )
+
+
+def guild_place(
+    channel: discord.abc.Snowflake, guild_id: int, settings: DiscordSettings
+) -> tuple[str, str] | None:
+    """The chat and thread of a server channel (a thread is its parent channel's chat, and
+    its own thread), or None where kioku does not listen (`guilds`, `channels`)."""
+    if settings.guilds and str(guild_id) not in settings.guilds:
+        return None
+    chat, thread = str(channel.id), ""
+    if isinstance(channel, discord.Thread):
+        chat, thread = str(channel.parent_id), str(channel.id)
+    if settings.channels and not {chat, thread} & set(settings.channels):
+        return None
+    return chat, thread
 
 
 def _check(message: discord.Message) -> None:

@@ -25,6 +25,14 @@ guild, channels and role are those of the recorded READY and GUILD_CREATE, which
 sends as recorded but for the session id and resume URL (its own); messages start from a
 recorded MESSAGE_CREATE. Only the people (ALICE, strangers) and message ids are made here.
 
+History, edits and deletions: every message `push`ed is kept in its channel's history,
+which `GET /channels/{id}/messages?after=&limit=` answers as Discord does (newest first;
+tests/fakes/discord_history.py); `sent_while_away(message)` only keeps it there, as a
+message sent while kioku was not connected. `edit(message, text)` dispatches MESSAGE_UPDATE,
+`delete(message)` MESSAGE_DELETE, `delete_bulk(messages)` MESSAGE_DELETE_BULK;
+`history.refuse(channel, 403, "missing_access")` makes a channel refuse; `refuse_resume()`
+makes the next RESUME fail (INVALID_SESSION, not resumable), so the client IDENTIFYs again.
+
 Application commands: `PUT`/`GET` of the global and guild command lists are kept in
 `commands` (by scope: "global" or the guild id) and logged in `command_puts`;
 `refuse_commands(status)` fails the next upserts. `interact(interaction(name, value))`
@@ -49,6 +57,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from tests.fakes.discord_history import ChannelHistory
 from tests.fakes.recorded import RECORDINGS, recorded_json
 
 DISCORD_EPOCH_MS = 1_420_070_400_000
@@ -57,9 +66,10 @@ EPHEMERAL = 1 << 6
 _counter = itertools.count()
 
 
-def snowflake() -> int:
-    """An id shaped like Discord's (timestamp << 22): 18-19 digits, rising."""
-    return ((int(time.time() * 1000) - DISCORD_EPOCH_MS) << 22) | (next(_counter) % 4096)
+def snowflake(at: datetime | None = None) -> int:
+    """An id shaped like Discord's (timestamp << 22, of now or `at`): 18-19 digits, rising."""
+    ms = int((at.timestamp() if at is not None else time.time()) * 1000)
+    return ((ms - DISCORD_EPOCH_MS) << 22) | (next(_counter) % 4096)
 
 
 def recorded(name: str) -> dict[str, Any]:
@@ -206,6 +216,7 @@ class FakeDiscord:
         self._port = 0
         self._live: _Connection | None = None
         self._sessions: set[str] = set()
+        self.history = ChannelHistory(_guild_channels(), {str(ALICE_DM_ID): ALICE})
         self._seq = 0
         self._post_queue: asyncio.Queue[Post] = asyncio.Queue()
         self._typing_queue: asyncio.Queue[str] = asyncio.Queue()
@@ -235,6 +246,8 @@ class FakeDiscord:
         app.router.add_get("/api/v10/users/@me", self._me)
         app.router.add_get("/api/v10/oauth2/applications/@me", self._application)
         app.router.add_post("/api/v10/channels/{channel}/messages", self._post_message)
+        app.router.add_get("/api/v10/channels/{channel}/messages", self.history.get_messages)
+        app.router.add_get("/api/v10/channels/{channel}", self.history.get_channel)
         app.router.add_post("/api/v10/channels/{channel}/typing", self._typing)
         app.router.add_post("/api/v10/users/@me/channels", self._open_dm)
         app.router.add_get("/gateway", self._gateway)
@@ -343,11 +356,54 @@ class FakeDiscord:
         await self._live.ws.send_str(payload)
 
     async def push(self, message: dict[str, Any]) -> dict[str, Any]:
+        """MESSAGE_CREATE on the live socket; the channel's history keeps it too."""
+        self.history.keep(message)
         await self._dispatch("MESSAGE_CREATE", message)
         return message
 
+    def sent_while_away(self, message: dict[str, Any]) -> dict[str, Any]:
+        """A message sent while kioku was not connected: in its channel's history (what
+        `GET /channels/{id}/messages` answers), dispatched to nobody."""
+        self.history.keep(message)
+        return message
+
+    async def edit(self, message: dict[str, Any], content: str) -> dict[str, Any]:
+        """The author edits `message`: MESSAGE_UPDATE carries the whole message, as
+        MESSAGE_CREATE did, with the new `content` and an `edited_timestamp`
+        (developers/events/gateway-events.mdx, Message Update; recorded:
+        message_update_edit_reply.json)."""
+        edited = {**copy.deepcopy(message), "content": content, "edited_timestamp": _now_iso()}
+        self.history.replace(edited)
+        await self._dispatch("MESSAGE_UPDATE", edited)
+        return edited
+
+    async def delete(self, message: dict[str, Any]) -> None:
+        """The author deletes `message`: MESSAGE_DELETE in the recorded shape (message_delete.json
+        in a guild, message_delete_dm.json in a DM)."""
+        guild = "guild_id" in message
+        frame = recorded("message_delete.json" if guild else "message_delete_dm.json")
+        frame["d"].update(id=message["id"], channel_id=message["channel_id"])
+        if guild:
+            frame["d"]["guild_id"] = message["guild_id"]
+        self.history.remove(message["channel_id"], [message["id"]])
+        await self._dispatch("MESSAGE_DELETE", frame["d"])
+
+    async def delete_bulk(self, messages: list[dict[str, Any]]) -> None:
+        """A moderator deletes guild messages of one channel at once: MESSAGE_DELETE_BULK in
+        the recorded shape (message_delete_bulk_guild.json)."""
+        data = recorded("message_delete_bulk_guild.json")["d"]
+        data.update(ids=[m["id"] for m in messages], channel_id=messages[0]["channel_id"])
+        self.history.remove(data["channel_id"], data["ids"])
+        await self._dispatch("MESSAGE_DELETE_BULK", data)
+
+    def refuse_resume(self) -> None:
+        """Forget every session: the next RESUME is answered INVALID_SESSION, `d` false (as
+        recorded: invalid_session.json), and the client must IDENTIFY anew."""
+        self._sessions.clear()
+
     def dm(self, content: str, *, author: dict[str, Any] = ALICE, **extra: Any) -> dict[str, Any]:
         channel = ALICE_DM_ID if author is ALICE else int(author["id"]) + 1
+        self.history.dm_recipients.setdefault(str(channel), author)
         return self.message(content, channel_id=channel, author=author, guild=False, **extra)
 
     def message(
@@ -362,14 +418,17 @@ class FakeDiscord:
         attachments: list[dict[str, Any]] | None = None,
         reply_to: dict[str, Any] | None = None,
         message_id: int | None = None,
+        at: datetime | None = None,
     ) -> dict[str, Any]:
+        """A MESSAGE_CREATE's data; `at` is when it was sent (its id holds that time too)."""
         data = copy.deepcopy(_MESSAGE)
+        sent = at or datetime.now(UTC)
         data.update(
-            id=str(message_id or snowflake()),
+            id=str(message_id or snowflake(sent)),
             channel_id=str(channel_id),
             author=author,
             content=content,
-            timestamp=_now_iso(),
+            timestamp=sent.isoformat(),
             nonce=str(snowflake()),
             mentions=mentions or [],
             mention_roles=[str(role) for role in mention_roles or []],
@@ -757,7 +816,7 @@ class FakeDiscord:
 
     async def _resume(self, connection: _Connection, data: dict[str, Any]) -> None:
         if data.get("session_id") not in self._sessions:
-            await connection.ws.send_json({"op": 9, "d": False})
+            await connection.ws.send_json(recorded("invalid_session.json"))
             return
         self.resumes += 1
         await self._send(connection, "RESUMED", {})
@@ -780,3 +839,12 @@ class FakeDiscord:
 
     def _guild(self) -> dict[str, Any]:
         return copy.deepcopy(_GUILD)
+
+
+def _guild_channels() -> dict[str, dict[str, Any]]:
+    """The guild's channels and threads as `GET /channels/{id}` answers them: as GUILD_CREATE
+    holds them, with the `guild_id` a channel object names outside it."""
+    return {
+        channel["id"]: {**copy.deepcopy(channel), "guild_id": str(GUILD_ID)}
+        for channel in [*_GUILD["channels"], *_GUILD["threads"]]
+    }

@@ -32,7 +32,9 @@ DISCORD_PERMISSIONS = (
     VIEW_CHANNELS | SEND_MESSAGES | ATTACH_FILES | READ_MESSAGE_HISTORY | SEND_MESSAGES_IN_THREADS
 )
 # The application flags saying the privileged Message Content intent is on (the adapter
-# asks for guilds, messages and message_content).
+# asks for guilds, messages and message_content): GATEWAY_MESSAGE_CONTENT (a bot in 100
+# or more servers, approved for it) or GATEWAY_MESSAGE_CONTENT_LIMITED (a bot in under 100
+# servers that turned it on), developers/resources/application.mdx, Application Flags.
 MESSAGE_CONTENT_FLAGS = (1 << 18) | (1 << 19)
 
 
@@ -79,8 +81,9 @@ async def check_telegram(
 async def check_discord(
     token: str, api_base: str | None = None, within: float = TIMEOUT
 ) -> BotVerdict:
-    """The bot user behind `token`; not ok when the Message Content intent is off, since
-    kioku could then read no message."""
+    """The bot user behind `token`; not ok when the Message Content intent is off
+    (`GATEWAY_MESSAGE_CONTENT` or `_LIMITED` in the application's flags), since kioku could
+    then read no message: not live, not caught up from a channel's history, not edited."""
     import aiohttp
 
     base = (api_base or DISCORD_API).rstrip("/")
@@ -107,7 +110,8 @@ async def check_discord(
     if not int(application.get("flags") or 0) & MESSAGE_CONTENT_FLAGS:
         return BotVerdict(
             False,
-            f"{name}: the Message Content intent is off, so kioku could read no message",
+            f"{name}: the Message Content intent is off, so kioku could read no message "
+            "(live, missed while it was away, or edited)",
             "Developer Portal → your application → Bot → Privileged Gateway Intents → "
             "turn on Message Content Intent, then retry",
             name=name,

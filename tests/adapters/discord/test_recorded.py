@@ -67,7 +67,12 @@ EXPECTED: dict[str, Outcome] = {
     "message_create_crosspost_webhook.json": "ignored",  # a followed channel's webhook
     "message_update_embeds_only.json": "ignored",
     "message_update_pinned.json": "ignored",
+    # An edit and deletions of messages kioku never took in: nothing to change, no answer.
+    "message_update_edit_reply.json": "ignored",
+    "message_update_embed_on_reply.json": "ignored",  # a link preview, not an edit
     "message_delete.json": "ignored",
+    "message_delete_dm.json": "ignored",
+    "message_delete_bulk_guild.json": "ignored",
     "message_reaction_add.json": "ignored",
     "typing_start_guild.json": "ignored",
     "typing_start_no_guild.json": "ignored",
@@ -97,6 +102,8 @@ EXPECTED: dict[str, Outcome] = {
 }
 # Sent by the fake itself at every connection: what the whole module runs on.
 AT_CONNECT = ("ready.json", "guild_create.json")
+# Sent by the fake when it refuses a RESUME (tests/adapters/discord/test_catch_up.py).
+ON_RESUME = ("invalid_session.json",)
 # The authors of the `*_dm_shape.json` messages, on kioku's Discord allow list.
 READERS = ["discord:320067006521147393", "discord:142843483923677184", "discord:113340068197859328"]
 # What the fake serves for their attachments (by id): the recorded files were never published.
@@ -169,7 +176,7 @@ def recorded_text(name: str) -> str:
 
 async def test_every_recorded_payload_has_an_expectation() -> None:
     files = {path.name for path in RECORDED.glob("*.json")}
-    assert files == set(EXPECTED) | set(AT_CONNECT)
+    assert files == set(EXPECTED) | set(AT_CONNECT) | set(ON_RESUME)
 
 
 async def test_every_recorded_payload_names_its_source() -> None:

@@ -108,6 +108,19 @@ async def test_discord_without_the_message_content_intent_says_how_to_turn_it_on
     finally:
         fakes.discord.app_flags = 1 << 19
     assert not verdict.ok and "Message Content Intent" in verdict.fix
+    assert "Message Content intent is off" in verdict.text and "missed" in verdict.text
+
+
+@pytest.mark.parametrize("flag", [1 << 18, 1 << 19])
+async def test_discord_with_the_message_content_intent_approved_or_limited_is_ok(
+    fakes: Fakes, flag: int
+) -> None:
+    fakes.discord.app_flags = flag
+    try:
+        verdict = await check_discord(fakes.discord.token, fakes.discord.api_base)
+    finally:
+        fakes.discord.app_flags = 1 << 19
+    assert verdict.ok
 
 
 async def test_the_invite_url_asks_for_the_bot_and_commands_scopes_and_permissions() -> None:

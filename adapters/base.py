@@ -118,6 +118,9 @@ class Inbound:
     unreadable: tuple[str, ...] = ()
     attachments: tuple[Attachment, ...] = ()
     received_at: datetime = field(default_factory=_now)
+    in_history: bool = True
+    """False for what the platform keeps no history of (a slash command's interaction):
+    a catch-up pass cannot read on from it, so it moves no cursor."""
 
     def __post_init__(self) -> None:
         # JSON's "\ud800" escapes decode to lone surrogates, which no UTF-8 store or API

@@ -74,8 +74,6 @@ class SlackHistory:
         first."""
         found: list[Inbound] = []
         for cursor in plan.cursors:
-            if not is_ts(cursor.message_id):
-                continue  # a slash command's id: no message of Slack's to read after
             for message in await self._messages(cursor, plan.max_messages):
                 inbound = self._inbound(cursor, message)
                 if inbound is not None:  # so message["user"] is a non-empty string

@@ -215,14 +215,6 @@ async def test_with_catch_up_off_nothing_is_read(fake: FakeSlack, recorder: Reco
     assert recorder.of(Missed) == []
 
 
-async def test_a_cursor_at_a_slash_command_is_not_read(fake: FakeSlack, recorder: Recorder) -> None:
-    recorder.plan = plan(Cursor("D0DM", "", "command:U0ALICE:123.456.abc", is_direct=True))
-    async with recorded_slack(fake, recorder):
-        [missed] = await recorder.wait(Missed)
-    assert missed.messages == ()
-    assert not fake.made("conversations.history")
-
-
 def test_a_messages_time_is_its_ts_to_the_microsecond() -> None:
     assert sent_at("1512085950.000216") == datetime(2017, 11, 30, 23, 52, 30, 216, tzinfo=UTC)
     assert sent_at("1512085950") - sent_at("1512085949.9") == timedelta(microseconds=100_000)

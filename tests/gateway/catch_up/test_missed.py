@@ -237,6 +237,15 @@ async def test_the_plan_names_direct_chats_and_chats_kioku_was_addressed_in(
     assert (await rig.gateway.cursors.plan("discord")).cursors == ()
 
 
+async def test_a_slash_command_moves_no_cursor(rig: GatewayRig) -> None:
+    await rig.gateway.handle(rig.dm(AIKO, "hi", "11"))
+    await rig.telegram.next_text()
+    await rig.gateway.handle(rig.dm(AIKO, "/status", "command:1:abc", in_history=False))
+    await rig.telegram.next_text()
+    [cursor] = (await rig.gateway.cursors.plan("telegram")).cursors
+    assert cursor.message_id == "11"
+
+
 async def test_max_age_zero_turns_catch_up_off(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KIOKU_GATEWAY__CATCH_UP__MAX_AGE", "0")
     async with gateway_rig(home, model=False) as rig:

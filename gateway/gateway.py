@@ -12,9 +12,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import structlog
 
@@ -23,13 +22,14 @@ from agent.agent import Agent
 from config.settings import Settings
 from gateway.catch_up.cursors import Cursors
 from gateway.catch_up.edits import Edits
-from gateway.catch_up.missed import CatchUpReport, MissedMessages
+from gateway.catch_up.missed import MissedMessages
 from gateway.commands.dispatch import Commands
 from gateway.commands.parsing import Command, parse
 from gateway.outbound import Dispatcher, Outlets
 from gateway.owner_claims import CLAIMED, OwnerClaims
 from gateway.queues import ConversationQueues, LineState
 from gateway.sessions import OpenSession, Sessions, conversation_for
+from gateway.stats import GatewayStats, gateway_stats
 from gateway.turns.deletions import ChatDeletions
 from gateway.turns.pending import Delivery, Outcome, Pending
 from gateway.turns.pipeline import STORE_FULL, Turns
@@ -49,35 +49,6 @@ DRAINING = "kioku is restarting; please send that again in a minute."
 HELD = "kioku is restarting; it will answer this as soon as it is back."
 PRUNE_EVERY = 6 * 3600
 TOO_MANY = "Too many messages are waiting here; I will answer the earlier ones first."
-
-
-@dataclass(frozen=True)
-class ConversationStats:
-    key: str
-    session_id: int | None
-    queued: int
-    busy: bool
-
-
-@dataclass(frozen=True)
-class GatewayStats:
-    open_sessions: int
-    in_flight: int
-    queued: int
-    conversations: list[ConversationStats] = field(default_factory=list)
-    catch_up: dict[str, CatchUpReport] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "open_sessions": self.open_sessions,
-            "in_flight": self.in_flight,
-            "queued": self.queued,
-            "catch_up": {name: report.to_json() for name, report in self.catch_up.items()},
-            "conversations": [
-                {"key": c.key, "session_id": c.session_id, "queued": c.queued, "busy": c.busy}
-                for c in self.conversations
-            ],
-        }
 
 
 class Gateway:
@@ -249,24 +220,7 @@ class Gateway:
         )
 
     def stats(self) -> GatewayStats:
-        lines = {state.key: state for state in self.queues.states()}
-        open_ = {entry.key: entry for entry in self.sessions.open_sessions()}
-        conversations = [
-            ConversationStats(
-                key,
-                open_[key].session.id if key in open_ else None,
-                lines[key].queued if key in lines else 0,
-                lines[key].busy if key in lines else False,
-            )
-            for key in sorted(set(lines) | set(open_))
-        ]
-        return GatewayStats(
-            open_sessions=len(open_),
-            in_flight=self.queues.in_flight,
-            queued=sum(state.queued for state in lines.values()),
-            conversations=conversations,
-            catch_up=dict(self.missed.reports),
-        )
+        return gateway_stats(self.queues, self.sessions, self.missed.reports)
 
     async def drain(self, grace: float) -> bool:
         """Refuse new messages and let accepted ones finish; False if `grace` cut them short."""

@@ -46,6 +46,7 @@ ROOM_NEVER_IMPORTS = {
     "gateway/client/": ("gateway.doctor.", "gateway.service."),
     "gateway/scheduling/": ("gateway.gateway.", "gateway.turns.", "gateway.daemon."),
     "gateway/turns/": ("gateway.gateway.", "gateway.scheduling.", "gateway.daemon."),
+    "gateway/catch_up/": ("gateway.gateway.", "gateway.scheduling.", "gateway.daemon."),
     "gateway/upkeep/": ("gateway.",),
 }
 """The doctor reads the service's unit path, never the reverse; the socket client needs

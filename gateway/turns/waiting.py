@@ -9,7 +9,7 @@ download went with the process), so the person is told to send it again.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import fields as dataclass_fields
 from datetime import datetime
 from typing import Any
 
@@ -20,7 +20,9 @@ GONE = "kioku was restarted before it read this file; please send it again"
 
 def to_waiting(inbound: Inbound) -> str:
     """The message as the ledger keeps it."""
-    fields = asdict(inbound)
+    # Field by field, not `asdict`: that deep-copies each file's download callable (and the
+    # platform client it holds) only for the copy to be thrown away.
+    fields: dict[str, Any] = {f.name: getattr(inbound, f.name) for f in dataclass_fields(inbound)}
     fields["received_at"] = inbound.received_at.isoformat()
     fields["unreadable"] = list(inbound.unreadable)
     fields["attachments"] = [

@@ -14,6 +14,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.fakes.discord import ALICE_DM_ID, ALICE_ID, THREAD_ID, FakeDiscord
 from tests.helpers.daemon import WAIT, Daemon, run_daemon
 from tests.helpers.door_daemon import DoorLog
@@ -116,36 +118,12 @@ async def test_three_messages_sent_while_stopped_get_one_answer_naming_all_three
         stored_once_at(kioku.said(), sent)
 
 
-async def test_a_kill_while_reading_what_was_missed_still_gets_exactly_one_answer(
-    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
+@pytest.mark.parametrize("during", ["reading", "answering"])
+async def test_a_kill_while_catching_up_still_gets_exactly_one_answer(
+    during: str, daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
 ) -> None:
-    async with FakeDiscord(heartbeat_interval_ms=1000) as fake:
-        kioku = Kioku(daemons, home, api, tmp_path, fake)
-        first = await kioku.start()
-        await kioku.ask("hello", at=ago(60))
-        await kioku.stop(first)
-        sent = [
-            fake.sent_while_away(fake.dm(text, at=ago(minutes)))
-            for text, minutes in (("one apple", 30), ("two pears", 20), ("three plums", 10))
-        ]
-        slow = fake.history.hold()
-        killed = await kioku.start()
-        await fake.history.reading.wait()
-        killed.signal(signal.SIGKILL)
-        assert await killed.exit_code() == -signal.SIGKILL
-        slow.set()
-        answered_before = len(fake.posts)
-        await kioku.start()
-        answer = await fake.next_post(WAIT)
-        assert all(text in answer.content for text in ("one apple", "two pears", "three plums"))
-        await kioku.nothing_more()
-        assert len(fake.posts) == answered_before + 2  # the answer and the probe's
-        stored_once_at(kioku.said(), sent)
-
-
-async def test_a_kill_while_answering_what_was_missed_still_gets_exactly_one_answer(
-    daemons: list[Daemon], home: Path, api: GatedAnthropic, tmp_path: Path
-) -> None:
+    """Killed while the pass waits on Discord's history, or while the model answers what
+    it found: after the restart, one answer naming all three, each stored once."""
     async with FakeDiscord(heartbeat_interval_ms=1000) as fake:
         kioku = Kioku(daemons, home, api, tmp_path, fake)
         first = await kioku.start()
@@ -155,9 +133,12 @@ async def test_a_kill_while_answering_what_was_missed_still_gets_exactly_one_ans
             fake.sent_while_away(fake.dm(text, at=ago(minutes)))
             for text, minutes in (("one apple", 30), ("two pears slowly", 20), ("three plums", 10))
         ]
-        slow = api.gate("slowly")
+        slow = fake.history.hold() if during == "reading" else api.gate("slowly")
         killed = await kioku.start()
-        await asyncio.wait_for(api.arrived["slowly"].wait(), WAIT)  # answering them
+        if during == "reading":
+            await fake.history.reading.wait()
+        else:
+            await asyncio.wait_for(api.arrived["slowly"].wait(), WAIT)
         killed.signal(signal.SIGKILL)
         assert await killed.exit_code() == -signal.SIGKILL
         slow.set()

@@ -118,9 +118,11 @@ class Inbound:
     unreadable: tuple[str, ...] = ()
     attachments: tuple[Attachment, ...] = ()
     received_at: datetime = field(default_factory=_now)
-    in_history: bool = True
-    """False for what the platform keeps no history of (a slash command's interaction):
-    a catch-up pass cannot read on from it, so it moves no cursor."""
+    kept_by_platform: bool = True
+    """False for a message its platform keeps nowhere (a slash command's interaction, a
+    line from the CLI socket): no catch-up pass can read on from it, so it moves no
+    cursor, and it is not held over a restart (its sender waits for the reply, or sends
+    it again)."""
 
     def __post_init__(self) -> None:
         # JSON's "\ud800" escapes decode to lone surrogates, which no UTF-8 store or API

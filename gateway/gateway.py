@@ -145,10 +145,10 @@ class Gateway:
                 self.pending.release(delivery)
 
     async def _hold_for_restart(self, inbound: Inbound) -> None:
-        """While stopping: a message with an id is held in the ledger and answered at the
-        next start; one without (the CLI socket's) must be sent again."""
+        """While stopping: a message its platform keeps is held in the ledger and answered
+        at the next start; any other (the CLI socket's) must be sent again."""
         delivery = _delivery(inbound)
-        if delivery is None:
+        if delivery is None or not inbound.kept_by_platform:
             await self.outbound.reply(inbound.address, DRAINING)
             return
         if delivery in self.pending or await deliveries.known(self.store, *delivery):
@@ -180,13 +180,14 @@ class Gateway:
             await self._command(inbound, person, conversation.key, command)
             return "handled"
         arrived = time.monotonic()
-        if delivery is not None:
+        if delivery is not None and inbound.kept_by_platform:
             try:
                 await deliveries.hold(self.store, *delivery, to_waiting(inbound))
             except StoreFull as exc:
                 log.error("store_full", conversation=conversation.key, error=str(exc))
                 await self.outbound.reply(inbound.address, STORE_FULL)
                 return "refused"
+        if delivery is not None:
             self.pending.queued(delivery, conversation.key, inbound)
         queued = self.queues.submit(
             conversation.key,
@@ -194,7 +195,7 @@ class Gateway:
             name=f"turn-{inbound.message_id or ''}",
         )
         if not queued:
-            if delivery is not None:
+            if delivery is not None and inbound.kept_by_platform:
                 await deliveries.let_go(self.store, *delivery)
             await self.outbound.reply(inbound.address, TOO_MANY)
             return "refused"

@@ -336,6 +336,7 @@ class CliSocketAdapter(Adapter):
             addressed=True,
             message_id=key,
             attachments=tuple(attachment(item) for item in files),
+            kept_by_platform=False,
         )
         try:
             await self.deliver(inbound)

@@ -259,7 +259,7 @@ class ApplicationCommands:
             addressed=True,
             message_id=INTERACTION_ID.format(user=user.id, interaction=interaction.id),
             received_at=interaction.created_at,
-            in_history=False,
+            kept_by_platform=False,
         )
         self._remember(inbound.message_id, interaction)
         try:

@@ -180,7 +180,7 @@ class SlackCommands:
             addressed=True,
             message_id=message_id,
             sender_name=await self._name(user),
-            in_history=False,
+            kept_by_platform=False,
         )
         self._responders.keep(message_id, respond)
         log.info("slack_command", command=name, direct=inbound.is_direct)

@@ -30,7 +30,7 @@ class Cursors:
     async def seen(self, inbound: Inbound) -> None:
         """`inbound` was taken in (or was not meant for kioku): reading after it is enough.
         Chatter in a chat with no cursor writes nothing."""
-        if inbound.message_id is None or not inbound.in_history:
+        if inbound.message_id is None or not inbound.kept_by_platform:
             return
         watched = await self._watched_chats()
         key = (inbound.platform, inbound.chat, inbound.thread)

@@ -240,7 +240,7 @@ async def test_the_plan_names_direct_chats_and_chats_kioku_was_addressed_in(
 async def test_a_slash_command_moves_no_cursor(rig: GatewayRig) -> None:
     await rig.gateway.handle(rig.dm(AIKO, "hi", "11"))
     await rig.telegram.next_text()
-    await rig.gateway.handle(rig.dm(AIKO, "/status", "command:1:abc", in_history=False))
+    await rig.gateway.handle(rig.dm(AIKO, "/status", "command:1:abc", kept_by_platform=False))
     await rig.telegram.next_text()
     [cursor] = (await rig.gateway.cursors.plan("telegram")).cursors
     assert cursor.message_id == "11"
@@ -284,3 +284,15 @@ async def test_a_message_whose_answer_was_cut_off_is_answered_once_at_start(
         assert await deliveries.waiting_rows(rig.store) == []
         assert "this answer gets cut" in str(rig.api.requests[-1].json["messages"])
         assert rig.telegram.pending() == 0
+
+
+async def test_a_message_its_platform_keeps_nowhere_is_not_held(rig: GatewayRig) -> None:
+    assert rig.api is not None
+    gate = rig.api.gate("slowly")
+    await rig.gateway.handle(rig.dm(AIKO, "think slowly", "m1"))
+    await rig.api.arrived["slowly"].wait()
+    await rig.gateway.handle(rig.dm(AIKO, "from the socket", "cli-1", kept_by_platform=False))
+    assert [row.message_id for row in await deliveries.waiting_rows(rig.store)] == ["m1"]
+    gate.set()
+    await rig.telegram.next_text()
+    assert "from the socket" in await rig.telegram.next_text()

@@ -45,8 +45,8 @@ async def test_a_held_message_comes_back_as_it_was_taken_in() -> None:
 
 def test_a_row_written_before_a_field_existed_reads_with_its_default() -> None:
     row = json.loads(to_waiting(message()))
-    del row["in_history"]
-    assert from_waiting(json.dumps(row)).in_history
+    del row["kept_by_platform"]
+    assert from_waiting(json.dumps(row)).kept_by_platform
 
 
 @pytest.mark.parametrize("row", ["{not json", "[]", '{"text": "no platform"}', "null"])

@@ -83,7 +83,7 @@ class CatchUpPasses:
         self._task = asyncio.create_task(self._passes(), name=f"{self.name}-catch-up")
 
     async def wait(self) -> None:
-        """Until no pass runs (tests and shutdown use it)."""
+        """Until no pass runs and none is asked for: for whoever must see a pass through."""
         while self._task is not None and not self._task.done():
             await asyncio.shield(self._task)
 

@@ -60,6 +60,7 @@ from aiohttp import WSMsgType, web
 from tests.fakes.discord_history import ChannelHistory
 from tests.fakes.recorded import RECORDINGS, recorded_json
 
+SHUTDOWN_WAIT = 1.0
 DISCORD_EPOCH_MS = 1_420_070_400_000
 RECORDED = RECORDINGS / "discord"
 EPHEMERAL = 1 << 6
@@ -263,7 +264,9 @@ class FakeDiscord:
         app.router.add_patch(
             "/api/v10/webhooks/{app}/{token}/messages/@original", self._edit_original
         )
-        self._runner = web.AppRunner(app)
+        # A daemon still connected when the fake closes reconnects at once; the runner's
+        # default would wait 60 s for that new connection's handler to end.
+        self._runner = web.AppRunner(app, shutdown_timeout=SHUTDOWN_WAIT)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memory.access.identities import ensure_person
-from memory.history.said import find_said
+from memory.history.said import answered, find_said
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
 
@@ -65,3 +65,13 @@ async def test_a_person_wide_dm_session_is_found_by_its_conversation(store: Stor
     assert await find_said(store, "telegram", "7", "41") is None
     said = await find_said(store, "telegram", "7", "41", conversation="dm:alice")
     assert said is not None and said.turn_id == turn
+
+
+async def test_a_message_counts_as_answered_once_kiokus_reply_follows_it(store: Store) -> None:
+    await stored(store, ALICE_TELEGRAM, "hello", "41")
+    said = await find_said(store, "telegram", "7", "41")
+    assert said is not None and not await answered(store, said)
+    await store.append(said.session_id, NewMessage("tool", "", tool_name="search"))
+    assert not await answered(store, said)
+    await store.append(said.session_id, NewMessage("assistant", "hi Alice"))
+    assert await answered(store, said)

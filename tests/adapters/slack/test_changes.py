@@ -120,7 +120,7 @@ async def test_another_message_subtype_is_still_acknowledged_and_ignored(
 def test_a_recorded_edit_in_a_private_channel_reads_as_changed() -> None:
     event = recorded("message_changed_group")["event"]
     assert to_changed(event, BOT_USER) == Changed(
-        "slack", "CXXXXXXXXXX", "1701735043.989889", "edited message", "1701735043.989889"
+        "slack", "C0GROUP", "1701735043.989889", "edited message", "1701735043.989889"
     )
 
 

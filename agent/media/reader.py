@@ -14,6 +14,7 @@ from agent.media.documents import ANTHROPIC_PDF_REQUEST, DocumentLimits, read_do
 from agent.media.images import CleanImage, clean_image, image_limit
 from agent.media.items import Incoming, KeptFile, Prepared
 from agent.media.naming import dimensions, shown_name
+from agent.media.stored import file_stand_in
 from agent.media.transcribers import Transcriber, build_transcriber
 from agent.media.unreadable import Unreadable
 from agent.media.vision import sees_images
@@ -136,11 +137,7 @@ class MediaReader:
 
 
 def _stand_in(item: Incoming) -> str:
-    name = shown_name(item.name)
-    word = {"image": "photo", "voice": "voice", "audio": "audio", "video": "video"}.get(
-        item.kind, "document"
-    )
-    return f"[{word} {name}]" if name else f"[{word}]"
+    return file_stand_in(item.kind, item.name)
 
 
 def _what(item: Incoming) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agent.media.items import Prepared
+from agent.media.naming import shown_name
 
 TRANSCRIBED = "transcribed"
 
@@ -20,6 +21,15 @@ def compose_stored(text: str, media: Sequence[Prepared]) -> str:
     if text or not lines:
         lines.append(text)
     return "\n".join(lines)
+
+
+def file_stand_in(kind: str, name: str) -> str:
+    """A file's line before it is read (or when it is not): "[photo receipt.jpg]"."""
+    shown = shown_name(name)
+    word = {"image": "photo", "voice": "voice", "audio": "audio", "video": "video"}.get(
+        kind, "document"
+    )
+    return f"[{word} {shown}]" if shown else f"[{word}]"
 
 
 def _stand_in(item: Prepared) -> str:

@@ -30,7 +30,6 @@ from gateway.sessions import conversation_for
 from gateway.turns.pending import Delivery, Outcome, Pending
 from gateway.turns.pipeline import Taken, Turns
 from gateway.turns.waiting import from_waiting, to_waiting
-from memory.history.said import find_said
 from memory.store import deliveries
 from memory.store.database import Store
 from memory.store.records import Conversation
@@ -78,6 +77,8 @@ class _Group:
 
     conversation: Conversation
     person: str | None
+    held: bool
+    """Held over a restart (`resume`): some may be stored already."""
     items: list[tuple[Inbound, Delivery]] = field(default_factory=list)
 
 
@@ -94,8 +95,6 @@ class MissedMessages:
         self.front = front
         self._settings = settings
         self.reports: dict[str, CatchUpReport] = {}
-        # Held over a restart with their turn already stored: their answer was cut off.
-        self._stored: set[Delivery] = set()
 
     async def take(self, missed: Missed) -> None:
         """Hold what is new among `missed.messages` and queue its answers."""
@@ -138,8 +137,6 @@ class MissedMessages:
                 continue
             if self.front.pending.claim(delivery):
                 held.append((inbound, delivery))
-                if await find_said(self.front.store, *delivery) is not None:
-                    self._stored.add(delivery)
         if held:
             log.info("resuming_unanswered", messages=len(held))
             await self._answer(held, held=True)
@@ -157,7 +154,7 @@ class MissedMessages:
             groups.setdefault(key, group).items.append((inbound, delivery))
         counts = _Counts()
         for group in groups.values():
-            await self._queue(group, held=held, counts=counts)
+            await self._queue(group, counts)
         return counts
 
     async def _group_of(self, inbound: Inbound, delivery: Delivery, *, held: bool) -> _Group | None:
@@ -170,7 +167,7 @@ class MissedMessages:
         if admission.admitted and not alone:
             settings = self._settings().sessions
             conversation = conversation_for(inbound, admission.person, settings.dm_scope)
-            return _Group(conversation, admission.person)
+            return _Group(conversation, admission.person, held)
         outcome: Outcome | None = None
         try:
             if not admission.admitted:
@@ -178,8 +175,6 @@ class MissedMessages:
                     await front.outbound.reply(inbound.address, admission.reply)
                 outcome = "handled"
             else:
-                if held:  # `route` holds what it queues itself
-                    await deliveries.let_go(front.store, *delivery)
                 outcome = await front.route(inbound, delivery)
             if outcome == "handled":
                 await deliveries.record(front.store, *delivery)
@@ -188,10 +183,10 @@ class MissedMessages:
                 front.pending.release(delivery)
         return None
 
-    async def _queue(self, group: _Group, *, held: bool, counts: _Counts) -> None:
+    async def _queue(self, group: _Group, counts: _Counts) -> None:
         front = self.front
         settings = self._settings().gateway.catch_up
-        if not held:
+        if not group.held:
             for inbound, delivery in group.items:
                 await deliveries.hold(front.store, *delivery, to_waiting(inbound))
         for inbound, delivery in group.items:
@@ -220,21 +215,17 @@ class MissedMessages:
         each as it reads now (edits count; deleted ones are gone)."""
         front, person, conversation = self.front, group.person, group.conversation
         try:
-            keep = [t for t in await self._current(unanswered) if t[1] not in self._stored]
+            keep = await self._current(unanswered)
             answer = await self._current(answered)
-            if any(delivery in self._stored for _, delivery in answer):
-                await front.turns.answer_stored(answer, person, conversation, keep)
+            if group.held:
+                await front.turns.held(answer, person, conversation, keep)
             elif answer:
                 await front.turns.missed(answer, person, conversation, keep)
             elif keep:
-                await front.turns.keep_unanswered(keep, person, conversation)
-            for _, delivery in (*unanswered, *answered):
-                if delivery in self._stored:
-                    await deliveries.record(front.store, *delivery)
+                await front.turns.unanswered(keep, person, conversation)
         finally:
             for _, delivery in (*unanswered, *answered):
                 front.pending.release(delivery)
-                self._stored.discard(delivery)
 
     async def _current(self, items: Sequence[tuple[Inbound, Delivery]]) -> list[Taken]:
         current: list[Taken] = []

@@ -18,6 +18,7 @@ import structlog
 
 from adapters.base import Address, Inbound
 from agent.agent import Agent
+from agent.media.stored import file_stand_in
 from agent.prompt import TurnContext
 from agent.providers import OnText
 from agent.tools.context import Origin
@@ -29,6 +30,7 @@ from gateway.sessions import Sessions, conversation_for
 from gateway.turns.deletions import ChatDeletions
 from gateway.turns.intake import Intake, take_in
 from gateway.turns.pending import Delivery
+from memory.history.said import Said as StoredSaid
 from memory.history.said import answered, find_said
 from memory.store import deliveries
 from memory.store.database import Store
@@ -152,51 +154,74 @@ class Turns:
             partial(self._answer, messages, person, conversation, unanswered),
         )
 
-    async def answer_stored(
+    async def held(
         self,
         messages: Sequence[Taken],
         person: str | None,
         conversation: Conversation,
         unanswered: Sequence[Taken] = (),
     ) -> None:
-        """Messages held over a restart of which some were stored before kioku stopped.
-        Those stored in the conversation's open session are in its history already (and
-        answered if kioku's reply to them is stored: it went out, or was a moment from
-        it); the others (stored in a session closed since, or not at all) are taken in as
-        missed ones. With none of those, the model answers the history as it stands."""
+        """Messages held over a restart, some maybe stored before kioku stopped. Those
+        stored in the conversation's open session are in its history already (answered
+        if kioku's reply to them is stored: it went out, or was a moment from it); the
+        others (stored in a session closed since, or not at all) are answered as missed
+        ones. With none of those but one cut off, the model answers the history as it
+        stands. Unanswered ones are stored unless they are already."""
+        if not messages and not unanswered:
+            return
         session = await self.sessions.open(conversation)
         new: list[Taken] = []
         cut_off = False
         for message, delivery in messages:
-            said = None if delivery is None else await find_said(self.store, *delivery)
+            said = await self._said(delivery)
             if said is None or said.session_id != session.id:
                 new.append((message, delivery))
             elif not await answered(self.store, said):
                 cut_off = True
-        if new or not cut_off:
-            if new:
-                await self.missed(new, person, conversation, unanswered)
-            await _record_all(self.store, [d for _, d in messages if d is not None])
-            return
-        inbound = messages[-1][0]
+        keep = [(m, d) for m, d in unanswered if await self._said(d) is None]
+        if new:
+            await self.missed(new, person, conversation, keep)
+        elif cut_off:
+            work = partial(self._answer_history, messages[-1][0], person, conversation, keep)
+            await self._answered(messages, conversation, work)
+        elif keep:
+            await self.unanswered(keep, person, conversation)
+        await _record_all(self.store, [d for _, d in (*unanswered, *messages) if d is not None])
 
-        async def work() -> None:
-            await self.outbound.working(inbound.address)
-            make = partial(
-                Turn,
-                speaker=person,
-                text="",
-                context=_context(inbound, inbound.received_at),
-                origin=Origin(inbound.platform, inbound.chat, inbound.thread, inbound.sender),
-                stored=True,
-            )
-            session, outcome = await self._respond(
-                conversation, make, self.outbound.streamer(inbound.address)
-            )
-            await self.outbound.reply(inbound.address, outcome.text, session.id)
-            await self._after(session, person)
-
+    async def unanswered(
+        self, messages: Sequence[Taken], person: str | None, conversation: Conversation
+    ) -> None:
+        """Store missed messages too old to answer (`gateway.catch_up.max_age`): history
+        and search have them, the model is not asked about them."""
+        work = partial(self._keep_unanswered, messages, person, conversation)
         await self._answered(messages, conversation, work)
+
+    async def _answer_history(
+        self,
+        inbound: Inbound,
+        person: str | None,
+        conversation: Conversation,
+        unanswered: Sequence[Taken],
+    ) -> None:
+        """The model answers the session's history as it stands (`Turn.stored`)."""
+        await self.outbound.working(inbound.address)
+        await self._keep_unanswered(unanswered, person, conversation)
+        make = partial(
+            Turn,
+            speaker=person,
+            text="",
+            context=_context(inbound, inbound.received_at),
+            origin=Origin(inbound.platform, inbound.chat, inbound.thread, inbound.sender),
+            stored=True,
+        )
+        session, outcome = await self._respond(
+            conversation, make, self.outbound.streamer(inbound.address)
+        )
+        await self.outbound.reply(inbound.address, outcome.text, session.id)
+        await self._after(session, person)
+
+    async def _said(self, delivery: Delivery | None) -> StoredSaid | None:
+        return None if delivery is None else await find_said(self.store, *delivery)
 
     async def _answered(
         self,
@@ -218,13 +243,13 @@ class Turns:
             await self.outbound.reply(address, TURN_FAILED)
         await _record_all(self.store, [d for _, d in messages if d is not None])
 
-    async def keep_unanswered(
+    async def _keep_unanswered(
         self, messages: Sequence[Taken], person: str | None, conversation: Conversation
     ) -> None:
-        """Store missed messages too old to answer (`gateway.catch_up.max_age`): history
-        and search have them, the model is not asked about them."""
+        if not messages:
+            return
         session = await self.sessions.open(conversation)
-        for inbound, delivery in messages:
+        for inbound, _ in messages:
             await self.store.append(
                 session.id,
                 NewMessage(
@@ -235,8 +260,6 @@ class Turns:
                     platform_message_id=inbound.message_id,
                 ),
             )
-            if delivery is not None:
-                await deliveries.record(self.store, *delivery)
 
     async def _answer(
         self,
@@ -259,8 +282,7 @@ class Turns:
                     Said(intake.text, message.received_at, message.message_id, intake.media)
                 )
         if not said:
-            if unanswered:
-                await self.keep_unanswered(unanswered, person, conversation)
+            await self._keep_unanswered(unanswered, person, conversation)
             return
         make = partial(
             Turn,
@@ -333,9 +355,12 @@ async def _record_all(store: Store, taken: Sequence[Delivery]) -> None:
 
 
 def _unanswered_text(inbound: Inbound) -> str:
-    """A missed message's text as stored unread, its files named (they were not fetched)."""
-    files = [f"[{item.kind}: {item.name}, not read]" for item in inbound.attachments]
-    return "\n".join(part for part in (inbound.text.strip(), *files) if part)
+    """A missed message as stored unanswered: its files' stand-ins first, as every stored
+    turn has them, saying they were not read (they were not fetched), then its text."""
+    files = [
+        f"{file_stand_in(item.kind, item.name)[:-1]}, not read]" for item in inbound.attachments
+    ]
+    return "\n".join(part for part in (*files, inbound.text.strip()) if part)
 
 
 def _settle(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.base import Changed, Inbound, Missed
+from adapters.base import Attachment, Changed, Inbound, Missed
 from gateway.turns.waiting import to_waiting
 from memory.store import deliveries
 from memory.store.records import Message
@@ -296,3 +296,23 @@ async def test_a_message_its_platform_keeps_nowhere_is_not_held(rig: GatewayRig)
     gate.set()
     await rig.telegram.next_text()
     assert "from the socket" in await rig.telegram.next_text()
+
+
+async def test_an_old_message_with_a_file_is_stored_with_its_stand_in_first(
+    rig: GatewayRig,
+) -> None:
+    async def never(limit: int) -> bytes:
+        raise AssertionError("an unanswered file is never downloaded")
+
+    receipt = Attachment("image", "receipt.jpg", "image/jpeg", 2048, never)
+    old = rig.dm(AIKO, "the receipt", "m1", attachments=(receipt,), received_at=sent(3 * 24 * 60))
+    await rig.gateway.handle(Missed("telegram", (old,)))
+    await rig.gateway.queues.drain(5)
+    assert [m.content for m in await user_turns(rig)] == [
+        "[photo receipt.jpg, not read]\nthe receipt"
+    ]
+    await rig.gateway.handle(Changed("telegram", "1", "m1", "the receipt from May"))
+    await rig.gateway.queues.drain(5)
+    assert [m.content for m in await user_turns(rig)] == [
+        "[photo receipt.jpg, not read]\nthe receipt from May"
+    ]

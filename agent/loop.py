@@ -120,8 +120,6 @@ class TurnRunner:
             turn.speaker,
             Said(turn.text, turn.context.when, turn.platform_message_id, turn.media),
         )
-        if turn.on_stored is not None:
-            await turn.on_stored()
         media = [*(item for before in turn.earlier for item in before.media), *turn.media]
         attached = [block for item in media for block in item.blocks]
         text = await self._user_text(live, turn, said)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -29,15 +28,13 @@ class Turn:
     """One incoming message, already routed to its session by the gateway.
 
     `speaker` is None for a group member kioku does not know: the turn is the group's.
-    `on_stored` runs once the person's message is durably stored, so the gateway can
-    count the platform message as handled only when it can no longer be lost. `origin`
-    is the chat the message came from (where a reminder made in the turn goes).
+    `origin` is the chat the message came from (where a reminder made in the turn goes).
     `text` is what the person wrote (a caption, a voice note's transcript); `media` are
     the files they sent, already read: their stand-ins are stored with the text, their
     blocks go to the model, their files are kept. `earlier` are the person's messages
     before it that are answered with it, oldest first; `unanswered` are older ones still,
     stored before them and not shown to the model (too old to answer:
-    `gateway.catch_up.max_age`). `on_stored` runs once all are stored. `stored`: the
+    `gateway.catch_up.max_age`). `stored`: the
     person's messages are stored already and their answer was cut off (kioku stopped
     during it): nothing is stored, and the model answers the session's history as it
     stands.
@@ -48,7 +45,6 @@ class Turn:
     text: str
     context: TurnContext
     platform_message_id: str | None = None
-    on_stored: Callable[[], Awaitable[None]] | None = None
     origin: Origin | None = None
     media: tuple[Prepared, ...] = ()
     earlier: tuple[Said, ...] = ()

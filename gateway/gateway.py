@@ -114,8 +114,8 @@ class Gateway:
         """Admit, route and queue one message (or answer its command).
 
         A message that becomes a turn is held in the delivery ledger (with its text)
-        before this returns, and counts as delivered once the agent has stored it
-        (`Turn.on_stored`): a crash in between answers it at the next start (`resume`).
+        before this returns, and counts as delivered once its answer went out: a crash
+        in between answers it at the next start (`resume`).
         """
         if not inbound.is_direct and not inbound.addressed:
             return  # group chatter not meant for kioku: nothing to look up, nothing stored
@@ -157,8 +157,8 @@ class Gateway:
         await self.outbound.reply(inbound.address, HELD)
 
     async def resume(self) -> int:
-        """Answer what was taken in before kioku last stopped and never stored (the
-        daemon calls it before the adapters start); how many messages that is."""
+        """Answer what was taken in before kioku last stopped and never answered (the
+        daemon calls it once the adapters serve); how many messages that is."""
         return await self.missed.resume()
 
     async def route(self, inbound: Inbound, delivery: Delivery | None) -> Outcome:

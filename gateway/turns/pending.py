@@ -18,7 +18,7 @@ Delivery = tuple[str, str, str]
 Where = Literal["queued", "begun", "absent"]
 Outcome = Literal["handled", "queued", "refused"]
 """What became of an incoming message: only "handled" ones are recorded as delivered at
-once; "queued" ones when their turn is stored; "refused" ones never."""
+once; "queued" ones once their answer went out; "refused" ones never."""
 
 
 @dataclass

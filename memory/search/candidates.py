@@ -16,6 +16,12 @@ long doclists is the slow part).
 
 From these, the turns holding more of the words, and rarer ones, make the
 `CANDIDATES` that `memory.search.ranking` reads and ranks.
+
+A phrase the query asks for (memory.search.phrases) may be said in a turn older than
+all of these when each of its words is common (`msg-03-03`: "msg" everywhere, "03" in
+many). Its turns are looked for by the text itself (LIKE on the indexed text), among
+the turns of its rarest word if that one's were all taken, else among the newest
+`PHRASE_SCAN` turns holding all its words; the first `PHRASE_KEEP` found come first.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from memory.search.phrases import Phrase
 from memory.search.scope import Reach
 from memory.search.words import Word
 from memory.store.records import ROLES, Role
@@ -36,6 +43,10 @@ PER_WORD = 200
 # Below this share of the newest turns, a scope is narrowed by its tokens in FTS5.
 JOIN_SHARE = 0.1
 CANDIDATES = 200
+# Turns holding all of a phrase's words read for the phrase itself; those kept; phrases.
+PHRASE_SCAN = 2000
+PHRASE_KEEP = 20
+MAX_SOUGHT = 3
 
 
 class Turn(NamedTuple):
@@ -58,8 +69,11 @@ class Candidates:
     total: int
 
 
-def find(db: sqlite3.Connection, words: Sequence[Word], reach: Reach) -> Candidates:
-    """The best `CANDIDATES` turns `reach` may read for `words`."""
+def find(
+    db: sqlite3.Connection, words: Sequence[Word], reach: Reach, phrases: Sequence[Phrase] = ()
+) -> Candidates:
+    """The best `CANDIDATES` turns `reach` may read for `words`, the turns saying any of
+    `phrases` first."""
     expressions = [_match(w.terms) for w in words]
     newest = _newest_joined if reach.share >= JOIN_SHARE else _newest_by_token
     found = newest(db, expressions, reach, 0)
@@ -82,9 +96,16 @@ def find(db: sqlite3.Connection, words: Sequence[Word], reach: Reach) -> Candida
             priority[rowid] += weight
     for rowid in held.get(len(words), ()):
         priority[rowid] = sum(weights)
+    said = [
+        row
+        for phrase in phrases[:MAX_SOUGHT]
+        for row in _saying(db, phrase, expressions, held, reach, newest is _newest_joined)
+    ]
+    for row in said:
+        priority[row["id"]] = sum(weights) + 1
     chosen = sorted(priority, key=lambda rowid: (-priority[rowid], -rowid))[:CANDIDATES]
     if newest is _newest_joined:
-        texts = {row["id"]: row for row in found}
+        texts = {row["id"]: row for row in [*found, *said]}
         rows = [texts[rowid] for rowid in chosen]
     else:
         rows = _readable_rows(db, chosen, reach) if chosen else []
@@ -162,6 +183,47 @@ def _newest_by_token(
         ).fetchall()
         rows += [{"word": index, "id": row["id"]} for row in reversed(ids[-PER_WORD:])]
     return rows
+
+
+def _saying(
+    db: sqlite3.Connection,
+    phrase: Phrase,
+    expressions: list[str],
+    held: dict[int, list[int]],
+    reach: Reach,
+    joined: bool,
+) -> list[Any]:
+    """Up to `PHRASE_KEEP` of the newest turns whose indexed text may say `phrase` (LIKE
+    its parts in order; ranking checks the phrase itself): `id`, `session_id`, `role`,
+    `ts`, `content`. In the turns taken for its rarest word if those were all of them,
+    else in the newest `PHRASE_SCAN` holding all its words that `reach` may read (with
+    the scope tokens, some may be unreadable: `find` reads only the readable ones)."""
+    if not phrase.words:
+        return []
+    columns = "t.id, t.session_id, t.role, t.ts, t.content"
+    like = "coalesce(t.body, t.content) LIKE ?"
+    rarest = min((held[i] for i in phrase.words), key=len)
+    if len(rarest) < PER_WORD:
+        if not rarest:
+            return []
+        return db.execute(
+            f"SELECT {columns} FROM turns AS t WHERE t.id IN ({','.join('?' * len(rarest))}) "
+            f"AND {like} ORDER BY t.id DESC LIMIT {PHRASE_KEEP}",
+            [*rarest, phrase.like],
+        ).fetchall()
+    expression = " AND ".join(expressions[i] for i in phrase.words)
+    if joined:
+        where, params = _readable(reach)
+        scope = f"JOIN sessions AS s ON s.id = t.session_id WHERE {where} AND"
+    else:
+        tokens = " OR ".join(f'"{SCOPE_MARK}{s}"' for s in reach.scopes)
+        expression, scope, params = f"({tokens}) AND {expression}", "WHERE", []
+    return db.execute(
+        f"SELECT {columns} FROM (SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? "
+        f"ORDER BY rowid DESC LIMIT {PHRASE_SCAN}) AS f JOIN turns AS t ON t.id = f.rowid "
+        f"{scope} {like} ORDER BY t.id DESC LIMIT {PHRASE_KEEP}",
+        [expression, *params, phrase.like],
+    ).fetchall()
 
 
 def _bound(before: int | None) -> int:

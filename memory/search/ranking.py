@@ -22,16 +22,15 @@ those chats' sessions, the ones the person took part in.
 
 from __future__ import annotations
 
-import functools
 import operator
-import re
 import sqlite3
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memory.search.candidates import Turn, find, idf
+from memory.search.matching import Matcher, prefixes, word_stem, words_starting
+from memory.search.phrases import Phrases, read_phrases
 from memory.search.scope import Scope, resolve
 from memory.search.words import (
     MAX_TERMS,
@@ -41,7 +40,7 @@ from memory.search.words import (
     query_words,
     spellings,
 )
-from memory.store.records import ContextTurn, Hit, SessionResult, from_epoch
+from memory.store.records import ContextTurn, Hit, Reason, SessionResult, from_epoch
 from memory.store.segment import bigrams, normalize
 
 if TYPE_CHECKING:
@@ -59,10 +58,6 @@ __all__ = [
 
 HITS_PER_SESSION = 3
 SNIPPET_CHARS = 200
-# A lone kanji (or a verb's kanji without its kana) says little of the word meant;
-# a long CJK word found only in pieces, somewhat more.
-FRAGMENT_WEIGHT = 0.3
-PARTIAL_WEIGHT = 0.5
 # BM25's k1: how fast repeating a word over more of a session's turns stops adding.
 SATURATION = 1.2
 
@@ -86,12 +81,17 @@ def search_in(
     reach = resolve(db, scope)
     if not reach.scopes:
         return []
-    candidates = find(db, words, reach)
-    ranked = _rank(words, candidates.rows, candidates.found, candidates.total)[:limit]
+    phrases = read_phrases(query, words)
+    candidates = find(db, words, reach, phrases.sought)
+    texts = [normalize(row.content) for row in candidates.rows]
+    phrases = phrases.found_in(texts)
+    rows = [row for row, text in zip(candidates.rows, texts, strict=True) if phrases.allows(text)]
+    ranked = _phrases_first(_rank(words, rows, candidates.found, candidates.total), phrases)
+    ranked = ranked[:limit]
     if not ranked:
         return []
     sessions, windows = _details(db, ranked, context)
-    marker = _Highlighter(words)
+    marker, matcher = _Highlighter(words), Matcher(words)
     return [
         SessionResult(
             session=sessions[s.session_id]["external_id"],
@@ -102,8 +102,15 @@ def search_in(
             started_at=from_epoch(sessions[s.session_id]["started_at"]),
             score=round(s.score, 6),
             hits=[
-                Hit(t.id, t.role, from_epoch(t.ts), marker.snippet(t.content), t.content)
-                for t in s.turns[:HITS_PER_SESSION]
+                Hit(
+                    t.id,
+                    t.role,
+                    from_epoch(t.ts),
+                    marker.snippet(t.content),
+                    t.content,
+                    _reason(tier, matcher.found(normalize(t.content))),
+                )
+                for t, tier in zip(s.turns[:HITS_PER_SESSION], s.tiers, strict=False)
             ],
             context=windows.get(s.session_id, []),
         )
@@ -124,10 +131,15 @@ def _searched(words: list[Word]) -> list[Word]:
 
 @dataclass(slots=True)
 class _Ranked:
+    """A session's score and its candidate turns, best first: each turn's score and
+    phrase tier (memory.search.phrases.Phrases.tier) beside it."""
+
     session_id: int
     score: float
     turns: list[Turn]
     newest: float
+    scores: list[float] = field(default_factory=list)
+    tiers: list[int] = field(default_factory=list)
 
 
 def _rank(words: list[Word], rows: list[Turn], found: list[int], total: int) -> list[_Ranked]:
@@ -137,7 +149,7 @@ def _rank(words: list[Word], rows: list[Turn], found: list[int], total: int) -> 
     or, if more, the candidates holding it; `total` is about how many turns are
     stored, so a word is only as rare as the whole history makes it.
     """
-    matcher = _Matcher(words)
+    matcher = Matcher(words)
     held = [matcher.held(normalize(row.content)) for row in rows]
     columns = zip(*held, strict=True) if held else ()
     weights = [
@@ -152,10 +164,13 @@ def _rank(words: list[Word], rows: list[Turn], found: list[int], total: int) -> 
         row = rows[index]
         found = sessions.get(row.session_id)
         if found is None:
-            sessions[row.session_id] = _Ranked(row.session_id, scores[index], [row], row.ts)
+            sessions[row.session_id] = _Ranked(
+                row.session_id, scores[index], [row], row.ts, [scores[index]]
+            )
             repeats[row.session_id] = list(held[index])
             continue
         found.turns.append(row)
+        found.scores.append(scores[index])
         found.newest = max(found.newest, row.ts)
         repeats[row.session_id] = list(map(operator.add, repeats[row.session_id], held[index]))
     for session in sessions.values():
@@ -167,68 +182,23 @@ def _rank(words: list[Word], rows: list[Turn], found: list[int], total: int) -> 
     return sorted(sessions.values(), key=lambda s: (-s.score, len(s.turns[0].content), -s.newest))
 
 
-class _Matcher:
-    """How fully a normalised turn holds each query word, from 0 to 1."""
-
-    def __init__(self, words: list[Word]) -> None:
-        self.size = len(words)
-        self.stems: dict[str, list[int]] = defaultdict(list)
-        for index, word in enumerate(words):
-            for stem in word.stems:
-                self.stems[stem].append(index)
-        self.prefixes = _prefixes(self.stems)
-        self.cjk = [
-            (i, w.kind, w.text, bigrams(w.text) if w.kind == "cjk" and len(w.text) > 2 else [])
-            for i, w in enumerate(words)
-            if w.kind not in ("latin", "kana")
-        ]
-        self.kana = [
-            (i, re.compile(rf"(?<!\w){re.escape(w.text)}(?!\w)"))
-            for i, w in enumerate(words)
-            if w.kind == "kana"
-        ]
-
-    def held(self, text: str) -> list[float]:
-        held = [0.0] * self.size
-        for word in _words_starting(text, self.prefixes):
-            for index in self.stems.get(_word_stem(word.group()), ()):
-                held[index] = 1.0
-        for index, kind, word, grams in self.cjk:
-            if word in text:
-                held[index] = FRAGMENT_WEIGHT if kind == "kanji" else 1.0
-            elif kind == "okurigana" and word[0] in text:
-                held[index] = FRAGMENT_WEIGHT
-            elif grams:
-                held[index] = _partial(grams, text)
-        for index, pattern in self.kana:
-            held[index] = 1.0 if pattern.search(text) else 0.0
-        return held
+def _phrases_first(ranked: list[_Ranked], phrases: Phrases) -> list[_Ranked]:
+    """Each session's turns saying the query's phrases first, then the best, ties to the
+    newer; the sessions saying them before the rest (each group in its ranked order)."""
+    for session in ranked:
+        turns, scores = session.turns, session.scores
+        tiers = [phrases.tier(normalize(turn.content)) for turn in turns]
+        order = sorted(range(len(turns)), key=lambda i: (-tiers[i], -scores[i], -turns[i].ts))
+        session.turns = [turns[i] for i in order]
+        session.scores = [scores[i] for i in order]
+        session.tiers = [tiers[i] for i in order]
+    return sorted(ranked, key=lambda s: -s.tiers[0])
 
 
-def _prefixes(stems: Iterable[str]) -> tuple[str, ...]:
-    """A word stems to one of `stems` only if it starts with it (less a final y)."""
-    return tuple({s[:-1] if s.endswith("y") else s for s in stems})
-
-
-def _words_starting(text: str, prefixes: tuple[str, ...]) -> Iterator[re.Match[str]]:
-    """The Latin words of normalised `text` that start with any of `prefixes`."""
-    for prefix in prefixes:
-        start = text.find(prefix)
-        while start >= 0:
-            if start == 0 or not _LATIN_WORD.match(text, start - 1):
-                word = _LATIN_WORD.match(text, start)
-                if word:
-                    yield word
-            start = text.find(prefix, start + 1)
-
-
-def _partial(grams: list[str], text: str) -> float:
-    """The share of a long CJK word's characters that `text` holds in its bigrams."""
-    covered = 0
-    for start, gram in enumerate(grams):
-        if gram in text:
-            covered |= 3 << start
-    return PARTIAL_WEIGHT * covered.bit_count() / (len(grams) + 1)
+def _reason(tier: int, found: list[float]) -> Reason:
+    if tier:
+        return "phrase"
+    return "all words" if all(share >= 1.0 for share in found) else "some words"
 
 
 def _details(
@@ -265,15 +235,6 @@ def _details(
     return sessions, windows
 
 
-_LATIN_WORD = re.compile(r"[^\W_\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
-
-
-@functools.lru_cache(maxsize=65536)
-def _word_stem(word: str) -> str:
-    """Words repeat across turns: stemming each distinct one once keeps ranking cheap."""
-    return light_stem(normalize(word))
-
-
 def _marked(word: Word) -> list[str]:
     if word.kind == "cjk" and len(word.text) > 3:
         return bigrams(word.text)
@@ -285,7 +246,7 @@ class _Highlighter:
 
     def __init__(self, words: list[Word]) -> None:
         self.stems = {s for w in words for s in w.stems}
-        self.prefixes = _prefixes(self.stems)
+        self.prefixes = prefixes(self.stems)
         self.cjk = sorted({m for w in words if w.kind != "latin" for m in _marked(w)})
 
     def spans(self, text: str) -> list[tuple[int, int]]:
@@ -295,8 +256,8 @@ class _Highlighter:
             return []
         found = [
             word.span()
-            for word in _words_starting(folded, self.prefixes)
-            if _word_stem(word.group()) in self.stems
+            for word in words_starting(folded, self.prefixes)
+            if word_stem(word.group()) in self.stems
         ]
         for term in self.cjk:
             start = folded.find(term)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import groupby
@@ -38,13 +39,15 @@ class Word:
     """One word of the query: found by any of its FTS terms, credited once per turn.
 
     `text` is a Latin word's stem or the normalised CJK word; `stems` are a Latin
-    word's stems in each of its spellings.
+    word's stems in each of its spellings; `times` how often the query says it as it is
+    written, which a turn must match as often (`msg-03-03` asks for two `03`s).
     """
 
     kind: Kind
     text: str
     terms: tuple[str, ...]
     stems: tuple[str, ...] = ()
+    times: int = 1
 
 
 def _quote(text: str) -> str:
@@ -169,6 +172,7 @@ def query_words(query: str) -> list[Word]:
     lone = set(_LONE_KANA.findall(normalize(query)))
     keep_all = not any(_is_content(p, lone) for p in pieces)
     found: dict[tuple[Kind, str], Word] = {}
+    said: Counter[str] = Counter()
     for piece, text in _words(pieces):
         if not keep_all and not _is_content(piece, lone):
             continue
@@ -184,6 +188,7 @@ def query_words(query: str) -> list[Word]:
             word = Word("okurigana", text, (_quote(text),))
         else:
             word = Word("cjk", text, tuple(_cjk_terms(text)))
+        said[text] += 1
         known = found.get((word.kind, word.text))
         if known is not None:
             word = Word(
@@ -191,6 +196,7 @@ def query_words(query: str) -> list[Word]:
                 word.text,
                 tuple(dict.fromkeys(known.terms + word.terms)),
                 tuple(dict.fromkeys(known.stems + word.stems)),
+                max(known.times, said[text]),
             )
         found[(word.kind, word.text)] = word
     return list(found.values())

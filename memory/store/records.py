@@ -13,6 +13,9 @@ from typing import Any, Literal
 Role = Literal["user", "assistant", "tool"]
 Kind = Literal["dm", "group"]
 ROLES: tuple[Role, ...] = ("user", "assistant", "tool")
+# Why a search hit matched: it says the query's phrases (quoted, identifiers, the query
+# itself), holds all of its words, some of them, or is near it in meaning (vector recall).
+Reason = Literal["phrase", "all words", "some words", "semantic"]
 
 
 def to_epoch(moment: datetime) -> float:
@@ -196,13 +199,15 @@ class IntegrityReport:
 
 @dataclass(frozen=True)
 class Hit:
-    """A matching turn, with its text highlighted (`**word**`) around the match."""
+    """A matching turn, with its text highlighted (`**word**`) around the match, and why
+    it matched."""
 
     message_id: int
     role: Role
     ts: datetime
     snippet: str
     content: str
+    reason: Reason
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -211,6 +216,7 @@ class Hit:
             "ts": iso(self.ts),
             "snippet": self.snippet,
             "content": self.content,
+            "reason": self.reason,
         }
 
 

@@ -38,8 +38,9 @@ def test_search_json_lists_sessions_in_the_documented_shape(kioku: Kioku, import
     assert (result["session"], result["platform"], result["title"]) == ("s1", "telegram", None)
     assert result["started_at"] == "2026-01-01T10:00:00+00:00"
     (hit,) = result["hits"]
-    assert set(hit) == {"message_id", "role", "ts", "snippet", "content"}
+    assert set(hit) == {"message_id", "role", "ts", "snippet", "content", "reason"}
     assert hit["snippet"] == "We **planned** the schema"
+    assert hit["reason"] == "all words"
     assert [turn["content"] for turn in result["context"]] == ["Orders get their own table."]
     assert set(result["context"][0]) == {"message_id", "role", "ts", "content"}
 

@@ -1,0 +1,215 @@
+"""The phrases a query asks for, and whether a turn says them: its words in order, together.
+
+The index keeps no positions (memory.store.schema: `detail=none`), so FTS5 finds the
+turns holding a phrase's words anywhere; whether a turn says them together and in
+order is read here, on its normalised text. A phrase is a run of consecutive tokens
+as the index cuts them: Latin words (matched by stem, as the query's words are) with
+only spaces or punctuation between them, and CJK text contiguous. A query asks for:
+
+- each `"quoted phrase"`: a turn that does not say it is no hit at all (a quote left
+  unpaired is ordinary text, and so is a quotation no candidate turn says);
+- each identifier, letters and digits joined by - . / : + (`2026-03-03`, `v2.17.1`,
+  `JP3312-3312`, `msg-03-03`): its pieces adjacent and in that order;
+- the query itself, as typed (less stopwords at either end).
+
+`Phrases.tier` ranks a turn saying the whole query first, then one saying every quoted
+phrase and identifier; `Phrase.like` lets memory.search.candidates look for a phrase's
+turns in SQL, bounded, when its words are each too common to find them by.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from memory.search.matching import prefixes, word_stem
+from memory.search.words import STOPWORDS, Word, light_stem, spellings
+from memory.store.segment import CJK_RUN, bigrams, normalize
+
+# A query longer than this many tokens is not read as one phrase; at most this many
+# quoted phrases and identifiers are asked for (later quotes are ordinary text).
+MAX_PARTS = 48
+MAX_PHRASES = 8
+
+# Between CJK runs (memory.store.segment.CJK_RUN), the index's Latin tokens and the
+# identifiers made of them.
+_WORD = re.compile(r"[^\W_]+")
+_IDENTIFIER = re.compile(r"[^\W_]+(?:[-./:+][^\W_]+)+")
+_QUOTE = re.compile('["\u201c\u201d]')
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One token of a phrase: a Latin word (with its stems) or a CJK run."""
+
+    text: str
+    stems: frozenset[str]
+
+    @property
+    def cjk(self) -> bool:
+        return not self.stems
+
+
+class Phrase:
+    """Consecutive tokens a turn must say together, in order.
+
+    `words`: the indexes of the query words it is made of (what FTS5 can look for);
+    `like`: a LIKE pattern that every indexed text saying it matches (see
+    memory.store.schema: `coalesce(body, content)` is the indexed text).
+    """
+
+    def __init__(self, parts: tuple[Part, ...], words: tuple[int, ...]) -> None:
+        self.parts = parts
+        self.words = words
+        # What each part starts with: any text saying the phrase holds them all.
+        self.starts = [p.text if p.cjk else _shared_start(prefixes(p.stems)) for p in parts]
+        self.like = _like(parts, self.starts)
+
+    def said_in(self, text: str) -> bool:
+        """Whether normalised `text` says the phrase."""
+        if not all(start in text for start in self.starts):
+            return False
+        tokens = _tokens(text)
+        last = len(self.parts) - 1
+        return any(
+            all(_fits(part, tokens[first + n], n, last) for n, part in enumerate(self.parts))
+            for first in range(len(tokens) - last)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Phrases:
+    """What a query asks to be said together: `whole` (the query, if more than one word),
+    the `quoted` phrases and the `identifiers`."""
+
+    whole: Phrase | None
+    quoted: tuple[Phrase, ...]
+    identifiers: tuple[Phrase, ...]
+
+    def found_in(self, texts: list[str]) -> Phrases:
+        """These phrases less the quoted ones none of normalised `texts` says: a quotation
+        nobody said (a title remembered wrong) is searched as its words, not as nothing."""
+        quoted = tuple(p for p in self.quoted if any(p.said_in(text) for text in texts))
+        return Phrases(self.whole, quoted, self.identifiers)
+
+    def allows(self, text: str) -> bool:
+        """A turn is a hit only if it says every quoted phrase."""
+        return all(phrase.said_in(text) for phrase in self.quoted)
+
+    def tier(self, text: str) -> int:
+        """2: normalised `text` says the whole query; 1: every quoted phrase and identifier
+        (when the query has any); 0: neither."""
+        if self.whole is not None and self.whole.said_in(text):
+            return 2
+        asked = self.quoted + self.identifiers
+        return 1 if asked and all(phrase.said_in(text) for phrase in asked) else 0
+
+    @property
+    def sought(self) -> tuple[Phrase, ...]:
+        """The phrases whose turns are looked for beyond each word's newest turns."""
+        asked = self.quoted + self.identifiers
+        return asked or ((self.whole,) if self.whole is not None else ())
+
+
+def read_phrases(query: str, words: list[Word]) -> Phrases:
+    """The phrases `query` asks for, made of the searched `words`."""
+    text = normalize(query)
+    quotes = [m.start() for m in _QUOTE.finditer(text)][: 2 * MAX_PHRASES]
+    quoted = [
+        _phrase(_parts(text[start + 1 : end]), words)
+        for start, end in zip(quotes[::2], quotes[1::2], strict=False)
+    ]
+    found = [_phrase(_parts(identifier), words) for identifier in _identifiers(text)]
+    identifiers = [p for p in found if p is not None][:MAX_PHRASES]
+    whole = _trimmed(_parts(text))
+    # One Latin word, or one CJK run that is one word, is a word: no phrase to say.
+    several = len(whole) > 1 or (len(whole) == 1 and whole[0].cjk and len(words) > 1)
+    return Phrases(
+        _phrase(whole, words) if several and len(whole) <= MAX_PARTS else None,
+        tuple(p for p in quoted if p is not None),
+        tuple(identifiers),
+    )
+
+
+def _parts(text: str) -> list[Part]:
+    """The tokens of normalised `text`, as the index cuts them."""
+    return [
+        Part(token, frozenset() if cjk else frozenset(light_stem(s) for s in spellings(token)))
+        for cjk, token in _tokens(text)
+    ]
+
+
+@functools.lru_cache(maxsize=256)
+def _tokens(text: str) -> list[tuple[bool, str]]:
+    """Normalised `text` as the index cuts it: Latin words, and CJK runs (whether CJK)
+    whole. Cached: each phrase of a query reads the same turns."""
+    tokens, position = [], 0
+    for run in CJK_RUN.finditer(text):
+        tokens += [(False, word) for word in _WORD.findall(text, position, run.start())]
+        tokens.append((True, run.group()))
+        position = run.end()
+    tokens += [(False, word) for word in _WORD.findall(text, position)]
+    return tokens
+
+
+def _identifiers(text: str) -> Iterator[str]:
+    """The identifiers in normalised `text` (never across CJK, which the index cuts apart)."""
+    position = 0
+    for run in [*CJK_RUN.finditer(text), None]:
+        end = len(text) if run is None else run.start()
+        yield from _IDENTIFIER.findall(text, position, end)
+        position = end if run is None else run.end()
+
+
+def _fits(part: Part, token: tuple[bool, str], n: int, last: int) -> bool:
+    """Whether `token` is the phrase's `n`th `part` (of `last` + 1): a Latin word by its
+    stem; a CJK run contiguous (one between others whole, the first ending a run, the
+    last starting one, a phrase of one CJK run anywhere in one)."""
+    cjk, text = token
+    if part.cjk != cjk:
+        return False
+    if not cjk:
+        return word_stem(text) in part.stems
+    if last == 0:
+        return part.text in text
+    if n in (0, last):
+        return text.endswith(part.text) if n == 0 else text.startswith(part.text)
+    return text == part.text
+
+
+def _trimmed(parts: list[Part]) -> list[Part]:
+    """`parts` less stopwords at either end, unless nothing else is left."""
+    content = [n for n, part in enumerate(parts) if part.cjk or part.text not in STOPWORDS]
+    return parts[content[0] : content[-1] + 1] if content else parts
+
+
+def _phrase(parts: list[Part], words: list[Word]) -> Phrase | None:
+    if not parts:
+        return None
+    held = tuple(
+        index
+        for index, word in enumerate(words)
+        if any(
+            (part.cjk and word.kind != "latin" and word.text in part.text)
+            or part.stems.intersection(word.stems)
+            for part in parts
+        )
+    )
+    return Phrase(tuple(parts), held)
+
+
+def _like(parts: tuple[Part, ...], starts: list[str]) -> str:
+    """`starts` in order, a CJK run's as the bigrams the index stores (memory.store.segment).
+
+    A token holds letters, digits and CJK only, never a LIKE wildcard (% _)."""
+    pieces = ["%".join(bigrams(s)) if p.cjk else s for p, s in zip(parts, starts, strict=True)]
+    return "%" + "%".join(piece for piece in pieces if piece) + "%"
+
+
+def _shared_start(texts: tuple[str, ...]) -> str:
+    """What all of `texts` start with (colour, color: colo)."""
+    first, last = min(texts), max(texts)
+    pairs = enumerate(zip(first, last, strict=False))
+    return first[: next((n for n, (a, b) in pairs if a != b), len(first))]

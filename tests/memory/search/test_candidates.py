@@ -112,3 +112,21 @@ async def test_a_small_share_of_the_history_searches_through_the_scope_tokens(
     bob = await store.read(lambda db: resolve(db, Scope.of_person("bob")))
     assert alice.share < candidates.JOIN_SHARE <= bob.share
     assert len(await found(store, "weather", "alice")) == 1
+
+
+@pytest.mark.parametrize(
+    ("per_word", "ranked"),
+    [(5, candidates.CANDIDATES), (candidates.PER_WORD, 3)],
+    ids=["older than every word's newest turns", "among more turns than are ranked"],
+)
+async def test_the_turn_saying_a_phrase_of_common_words_is_found(
+    store: Store, way: str, monkeypatch: pytest.MonkeyPatch, per_word: int, ranked: int
+) -> None:
+    monkeypatch.setattr(candidates, "PER_WORD", per_word)
+    monkeypatch.setattr(candidates, "CANDIDATES", ranked)
+    said = await dm(store, "alice", "c03", [f"msg-03-{i:02d}" for i in range(8)])
+    for n in (0, 1, 2, 4, 5, 6, 7, 8, 9):
+        texts = [f"msg-{n:02d}-{i:02d}" for i in range(8)]
+        await dm(store, "alice", f"c{n:02d}", texts, T0 + timedelta(days=n + 1))
+    (first, *_) = await search(store, "msg-03-03", Scope.of_person("alice"))
+    assert (first.session_id, first.hits[0].content) == (said, "msg-03-03")

@@ -57,13 +57,12 @@ class Matcher:
 
     def found(self, text: str) -> list[float]:
         """How much of each word `text` holds: 1 for the word itself, as often as asked."""
+        # One word per start: a word starting with two of the prefixes counts once.
+        said = {word.start(): word.group() for word in words_starting(text, self.prefixes)}
         counts = [0] * self.size
-        starts: set[tuple[int, int]] = set()
-        for word in words_starting(text, self.prefixes):
-            for index in self.stems.get(word_stem(word.group()), ()):
-                if (index, word.start()) not in starts:
-                    starts.add((index, word.start()))
-                    counts[index] += 1
+        for word in said.values():
+            for index in self.stems.get(word_stem(word), ()):
+                counts[index] += 1
         found = [min(n, t) / t for n, t in zip(counts, self.times, strict=True)]
         for index, kind, word, grams in self.cjk:
             if word in text:

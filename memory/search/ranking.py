@@ -11,10 +11,17 @@ Which turns are ranked is memory.search.candidates: the newest in scope holding 
 word, and all of them, found at a cost that does not grow with how many turns match.
 
 Ranking. The candidates are ranked by the query's *words*. A turn holds each word
-fully, partly (some of a long CJK word's bigrams, or only the kanji of a verb) or
-not, and a word weighs its inverse document frequency. A session scores its best turn
-(words said together) plus every word it holds in any turn, saturating as more turns
-repeat it (BM25's term-frequency curve, over turns). Ties go to the newer.
+fully, partly (some of a long CJK word's bigrams, only the kanji of a verb, or fewer
+times than the query says it: memory.search.matching) or not, and a word weighs its
+inverse document frequency. A session scores its best turn (words said together)
+plus every word it holds in any turn, saturating as more turns repeat it (BM25's
+term-frequency curve, over turns). Ties go to the newer.
+
+Phrases (memory.search.phrases). A session whose turn says the query as typed, or
+every quoted phrase and identifier in it, ranks above the rest; a turn that does not
+say a quoted phrase is no hit (unless none does). A session's hits are its best turns:
+those saying the phrases, then the highest scored, ties to the newer; each says why it
+matched.
 
 Scope: a person's search covers their DMs and the group chats they spoke in; of
 those chats' sessions, the ones the person took part in.
@@ -110,7 +117,9 @@ def search_in(
                     t.content,
                     _reason(tier, matcher.found(normalize(t.content))),
                 )
-                for t, tier in zip(s.turns[:HITS_PER_SESSION], s.tiers, strict=False)
+                for t, tier in zip(
+                    s.turns[:HITS_PER_SESSION], s.tiers[:HITS_PER_SESSION], strict=True
+                )
             ],
             context=windows.get(s.session_id, []),
         )

@@ -23,6 +23,7 @@ import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 
 from memory.search.matching import prefixes, word_stem
 from memory.search.words import STOPWORDS, Word, light_stem, spellings
@@ -118,27 +119,19 @@ def read_phrases(query: str, words: list[Word]) -> Phrases:
     text = normalize(query)
     quotes = [m.start() for m in _QUOTE.finditer(text)][: 2 * MAX_PHRASES]
     quoted = [
-        _phrase(_parts(text[start + 1 : end]), words)
+        _phrase(_tokens(text[start + 1 : end]), words)
         for start, end in zip(quotes[::2], quotes[1::2], strict=False)
     ]
-    found = [_phrase(_parts(identifier), words) for identifier in _identifiers(text)]
-    identifiers = [p for p in found if p is not None][:MAX_PHRASES]
-    whole = _trimmed(_parts(text))
+    found = (_phrase(_tokens(m), words) for m in islice(_identifiers(text), MAX_PHRASES))
+    identifiers = [p for p in found if p is not None]
+    whole = _trimmed(_tokens(text))
     # One Latin word, or one CJK run that is one word, is a word: no phrase to say.
-    several = len(whole) > 1 or (len(whole) == 1 and whole[0].cjk and len(words) > 1)
+    several = len(whole) > 1 or (len(whole) == 1 and whole[0][0] and len(words) > 1)
     return Phrases(
         _phrase(whole, words) if several and len(whole) <= MAX_PARTS else None,
         tuple(p for p in quoted if p is not None),
         tuple(identifiers),
     )
-
-
-def _parts(text: str) -> list[Part]:
-    """The tokens of normalised `text`, as the index cuts them."""
-    return [
-        Part(token, frozenset() if cjk else frozenset(light_stem(s) for s in spellings(token)))
-        for cjk, token in _tokens(text)
-    ]
 
 
 @functools.lru_cache(maxsize=256)
@@ -159,7 +152,7 @@ def _identifiers(text: str) -> Iterator[str]:
     position = 0
     for run in [*CJK_RUN.finditer(text), None]:
         end = len(text) if run is None else run.start()
-        yield from _IDENTIFIER.findall(text, position, end)
+        yield from (m.group() for m in _IDENTIFIER.finditer(text, position, end))
         position = end if run is None else run.end()
 
 
@@ -179,15 +172,20 @@ def _fits(part: Part, token: tuple[bool, str], n: int, last: int) -> bool:
     return text == part.text
 
 
-def _trimmed(parts: list[Part]) -> list[Part]:
-    """`parts` less stopwords at either end, unless nothing else is left."""
-    content = [n for n, part in enumerate(parts) if part.cjk or part.text not in STOPWORDS]
-    return parts[content[0] : content[-1] + 1] if content else parts
+def _trimmed(tokens: list[tuple[bool, str]]) -> list[tuple[bool, str]]:
+    """`tokens` less stopwords at either end, unless nothing else is left."""
+    content = [n for n, (cjk, text) in enumerate(tokens) if cjk or text not in STOPWORDS]
+    return tokens[content[0] : content[-1] + 1] if content else tokens
 
 
-def _phrase(parts: list[Part], words: list[Word]) -> Phrase | None:
-    if not parts:
+def _phrase(tokens: list[tuple[bool, str]], words: list[Word]) -> Phrase | None:
+    """The phrase of `tokens` (see `_tokens`), made of those of `words` it holds."""
+    if not tokens:
         return None
+    parts = [
+        Part(text, frozenset() if cjk else frozenset(light_stem(s) for s in spellings(text)))
+        for cjk, text in tokens
+    ]
     held = tuple(
         index
         for index, word in enumerate(words)

@@ -36,7 +36,7 @@ from memory.search.scope import Scope, resolve
 from memory.search.words import (
     MAX_TERMS,
     Word,
-    light_stem,
+    english_stem,
     match_terms,
     query_words,
     spellings,
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Scope",
-    "light_stem",
+    "english_stem",
     "match_terms",
     "query_words",
     "search",
@@ -206,8 +206,9 @@ class _Matcher:
 
 
 def _prefixes(stems: Iterable[str]) -> tuple[str, ...]:
-    """A word stems to one of `stems` only if it starts with it (less a final y)."""
-    return tuple({s[:-1] if s.endswith("y") else s for s in stems})
+    """A word stems to one of `stems` only if it starts with it, less a final e or i
+    that Porter may have written there (hoping -> hope, family -> famili)."""
+    return tuple({s[:-1] if len(s) > 1 and s[-1] in "ei" else s for s in stems})
 
 
 def _words_starting(text: str, prefixes: tuple[str, ...]) -> Iterator[re.Match[str]]:
@@ -271,7 +272,7 @@ _LATIN_WORD = re.compile(r"[^\W_\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
 @functools.lru_cache(maxsize=65536)
 def _word_stem(word: str) -> str:
     """Words repeat across turns: stemming each distinct one once keeps ranking cheap."""
-    return light_stem(normalize(word))
+    return english_stem(normalize(word))
 
 
 def _marked(word: Word) -> list[str]:

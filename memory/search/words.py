@@ -179,7 +179,7 @@ def _words(pieces: list[Piece]) -> Iterator[tuple[Piece, str]]:
 
 def _framing(query: str, pieces: list[Piece], lone: set[str]) -> frozenset[str]:
     """The words of `QUESTION_FRAME` to leave out: all of them if `query` is a question
-    that says something else too, else none (\"what did she say?\" searches `say`)."""
+    that says something else too, else none ("what did she say?" searches `say`)."""
     latin = [p.text for p in pieces if p.script == "latin"]
     asked = normalize(query).rstrip().endswith("?") or bool(latin and latin[0] in _QUESTION_OPENERS)
     if asked and any(_is_content(p, lone) and p.text not in QUESTION_FRAME for p in pieces):

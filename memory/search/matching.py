@@ -14,7 +14,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
-from memory.search.words import Word, light_stem
+from memory.search.words import Word, english_stem
 from memory.store.segment import bigrams, normalize
 
 # What a lone kanji (or a verb's kanji without its kana) is worth of the word meant;
@@ -77,8 +77,9 @@ class Matcher:
 
 
 def prefixes(stems: Iterable[str]) -> tuple[str, ...]:
-    """A word stems to one of `stems` only if it starts with it (less a final y)."""
-    return tuple({s[:-1] if s.endswith("y") else s for s in stems})
+    """A word stems to one of `stems` only if it starts with it, less a final e or i
+    that Porter may have written there (hoping -> hope, family -> famili)."""
+    return tuple({s[:-1] if len(s) > 1 and s[-1] in "ei" else s for s in stems})
 
 
 def words_starting(text: str, prefixes: tuple[str, ...]) -> Iterator[re.Match[str]]:
@@ -96,7 +97,7 @@ def words_starting(text: str, prefixes: tuple[str, ...]) -> Iterator[re.Match[st
 @functools.lru_cache(maxsize=65536)
 def word_stem(word: str) -> str:
     """Words repeat across turns: stemming each distinct one once keeps ranking cheap."""
-    return light_stem(normalize(word))
+    return english_stem(normalize(word))
 
 
 def _partial(grams: list[str], text: str) -> float:

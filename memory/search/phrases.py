@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from itertools import islice
 
 from memory.search.matching import prefixes, word_stem
-from memory.search.words import STOPWORDS, Word, light_stem, spellings
+from memory.search.words import STOPWORDS, Word, english_stem, spellings
 from memory.store.segment import CJK_RUN, bigrams, normalize
 
 # A query longer than this many tokens is not read as one phrase; at most this many
@@ -183,7 +183,7 @@ def _phrase(tokens: list[tuple[bool, str]], words: list[Word]) -> Phrase | None:
     if not tokens:
         return None
     parts = [
-        Part(text, frozenset() if cjk else frozenset(light_stem(s) for s in spellings(text)))
+        Part(text, frozenset() if cjk else frozenset(english_stem(s) for s in spellings(text)))
         for cjk, text in tokens
     ]
     held = tuple(

@@ -38,11 +38,12 @@ from typing import TYPE_CHECKING, Any
 from memory.search.candidates import Turn, find, idf
 from memory.search.matching import Matcher, prefixes, word_stem, words_starting
 from memory.search.phrases import Phrases, read_phrases
+from memory.search.everywhere import discounted, everywhere, newest_sessions
 from memory.search.scope import Scope, resolve
 from memory.search.words import (
     MAX_TERMS,
     Word,
-    light_stem,
+    english_stem,
     match_terms,
     query_words,
     spellings,
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Scope",
-    "light_stem",
+    "english_stem",
     "match_terms",
     "query_words",
     "search",
@@ -93,8 +94,9 @@ def search_in(
     texts = [normalize(row.content) for row in candidates.rows]
     phrases = phrases.found_in(texts)
     rows = [row for row, text in zip(candidates.rows, texts, strict=True) if phrases.allows(text)]
-    ranked = _phrases_first(_rank(words, rows, candidates.found, candidates.total), phrases)
-    ranked = ranked[:limit]
+    newest = newest_sessions(db, reach)
+    ranked = _rank(words, rows, candidates.found, candidates.total, newest)
+    ranked = _phrases_first(ranked, phrases)[:limit]
     if not ranked:
         return []
     sessions, windows = _details(db, ranked, context)
@@ -151,20 +153,26 @@ class _Ranked:
     tiers: list[int] = field(default_factory=list)
 
 
-def _rank(words: list[Word], rows: list[Turn], found: list[int], total: int) -> list[_Ranked]:
+def _rank(
+    words: list[Word], rows: list[Turn], found: list[int], total: int, newest: list[int]
+) -> list[_Ranked]:
     """Sessions of the candidate `rows` by the query words they hold, best first.
 
     A word's weight comes from how many turns hold it: FTS5's count in scope (`found`)
     or, if more, the candidates holding it; `total` is about how many turns are
-    stored, so a word is only as rare as the whole history makes it.
+    stored, so a word is only as rare as the whole history makes it. A word in nearly
+    all of the `newest` sessions weighs nothing (see memory.search.everywhere).
     """
     matcher = Matcher(words)
     held = [matcher.held(normalize(row.content)) for row in rows]
     columns = zip(*held, strict=True) if held else ()
-    weights = [
-        idf(max(count, len(column) - column.count(0.0)), max(total, len(rows)))
-        for count, column in zip(found, columns, strict=False)
-    ]
+    weights = discounted(
+        [
+            idf(max(count, len(column) - column.count(0.0)), max(total, len(rows)))
+            for count, column in zip(found, columns, strict=False)
+        ],
+        everywhere(newest, [row.session_id for row in rows], held),
+    )
     scores = [sum(map(operator.mul, weights, h)) for h in held]
     order = sorted(range(len(rows)), key=lambda i: (-scores[i], len(rows[i].content), -rows[i].ts))
     sessions: dict[int, _Ranked] = {}

@@ -1,8 +1,10 @@
 """The words of a query: what `memory.search.ranking` looks for, and the FTS5 terms that find them.
 
 Any text is split into Latin words and CJK runs (memory.store.segment); stopwords and
-particles go when anything else is left; kanji joined by okurigana are one word; a
-Latin word is searched in its British and American spellings; each word becomes
+particles go when anything else is left, and so do the words that only frame a
+question ("what did she *say* about…", "would he *likely*…"); kanji joined by
+okurigana are one word; a Latin word is searched in its British and American
+spellings and ranked by its Porter stem (memory.search.porter); each word becomes
 quoted FTS5 terms, so no user text ever reaches FTS5's query syntax.
 """
 
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import Literal
 
+from memory.search.porter import porter_stem
 from memory.store.segment import Piece, bigrams, normalize, query_pieces
 
 MAX_TERMS = 48
@@ -27,6 +30,17 @@ _STOPWORD_LIST = """a about above after again all am an and any are as at be bee
     through to too under until up very was we were what when where which while who whom
     why will with would you your yours yourself s d ll m re ve"""
 STOPWORDS = frozenset(_STOPWORD_LIST.split())
+# Words that frame a question about what was said rather than say what it is about:
+# reporting verbs ("what did X say/mention about…"), hedges ("would X likely…",
+# "what might…") and "how many/much". Stemming would make `likely` the word `like`.
+_FRAME_LIST = """likely unlikely probably possibly perhaps maybe might say says said mention
+    mentions mentioned tell tells told describe describes described think thinks considered
+    based according many much"""
+QUESTION_FRAME = frozenset(_FRAME_LIST.split())
+# A query whose first word is one of these (or that ends in "?") is a question.
+_OPENER_LIST = """what when where who whom whose which why how did does do is are was were
+    has have had can could would will should"""
+_QUESTION_OPENERS = frozenset(_OPENER_LIST.split())
 # Kana that end a word rather than inflect it: 京都の抹茶, お店は.
 PARTICLES = frozenset("はがをにでとのもへやか")
 
@@ -166,19 +180,31 @@ def _words(pieces: list[Piece]) -> Iterator[tuple[Piece, str]]:
         yield piece, word
 
 
+def _framing(query: str, pieces: list[Piece], lone: set[str]) -> frozenset[str]:
+    """The words of `QUESTION_FRAME` to leave out: all of them if `query` is a question
+    that says something else too, else none ("what did she say?" searches `say`)."""
+    latin = [p.text for p in pieces if p.script == "latin"]
+    asked = normalize(query).rstrip().endswith("?") or bool(latin and latin[0] in _QUESTION_OPENERS)
+    if asked and any(_is_content(p, lone) and p.text not in QUESTION_FRAME for p in pieces):
+        return QUESTION_FRAME
+    return frozenset()
+
+
 def query_words(query: str) -> list[Word]:
-    """The words searched for: stopwords and particles go when anything else is left."""
+    """The words searched for: stopwords, particles and a question's framing words go
+    when anything else is left."""
     pieces = list(query_pieces(query))
     lone = set(_LONE_KANA.findall(normalize(query)))
     keep_all = not any(_is_content(p, lone) for p in pieces)
+    framing = _framing(query, pieces, lone)
     found: dict[tuple[Kind, str], Word] = {}
     said: Counter[str] = Counter()
     for piece, text in _words(pieces):
-        if not keep_all and not _is_content(piece, lone):
+        if not keep_all and (not _is_content(piece, lone) or piece.text in framing):
             continue
         if piece.script == "latin":
             variants = spellings(text)
-            stems = tuple(dict.fromkeys(light_stem(v) for v in variants))
+            stems = tuple(dict.fromkeys(english_stem(v) for v in variants))
             word = Word("latin", stems[0], tuple(_latin_term(v) for v in variants), stems)
         elif text in lone:
             word = Word("kana", text, (_quote(text),))
@@ -211,15 +237,6 @@ def match_terms(query: str) -> list[str]:
     return terms(query_words(query))
 
 
-_SUFFIXES = ("ational", "ations", "ation", "ings", "ing", "edly", "ed", "ies", "es", "s", "ly")
-
-
-def light_stem(word: str) -> str:
-    """A rough English stem for ranking and highlighting (FTS5's porter decides what matches)."""
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-            break
-    if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "aeiouls":
-        word = word[:-1]
-    return word[:-1] if len(word) > 3 and word.endswith("e") else word
+def english_stem(word: str) -> str:
+    """The stem a lower-case word is ranked and highlighted by: the one FTS5 found it by."""
+    return porter_stem(word)

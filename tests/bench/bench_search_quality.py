@@ -1,8 +1,10 @@
 """Session-search quality on the labelled set, through the real `kioku` command.
 
 Imports the set into a fresh KIOKU_HOME with `kioku import`, asks every question with
-one `kioku search --queries FILE --json`, and prints recall@1, recall@5 and MRR per
-language and overall, then each question that missed with what came back instead.
+one `kioku search --queries FILE --json`, and prints recall@1, recall@5, recall@10 and
+MRR per language, per LoCoMo category (multi-hop, temporal, open-domain, single-hop,
+adversarial) when the set has them, and overall; then each question that missed at 5
+with what came back instead.
 
     .venv/bin/python tests/bench/bench_search_quality.py [--set DIR] [--limit N]
 
@@ -31,7 +33,9 @@ from search_eval import (
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", type=Path, default=DEFAULT_SET, help="labelled set folder")
-    parser.add_argument("--limit", type=int, default=5, help="sessions asked for per question")
+    parser.add_argument(
+        "--limit", type=int, default=10, help="sessions asked for per question (10: recall@10)"
+    )
     args = parser.parse_args()
     try:
         eval_set = load_set(args.set)

@@ -8,7 +8,8 @@ with no answers only checks isolation: its asker has no session on the topic, bu
 someone else does, and none of theirs may come back.
 
 Scores are hit rates: recall@k is the share of questions with at least one of their
-answer sessions in the first k results; MRR averages 1/rank of the first answer.
+answer sessions in the first k results; MRR averages 1/rank of the first answer. They
+are given per language, per LoCoMo category when the set has them, and overall.
 """
 
 from __future__ import annotations
@@ -28,6 +29,14 @@ from typing import Any
 DEFAULT_SET = Path(__file__).resolve().parents[1] / "data" / "search_eval"
 KIOKU = Path(sys.executable).with_name("kioku")
 LANGS = ("en", "ja")
+# LoCoMo's question categories (its `category` field), as its paper names them.
+LOCOMO_CATEGORIES = {
+    1: "multi-hop",
+    2: "temporal",
+    3: "open-domain",
+    4: "single-hop",
+    5: "adversarial",
+}
 
 
 class EvalSetError(ValueError):
@@ -41,6 +50,7 @@ class Question:
     lang: str
     query: str
     answers: tuple[str, ...]
+    category: str = ""
 
 
 @dataclass(frozen=True)
@@ -73,7 +83,8 @@ def load_set(directory: Path = DEFAULT_SET) -> EvalSet:
 
     A folder in the LoCoMo layout (`import.jsonl` and `queries.jsonl`, as
     ../shared/data/locomo-dev) is read too: its questions are English, their answers
-    the `evidence_sessions`; a question without evidence sessions is left out.
+    the `evidence_sessions`, their slice the `category`; a question without evidence
+    sessions is left out.
     """
     if (directory / "import.jsonl").exists() and (directory / "queries.jsonl").exists():
         return _load_locomo(directory)
@@ -100,11 +111,24 @@ def _load_locomo(directory: Path) -> EvalSet:
     messages = _read_jsonl(sessions_file)
     owners = {row["session"]: row["person"] for row in messages}
     rows = [
-        {**row, "lang": "en", "answers": row["evidence_sessions"]}
+        {
+            **row,
+            "lang": "en",
+            "answers": row["evidence_sessions"],
+            "category": _category(row.get("category")),
+        }
         for row in _read_jsonl(directory / "queries.jsonl")
         if row.get("evidence_sessions")
     ]
     return EvalSet(sessions_file, messages, _questions(rows, owners), owners)
+
+
+def _category(code: Any) -> str:
+    if code is None:
+        return ""
+    if code not in LOCOMO_CATEGORIES:
+        raise EvalSetError(f"category {code!r} is not one of {sorted(LOCOMO_CATEGORIES)}")
+    return LOCOMO_CATEGORIES[code]
 
 
 def _questions(rows: list[dict[str, Any]], owners: Mapping[str, str]) -> list[Question]:
@@ -116,6 +140,7 @@ def _questions(rows: list[dict[str, Any]], owners: Mapping[str, str]) -> list[Qu
             lang=row["lang"],
             query=row["query"],
             answers=tuple(row["answers"]),
+            category=row.get("category", ""),
         )
         if question.lang not in LANGS:
             raise EvalSetError(f"question {question.id}: lang must be one of {LANGS}")
@@ -131,12 +156,13 @@ def _questions(rows: list[dict[str, Any]], owners: Mapping[str, str]) -> list[Qu
 
 @dataclass
 class Group:
-    """Hit counts for one slice of the questions (a language, or all of them)."""
+    """Hit counts for one slice of the questions (a language, a category, or all of them)."""
 
     name: str
     count: int = 0
     hits_at_1: int = 0
     hits_at_5: int = 0
+    hits_at_10: int = 0
     reciprocal_ranks: float = 0.0
 
     @property
@@ -146,6 +172,10 @@ class Group:
     @property
     def recall_at_5(self) -> float:
         return self.hits_at_5 / self.count if self.count else 0.0
+
+    @property
+    def recall_at_10(self) -> float:
+        return self.hits_at_10 / self.count if self.count else 0.0
 
     @property
     def mrr(self) -> float:
@@ -180,8 +210,10 @@ def first_answer_rank(question: Question, ranked: Sequence[str]) -> int | None:
 def score(
     questions: Iterable[Question], rankings: Mapping[str, Sequence[str]], owners: Mapping[str, str]
 ) -> Scores:
-    """Recall@1, recall@5 and MRR per language and overall, plus isolation leaks."""
-    groups = {name: Group(name) for name in (*LANGS, "all")}
+    """Recall@1/5/10 and MRR per language, per category and overall, plus isolation leaks."""
+    questions = list(questions)
+    categories = [c for c in LOCOMO_CATEGORIES.values() if any(q.category == c for q in questions)]
+    groups = {name: Group(name) for name in (*LANGS, *categories, "all")}
     scores = Scores(groups)
     for question in questions:
         ranked = rankings.get(question.id, [])
@@ -192,10 +224,11 @@ def score(
         if not question.answers:
             continue
         rank = first_answer_rank(question, ranked)
-        for group in (groups[question.lang], groups["all"]):
+        for group in (groups[n] for n in (question.lang, question.category, "all") if n):
             group.count += 1
             group.hits_at_1 += rank == 1
             group.hits_at_5 += rank is not None and rank <= 5
+            group.hits_at_10 += rank is not None and rank <= 10
             group.reciprocal_ranks += 1 / rank if rank else 0.0
         if rank is None or rank > 5:
             scores.misses.append(question)
@@ -205,14 +238,22 @@ def score(
 
 
 def format_table(rows: Mapping[str, Scores]) -> str:
-    """One line per (system, slice): questions, recall@1, recall@5, MRR, leaks."""
-    lines = [f"{'system':<22}{'slice':<6}{'n':>5}{'R@1':>8}{'R@5':>8}{'MRR':>8}{'leaks':>7}"]
+    """One line per (system, slice) with questions: n, recall@1/5/10, MRR, leaks.
+
+    Recall@10 needs 10 results a question (the bench asks for them by default).
+    """
+    lines = [
+        f"{'system':<22}{'slice':<13}{'n':>5}{'R@1':>8}{'R@5':>8}{'R@10':>8}{'MRR':>8}{'leaks':>7}"
+    ]
     for name, scores in rows.items():
         for group in scores.groups.values():
+            if not group.count and group.name != "all":
+                continue
             leaks = len(scores.leaks) if group.name == "all" else ""
             lines.append(
-                f"{name:<22}{group.name:<6}{group.count:>5}{group.recall_at_1:>8.3f}"
-                f"{group.recall_at_5:>8.3f}{group.mrr:>8.3f}{leaks!s:>7}"
+                f"{name:<22}{group.name:<13}{group.count:>5}{group.recall_at_1:>8.3f}"
+                f"{group.recall_at_5:>8.3f}{group.recall_at_10:>8.3f}{group.mrr:>8.3f}"
+                f"{leaks!s:>7}"
             )
     return "\n".join(lines)
 

@@ -13,8 +13,10 @@ import pytest
 from tests.bench.search_eval import (
     EvalSet,
     KiokuRun,
+    Question,
     Scores,
     format_failures,
+    format_table,
     load_set,
     run_kioku_search,
     score,
@@ -76,3 +78,24 @@ def test_labelled_set_covers_both_languages_persons_and_isolation() -> None:
     assert min(langs.count("en"), langs.count("ja")) >= 40
     assert len(set(eval_set.owners.values())) >= 3
     assert any(not q.answers for q in eval_set.questions)
+
+
+def test_scores_slice_by_category_and_count_recall_at_10() -> None:
+    questions = [
+        Question("a", "p", "en", "q", ("s1",), "temporal"),
+        Question("b", "p", "en", "q", ("s2",), "temporal"),
+        Question("c", "p", "en", "q", ("s3",), "multi-hop"),
+    ]
+    others = [f"x{i}" for i in range(8)]
+    rankings = {"a": ["s1"], "b": [*others, "s2"], "c": ["x0"]}
+    scores = score(questions, rankings, {s: "p" for s in ["s1", "s2", "s3", *others]})
+    temporal = scores.groups["temporal"]
+    assert (temporal.count, temporal.hits_at_1, temporal.hits_at_5, temporal.hits_at_10) == (
+        2,
+        1,
+        1,
+        2,
+    )
+    assert scores.groups["multi-hop"].hits_at_10 == 0
+    assert scores.groups["all"].recall_at_10 == 2 / 3
+    assert "temporal" in format_table({"kioku": scores})

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memory.access.identities import ensure_person
-from memory.search.ranking import Scope, light_stem, search
+from memory.search.ranking import Scope, english_stem, search
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
 
@@ -179,7 +179,7 @@ async def test_stopwords_alone_still_search(store: Store) -> None:
 
 
 @pytest.mark.parametrize(
-    ("word", "stem"), [("planned", "plan"), ("planning", "plan"), ("decided", "decid")]
+    ("word", "expected"), [("planned", "plan"), ("planning", "plan"), ("decided", "decid")]
 )
-def test_highlighting_stems_like_words_together(word: str, stem: str) -> None:
-    assert light_stem(word) == stem
+def test_highlighting_stems_like_words_together(word: str, expected: str) -> None:
+    assert english_stem(word) == expected

@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memory.search.candidates import Turn, find, idf
+from memory.search.everywhere import discounted, everywhere, newest_sessions
 from memory.search.matching import Matcher, prefixes, word_stem, words_starting
 from memory.search.phrases import Phrases, read_phrases
-from memory.search.everywhere import discounted, everywhere, newest_sessions
 from memory.search.scope import Scope, resolve
 from memory.search.words import (
     MAX_TERMS,

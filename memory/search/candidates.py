@@ -36,6 +36,9 @@ PER_WORD = 200
 # Below this share of the newest turns, a scope is narrowed by its tokens in FTS5.
 JOIN_SHARE = 0.1
 CANDIDATES = 200
+# How far a turn's time may lie outside its session's start and end: a turn caught up
+# after a restart carries its platform's (earlier) time.
+SESSION_SLACK = 86_400.0
 
 
 class Turn(NamedTuple):
@@ -102,15 +105,20 @@ def _match(terms: tuple[str, ...]) -> str:
 
 
 def _readable(reach: Reach) -> tuple[str, list[Any]]:
-    """The SQL condition on session `s` that `reach` may read it, and its parameters."""
+    """The SQL condition on turn `t` of session `s` that `reach` may read it, and its
+    parameters."""
     where = f"s.scope_id IN ({','.join('?' * len(reach.scopes))})"
-    if reach.person is None:
-        return where, list(reach.scopes)
-    taken_part = (
-        "(s.kind = 'dm' OR EXISTS(SELECT 1 FROM participants AS p "
-        "WHERE p.person_id = ? AND p.session_id = s.id))"
-    )
-    return f"{where} AND {taken_part}", [*reach.scopes, reach.person]
+    params: list[Any] = list(reach.scopes)
+    if reach.person is not None:
+        where += (
+            " AND (s.kind = 'dm' OR EXISTS(SELECT 1 FROM participants AS p "
+            "WHERE p.person_id = ? AND p.session_id = s.id))"
+        )
+        params.append(reach.person)
+    if reach.period is not None:
+        where += " AND t.ts >= ? AND t.ts < ?"
+        params += [reach.period.start, reach.period.end]
+    return where, params
 
 
 def _newest_joined(
@@ -154,14 +162,62 @@ def _newest_by_token(
     holders are few, so they are read in order and the newest kept here.
     """
     tokens = "(" + " OR ".join(f'"{SCOPE_MARK}{s}"' for s in reach.scopes) + ")"
+    join, dated, period = _dated(reach)
     rows: list[Any] = []
     for index, expression in enumerate(expressions, first):
         ids = db.execute(
-            f"SELECT rowid AS id FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? AND rowid < ?",
-            (f"{tokens} AND {expression}", _bound(before)),
+            f"SELECT f.rowid AS id FROM {FTS_TABLE} AS f{join} "
+            f"WHERE f.{FTS_TABLE} MATCH ? AND f.rowid < ?{dated} ORDER BY f.rowid",
+            (f"{tokens} AND {expression}", _bound(before), *period),
         ).fetchall()
         rows += [{"word": index, "id": row["id"]} for row in reversed(ids[-PER_WORD:])]
     return rows
+
+
+def _dated(reach: Reach) -> tuple[str, str, list[float]]:
+    """The join, condition and parameters that keep an FTS5 walk (`f`) inside `reach.period`."""
+    if reach.period is None:
+        return "", "", []
+    return (
+        " JOIN turns AS t ON t.id = f.rowid",
+        " AND t.ts >= ? AND t.ts < ?",
+        [reach.period.start, reach.period.end],
+    )
+
+
+def in_period(db: sqlite3.Connection, reach: Reach, sessions: int, per_session: int) -> list[Turn]:
+    """The `sessions` sessions `reach` may read with the newest turns in `reach.period`, and
+    each one's newest `per_session` turns there, newest first: what a query of nothing but
+    a time phrase lists.
+
+    Only the turns of sessions that ran then are read (started before the period ends
+    and not ended before it starts, give or take `SESSION_SLACK` for turns stored with
+    their platform's earlier time), never all of the person's.
+    """
+    assert reach.period is not None
+    where, params = _readable(reach)
+    rows = db.execute(
+        "SELECT id, session_id, role, ts, content FROM (SELECT t.id, t.session_id, t.role, "
+        "t.ts, t.content, max(t.ts) OVER (PARTITION BY t.session_id) AS newest, "
+        "row_number() OVER (PARTITION BY t.session_id ORDER BY t.ts DESC, t.id DESC) AS nth "
+        "FROM sessions AS s JOIN turns AS t ON t.session_id = s.id "
+        f"WHERE {where} AND s.started_at < ? AND (s.ended_at IS NULL OR s.ended_at >= ?)) "
+        "WHERE nth <= ? ORDER BY newest DESC, session_id DESC, nth",
+        [
+            *params,
+            reach.period.end + SESSION_SLACK,
+            reach.period.start - SESSION_SLACK,
+            per_session,
+        ],
+    )
+    chosen: set[int] = set()
+    turns = []
+    for r in rows:
+        if r["session_id"] not in chosen and len(chosen) == sessions:
+            break
+        chosen.add(r["session_id"])
+        turns.append(Turn(r["id"], r["session_id"], ROLES[r["role"]], r["ts"], r["content"]))
+    return turns
 
 
 def _bound(before: int | None) -> int:

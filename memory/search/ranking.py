@@ -28,14 +28,16 @@ import re
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from memory.search.candidates import Turn, find, idf
-from memory.search.scope import Scope, resolve
+from memory.search.candidates import Turn, find, idf, in_period
+from memory.search.scope import Reach, Scope, resolve
+from memory.search.when import Period, When, read
 from memory.search.words import (
     MAX_TERMS,
     Word,
+    has_content,
     light_stem,
     match_terms,
     query_words,
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Scope",
+    "When",
     "light_stem",
     "match_terms",
     "query_words",
@@ -65,29 +68,57 @@ FRAGMENT_WEIGHT = 0.3
 PARTIAL_WEIGHT = 0.5
 # BM25's k1: how fast repeating a word over more of a session's turns stops adding.
 SATURATION = 1.2
+# How much more a session scores for a matching turn said in a period the query names.
+DATE_BOOST = 0.5
 
 
 async def search(
-    store: Store, query: str, scope: Scope, *, limit: int = 10, context: int = 2
+    store: Store,
+    query: str,
+    scope: Scope,
+    *,
+    limit: int = 10,
+    context: int = 2,
+    when: When | None = None,
 ) -> list[SessionResult]:
-    """Sessions matching `query` within `scope`, best first (at most `limit`)."""
-    return await store.read(lambda db: search_in(db, query, scope, limit=limit, context=context))
+    """Sessions matching `query` within `scope`, best first (at most `limit`). With `when`
+    (the searcher's clock, and any since/until), time in the query narrows or boosts
+    (memory.search.when); without it, time words are words like any other."""
+    return await store.read(
+        lambda db: search_in(db, query, scope, limit=limit, context=context, when=when)
+    )
 
 
 def search_in(
-    db: sqlite3.Connection, query: str, scope: Scope, *, limit: int = 10, context: int = 2
+    db: sqlite3.Connection,
+    query: str,
+    scope: Scope,
+    *,
+    limit: int = 10,
+    context: int = 2,
+    when: When | None = None,
 ) -> list[SessionResult]:
     """`search` on a plain connection: the store runs it in one hop to a read connection
     (see memory.store.read_pool), and a short-lived command that reads state.db without
     opening the store calls it directly (see memory.store.quick_read)."""
-    words = _searched(query_words(query))
-    if not words or limit <= 0:
+    reading = read(query, when)
+    words = _searched(query_words(reading.text))
+    listing = reading.timed and not has_content(reading.text)
+    if not (words or listing) or limit <= 0:
         return []
     reach = resolve(db, scope)
     if not reach.scopes:
         return []
-    candidates = find(db, words, reach)
-    ranked = _rank(words, candidates.rows, candidates.found, candidates.total)[:limit]
+    if listing:
+        words = []
+        period = replace(reach, period=reading.listed())
+        ranked = _by_time(in_period(db, period, limit, HITS_PER_SESSION))[:limit]
+    else:
+        narrowed = replace(reach, period=reading.narrowed())
+        ranked = _dated_rank(db, words, narrowed, reading.boosts)[:limit]
+        if reading.text != query and not reading.holds([t.ts for s in ranked for t in s.turns]):
+            words = _searched(query_words(query))
+            ranked = _dated_rank(db, words, replace(reach, period=reading.bounds), ())[:limit]
     if not ranked:
         return []
     sessions, windows = _details(db, ranked, context)
@@ -165,6 +196,30 @@ def _rank(words: list[Word], rows: list[Turn], found: list[int], total: int) -> 
             if n
         )
     return sorted(sessions.values(), key=lambda s: (-s.score, len(s.turns[0].content), -s.newest))
+
+
+def _dated_rank(
+    db: sqlite3.Connection, words: list[Word], reach: Reach, boosts: tuple[Period, ...]
+) -> list[_Ranked]:
+    """`_rank` of the turns in `reach` (and its period), sessions with a matching turn in
+    one of `boosts` raised by `DATE_BOOST`; otherwise in the same order."""
+    candidates = find(db, words, reach)
+    ranked = _rank(words, candidates.rows, candidates.found, candidates.total)
+    if not boosts:
+        return ranked
+    for session in ranked:
+        if any(period.holds(turn.ts) for turn in session.turns for period in boosts):
+            session.score *= 1 + DATE_BOOST
+    return sorted(ranked, key=lambda session: -session.score)
+
+
+def _by_time(turns: list[Turn]) -> list[_Ranked]:
+    """Sessions of `turns` (newest first, grouped by session) in the order they come."""
+    sessions: dict[int, _Ranked] = {}
+    for turn in turns:
+        ranked = sessions.setdefault(turn.session_id, _Ranked(turn.session_id, 0.0, [], turn.ts))
+        ranked.turns.append(turn)
+    return list(sessions.values())
 
 
 class _Matcher:

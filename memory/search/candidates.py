@@ -36,9 +36,6 @@ PER_WORD = 200
 # Below this share of the newest turns, a scope is narrowed by its tokens in FTS5.
 JOIN_SHARE = 0.1
 CANDIDATES = 200
-# How far a turn's time may lie outside its session's start and end: a turn caught up
-# after a restart carries its platform's (earlier) time.
-SESSION_SLACK = 86_400.0
 
 
 class Turn(NamedTuple):
@@ -186,38 +183,31 @@ def _dated(reach: Reach) -> tuple[str, str, list[float]]:
 
 
 def in_period(db: sqlite3.Connection, reach: Reach, sessions: int, per_session: int) -> list[Turn]:
-    """The `sessions` sessions `reach` may read with the newest turns in `reach.period`, and
-    each one's newest `per_session` turns there, newest first: what a query of nothing but
-    a time phrase lists.
+    """The newest `per_session` turns in `reach.period` of each of the `sessions` sessions
+    with the newest ones there, newest first: what a query of nothing but a time phrase
+    lists.
 
-    Only the turns of sessions that ran then are read (started before the period ends
-    and not ended before it starts, give or take `SESSION_SLACK` for turns stored with
-    their platform's earlier time), never all of the person's.
+    The turns are walked newest first as stored, until a session more would be needed:
+    cheap for a recent period, and for an old one no dearer than reading the turns
+    since. (A session's own start and end do not bound its turns: a message caught up
+    after a restart keeps the time it was sent.)
     """
-    assert reach.period is not None
     where, params = _readable(reach)
     rows = db.execute(
-        "SELECT id, session_id, role, ts, content FROM (SELECT t.id, t.session_id, t.role, "
-        "t.ts, t.content, max(t.ts) OVER (PARTITION BY t.session_id) AS newest, "
-        "row_number() OVER (PARTITION BY t.session_id ORDER BY t.ts DESC, t.id DESC) AS nth "
-        "FROM sessions AS s JOIN turns AS t ON t.session_id = s.id "
-        f"WHERE {where} AND s.started_at < ? AND (s.ended_at IS NULL OR s.ended_at >= ?)) "
-        "WHERE nth <= ? ORDER BY newest DESC, session_id DESC, nth",
-        [
-            *params,
-            reach.period.end + SESSION_SLACK,
-            reach.period.start - SESSION_SLACK,
-            per_session,
-        ],
+        "SELECT t.id, t.session_id, t.role, t.ts, t.content FROM turns AS t "
+        f"CROSS JOIN sessions AS s WHERE s.id = t.session_id AND {where} ORDER BY t.id DESC",
+        params,
     )
-    chosen: set[int] = set()
-    turns = []
+    taken: dict[int, list[Turn]] = {}
     for r in rows:
-        if r["session_id"] not in chosen and len(chosen) == sessions:
-            break
-        chosen.add(r["session_id"])
-        turns.append(Turn(r["id"], r["session_id"], ROLES[r["role"]], r["ts"], r["content"]))
-    return turns
+        turns = taken.get(r["session_id"])
+        if turns is None:
+            if len(taken) == sessions:
+                break
+            turns = taken[r["session_id"]] = []
+        if len(turns) < per_session:
+            turns.append(Turn(r["id"], r["session_id"], ROLES[r["role"]], r["ts"], r["content"]))
+    return sorted((turn for turns in taken.values() for turn in turns), key=lambda t: -t.ts)
 
 
 def _bound(before: int | None) -> int:

@@ -16,6 +16,14 @@ long doclists is the slow part).
 
 From these, the turns holding more of the words, and rarer ones, make the
 `CANDIDATES` that `memory.search.ranking` reads and ranks.
+
+A search narrowed to a period (`Reach.period`: "last week", `--since/--until`) keeps
+to it in the same statements, so each walk still stops at `PER_WORD` turns inside it.
+A word with fewer than that in the period is walked back through all its turns in
+scope: cheap for a recent period of a rare word, and for a common word as dear as
+reading every turn holding it (which BM25 always does). Turn ids do not bound a
+period: imported history and messages caught up after a restart keep the time they
+were said.
 """
 
 from __future__ import annotations

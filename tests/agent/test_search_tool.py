@@ -7,8 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memory.access.identities import ensure_person
+from memory.importers.jsonl import Parsed, store_parsed
 from memory.schedule.timezones import set_timezone
-from memory.store.records import Conversation, NewMessage
+from memory.store.records import Conversation, NewMessage, PastSession
 
 
 async def past_session(rig, person: str, platform: str, chat: str, texts: list[str]) -> None:
@@ -86,10 +87,11 @@ async def test_results_stay_within_the_budget(rig) -> None:
 
 
 async def dated_session(rig, title: str, text: str, at: datetime) -> None:
+    """A past session of aiko's, as it was lived: one turn at `at`."""
     await ensure_person(rig.store, "aiko")
-    session = await rig.store.open_session(Conversation("telegram", title, "dm", "aiko"))
-    await rig.store.append(session.id, NewMessage("user", text, speaker="aiko", ts=at))
-    await rig.store.close_session(session.id, "idle", title=title)
+    conversation = Conversation("telegram", title, "dm", "aiko")
+    turns = [NewMessage("user", text, speaker="aiko", ts=at)]
+    await store_parsed(rig.store, Parsed(sessions=[PastSession(title, conversation, turns, title)]))
 
 
 def tool_result(rig) -> dict:

@@ -11,11 +11,12 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from memory.access.identities import ensure_person
+from memory.importers.jsonl import Parsed, store_parsed
 from memory.search import candidates
 from memory.search.ranking import Scope, search
 from memory.search.when import When, when_for
 from memory.store.database import Store
-from memory.store.records import Conversation, NewMessage
+from memory.store.records import Conversation, NewMessage, PastSession
 
 TOKYO = ZoneInfo("Asia/Tokyo")
 # Wednesday 9 December 2026, morning in Tokyo: last week is 30 Nov - 6 Dec.
@@ -40,12 +41,15 @@ async def store(tmp_path: Path) -> AsyncIterator[Store]:
 
 
 async def said(store: Store, chat: str, at: datetime, *texts: str) -> int:
-    """A closed DM session of alice's: `texts` a minute apart from `at`."""
-    session = await store.open_session(Conversation("telegram", chat, "dm", "alice"))
-    for n, text in enumerate(texts):
-        ts = at + timedelta(minutes=n)
-        await store.append(session.id, NewMessage("user", text, speaker="alice", ts=ts))
-    await store.close_session(session.id, "idle")
+    """A past DM session of alice's, as it was lived: `texts` a minute apart from `at`."""
+    messages = [
+        NewMessage("user", text, speaker="alice", ts=at + timedelta(minutes=n))
+        for n, text in enumerate(texts)
+    ]
+    conversation = Conversation("telegram", chat, "dm", "alice")
+    await store_parsed(store, Parsed(sessions=[PastSession(chat, conversation, messages)]))
+    session = await store.session_by_external_id(chat)
+    assert session is not None
     return session.id
 
 
@@ -146,6 +150,19 @@ async def test_unparsed_time_words_are_searched_as_words(
 async def test_without_a_clock_time_words_are_ordinary_words(store: Store) -> None:
     session = await said(store, "a", EARLIER, "we talked about last week's game")
     assert await found(store, "last week", when=None) == [session]
+
+
+async def test_a_turn_caught_up_after_its_session_started_is_found_in_its_period(
+    store: Store,
+) -> None:
+    # A message sent while kioku was down is stored with the time it was sent, in the
+    # session open when kioku caught up with it.
+    now = datetime.now(UTC)
+    session = await store.open_session(Conversation("telegram", "late", "dm", "alice"))
+    sent = NewMessage("user", "missed message", speaker="alice", ts=now - timedelta(days=2))
+    await store.append(session.id, sent)
+    assert await found(store, "the day before yesterday", When(now)) == [session.id]
+    assert await found(store, "missed two days ago", When(now)) == [session.id]
 
 
 @pytest.mark.parametrize(("zone", "listed"), [(TOKYO, False), (UTC, True)])

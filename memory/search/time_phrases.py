@@ -11,6 +11,9 @@ weekday ("sat") is an ordinary word, and so is any phrase not listed here. Weeks
 on Monday; a month or a day named without a year is the latest one not after today;
 seasons are the northern meteorological ones (summer is June to August; a winter runs
 from December to February and is named by its December's year).
+
+Every phrase holds a digit or one of `memory.search.when`'s keys, which skips this
+module (and compiling its patterns, on first use) for a query that holds none.
 """
 
 from __future__ import annotations
@@ -95,8 +98,6 @@ class _Rule(NamedTuple):
 
 def phrases(text: str, today: date) -> list[Phrase]:
     """The time phrases of `text` (its first-listed reading where two overlap), in order."""
-    if not _may_hold_time(text):
-        return []
     found: list[Phrase] = []
     for pattern, rule in _compiled():
         for match in pattern.finditer(text):
@@ -109,21 +110,6 @@ def phrases(text: str, today: date) -> list[Phrase]:
                 continue
             found.append(Phrase(start, stop, first, end, rule.counted, rule.kept))
     return sorted(found, key=lambda p: p.start)
-
-
-# Every phrase holds a digit or one of these: most queries hold none, and skip compiling
-# the patterns (tens of milliseconds, more than the rest of a `kioku search`).
-_KEYS = (
-    *("day", "ago", "week", "month", "year", "night", "morning", "afternoon", "evening"),
-    *("spring", "summer", "autumn", "fall", "winter"),
-    *("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"),
-    *("日", "週", "月", "年", "今", "昨", "先", "去", "春", "夏", "秋", "冬", "曜", "おと"),
-)
-
-
-def _may_hold_time(text: str) -> bool:
-    lowered = text.lower()
-    return any(c.isdigit() for c in text) or any(key in lowered for key in _KEYS)
 
 
 @functools.cache

@@ -28,9 +28,10 @@ from __future__ import annotations
 import math
 import unicodedata
 from datetime import date, datetime, time, timedelta, tzinfo
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from memory.search.time_phrases import phrases
+if TYPE_CHECKING:
+    from memory.search.time_phrases import Phrase
 
 DATE_FORMS = "YYYY-MM-DD, or a full ISO time such as 2026-03-03T14:30 or 2026-03-03T14:30+09:00"
 
@@ -113,7 +114,7 @@ def read(query: str, when: When | None) -> Reading:
     text = query if query.isascii() else unicodedata.normalize("NFKC", query)
     zone = when.now.tzinfo
     assert zone is not None, "`When.now` must carry the searcher's zone"
-    found = phrases(text, when.now.date())
+    found = _phrases(text, when.now.date())
     said: Period | None = None
     boosts: list[Period] = []
     for phrase in reversed(found):
@@ -133,7 +134,26 @@ def read(query: str, when: When | None) -> Reading:
 def says_time(query: str) -> bool:
     """Whether `query` holds a time phrase: a caller looks up the person's zone only then."""
     text = query if query.isascii() else unicodedata.normalize("NFKC", query)
-    return bool(phrases(text, date.today()))
+    return bool(_phrases(text, date.today()))
+
+
+# Every time phrase holds a digit or one of these: most queries hold none, and skip
+# loading and compiling the phrases' patterns (more than the rest of a `kioku search`).
+_KEYS = (
+    *("day", "ago", "week", "month", "year", "night", "morning", "afternoon", "evening"),
+    *("spring", "summer", "autumn", "fall", "winter"),
+    *("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"),
+    *("日", "週", "月", "年", "今", "昨", "先", "去", "春", "夏", "秋", "冬", "曜", "おと"),
+)
+
+
+def _phrases(text: str, today: date) -> list[Phrase]:
+    lowered = text.lower()
+    if not any(c.isdigit() for c in text) and not any(key in lowered for key in _KEYS):
+        return []
+    from memory.search.time_phrases import phrases
+
+    return phrases(text, today)
 
 
 def when_for(

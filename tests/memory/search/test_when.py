@@ -7,6 +7,8 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory.search.when import BadDate, Period, When, read, when_for
 
@@ -188,3 +190,17 @@ def test_a_bad_since_or_until_says_what_is_read(
 ) -> None:
     with pytest.raises(BadDate, match=said.replace("(", r"\(").replace(")", r"\)")):
         when_for(TOKYO, since, until)
+
+
+_TIMEISH = st.sampled_from(
+    ["last", "week", "ago", "in", "May", "March", "2024", "3", "年", "月", "日", "先週", "の", " "]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(_TIMEISH, st.text(max_size=4)), max_size=12).map("".join))
+def test_any_text_is_read_without_error_and_keeps_its_other_words(query: str) -> None:
+    reading = read(query, When(NEW_YEAR))
+    assert all(period.start < period.end for period in reading.boosts)
+    if not reading.timed:
+        assert reading.text == query

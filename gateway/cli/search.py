@@ -85,7 +85,9 @@ def search_command(
     limit: int = typer.Option(10, "--limit", "-n", min=1, max=100, help="Sessions to show."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
     queries: Path | None = typer.Option(
-        None, "--queries", help='Run every line {"person", "query", "limit"} of this file.'
+        None,
+        "--queries",
+        help='Run every line {"person", "query", "limit"[, "since", "until"]} of this file.',
     ),
     since: str | None = typer.Option(
         None, "--since", help="Only turns from this day (YYYY-MM-DD) or time on, in their zone."
@@ -134,7 +136,7 @@ def _check_dates(since: str | None, until: str | None) -> None:
 
 
 def _period(since: str | None, until: str | None) -> str:
-    return f"{since or 'the start'} to {until or 'now'}"
+    return f"from {since or 'the start'} to {until or 'now'}"
 
 
 def _read_queries(path: Path) -> list[Ask]:

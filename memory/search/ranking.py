@@ -100,7 +100,10 @@ def search_in(
 ) -> list[SessionResult]:
     """`search` on a plain connection: the store runs it in one hop to a read connection
     (see memory.store.read_pool), and a short-lived command that reads state.db without
-    opening the store calls it directly (see memory.store.quick_read)."""
+    opening the store calls it directly (see memory.store.quick_read).
+
+    A query of nothing but time lists the period's sessions; one whose time holds none
+    of what it finds is searched again as typed (see memory.search.when)."""
     reading = read(query, when)
     words = _searched(query_words(reading.text))
     listing = reading.timed and not has_content(reading.text)
@@ -111,8 +114,8 @@ def search_in(
         return []
     if listing:
         words = []
-        period = replace(reach, period=reading.listed())
-        ranked = _by_time(in_period(db, period, limit, HITS_PER_SESSION))[:limit]
+        dated = replace(reach, period=reading.listed())
+        ranked = _by_time(in_period(db, dated, limit, HITS_PER_SESSION))[:limit]
     else:
         narrowed = replace(reach, period=reading.narrowed())
         ranked = _dated_rank(db, words, narrowed, reading.boosts)[:limit]

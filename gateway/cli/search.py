@@ -12,7 +12,7 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import typer
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from config.settings import Settings
     from memory.importers.hermes_home import HermesImport
     from memory.importers.jsonl import Parsed
+    from memory.search.when import When
     from memory.store.database import Store
     from memory.store.records import ImportCounts, SessionResult
 
@@ -42,7 +43,20 @@ PROGRESS_FROM = 5000
 MAX_QUERY_LINE = 65_536
 """Bytes in one line of a --queries file; a query longer than a few hundred words finds nothing
 more."""
-QUERY_LINE = 'each line must be {"person": P, "query": Q, "limit": N}'
+QUERY_LINE = (
+    'each line must be {"person": P, "query": Q, "limit": N}, '
+    'and may add "since" and "until" (YYYY-MM-DD)'
+)
+
+
+class Ask(NamedTuple):
+    """One search to run: whose history, the query, how many sessions, since/until as typed."""
+
+    person: str
+    query: str
+    limit: int
+    since: str | None = None
+    until: str | None = None
 
 
 class Format(StrEnum):
@@ -71,17 +85,33 @@ def search_command(
     limit: int = typer.Option(10, "--limit", "-n", min=1, max=100, help="Sessions to show."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
     queries: Path | None = typer.Option(
-        None, "--queries", help='Run every line {"person", "query", "limit"} of this file.'
+        None,
+        "--queries",
+        help='Run every line {"person", "query", "limit"[, "since", "until"]} of this file.',
+    ),
+    since: str | None = typer.Option(
+        None, "--since", help="Only turns from this day (YYYY-MM-DD) or time on, in their zone."
+    ),
+    until: str | None = typer.Option(
+        None, "--until", help="Only turns up to this day (inclusive) or time, in their zone."
     ),
 ) -> None:
     """Search a person's past sessions (every platform, never anyone else's DMs)."""
-    if (query is None) == (queries is None):
-        fail("give either a QUERY or --queries FILE (one of the two)", EXIT_USAGE)
-    home = essentials_or_exit().home
-    batch = _read_queries(queries) if queries is not None else [(person, query or "", limit)]
-    answered = _search_current(home, batch)
+    if queries is not None and (query is not None or since or until):
+        fail("--queries FILE runs alone; put since/until on its lines", EXIT_USAGE)
+    if queries is None and query is None and since is None and until is None:
+        fail("give a QUERY, --since/--until, or --queries FILE", EXIT_USAGE)
+    if queries is None:
+        _check_dates(since, until)
+    known = essentials_or_exit()
+    batch = (
+        _read_queries(queries)
+        if queries is not None
+        else [Ask(person, query or "", limit, since, until)]
+    )
+    answered = _search_current(known.home, batch, known.default_timezone)
     if answered is None:
-        answered = run_async(_search_opened(home, batch))
+        answered = run_async(_search_opened(known.home, batch, known.default_timezone))
     if queries is not None:
         for results in answered:
             sys.stdout.write(json.dumps([r.to_json() for r in results], ensure_ascii=False) + "\n")
@@ -90,10 +120,26 @@ def search_command(
     if as_json:
         typer.echo(json.dumps([r.to_json() for r in results], ensure_ascii=False, indent=2))
     else:
-        _render(results, query)
+        _render(results, query or _period(since, until))
 
 
-def _read_queries(path: Path) -> list[tuple[str, str, int]]:
+def _check_dates(since: str | None, until: str | None) -> None:
+    """Exit 2 with the reason when since/until are not dates (before anything is opened)."""
+    from datetime import UTC
+
+    from memory.search.when import BadDate, when_for
+
+    try:
+        when_for(UTC, since, until)
+    except BadDate as exc:
+        fail(str(exc), EXIT_USAGE)
+
+
+def _period(since: str | None, until: str | None) -> str:
+    return f"from {since or 'the start'} to {until or 'now'}"
+
+
+def _read_queries(path: Path) -> list[Ask]:
     batch, problems = [], []
     try:
         for line in text_lines(path, MAX_QUERY_LINE):
@@ -116,7 +162,7 @@ def _read_queries(path: Path) -> list[tuple[str, str, int]]:
     return batch
 
 
-def _query_line(line: str) -> tuple[str, str, int]:
+def _query_line(line: str) -> Ask:
     try:
         row = loads(line, what="the JSON")
     except json.JSONDecodeError as exc:
@@ -131,11 +177,19 @@ def _query_line(line: str) -> tuple[str, str, int]:
     limit = row.get("limit", 10)
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 100:
         raise ValueError("limit must be a whole number from 1 to 100")
-    return person, row["query"], limit
+    since, until = row.get("since"), row.get("until")
+    if not all(value is None or isinstance(value, str) for value in (since, until)):
+        raise ValueError("since and until must be dates as text (YYYY-MM-DD)")
+    from datetime import UTC
+
+    from memory.search.when import when_for
+
+    when_for(UTC, since, until)  # BadDate is a ValueError: reported with the line
+    return Ask(person, row["query"], limit, since, until)
 
 
 def _search_current(
-    home: Path, batch: list[tuple[str, str, int]]
+    home: Path, batch: list[Ask], default_zone: str | None
 ) -> list[list[SessionResult]] | None:
     """The answers, read straight from a state.db already in this kioku's layout; None
     when it is not (then the store is opened, and upgrades it)."""
@@ -150,21 +204,56 @@ def _search_current(
     if db is None:
         return None
     with closing(db):
-        for person in {p for p, _, _ in batch}:
+        for person in {ask.person for ask in batch}:
             if not has_person(db, person):
                 _no_person(person, path)
-        return [search_in(db, q, Scope.of_person(p), limit=n) for p, q, n in batch]
+        answers = []
+        for ask in batch:
+            when = None
+            if _timed(ask):
+                from memory.schedule.timezones import timezone_in
+
+                when = _when(ask, timezone_in(db, ask.person), default_zone)
+            scope = Scope.of_person(ask.person)
+            answers.append(search_in(db, ask.query, scope, limit=ask.limit, when=when))
+        return answers
 
 
 async def _search_opened(
-    home: Path, batch: list[tuple[str, str, int]]
+    home: Path, batch: list[Ask], default_zone: str | None
 ) -> list[list[SessionResult]]:
+    from memory.schedule.timezones import timezone_of
     from memory.search.ranking import Scope, search
 
     async with await _open(home) as store:
-        for person in {p for p, _, _ in batch}:
-            await _require_person(store, person)
-        return [await search(store, q, Scope.of_person(p), limit=n) for p, q, n in batch]
+        answers = []
+        for ask in batch:
+            await _require_person(store, ask.person)
+            own = await timezone_of(store, ask.person) if _timed(ask) else None
+            when = _when(ask, own, default_zone)
+            scope = Scope.of_person(ask.person)
+            answers.append(await search(store, ask.query, scope, limit=ask.limit, when=when))
+        return answers
+
+
+def _timed(ask: Ask) -> bool:
+    """Whether the search needs the person's clock: only then is their zone looked up."""
+    from memory.search.when import says_time
+
+    return ask.since is not None or ask.until is not None or says_time(ask.query)
+
+
+def _when(ask: Ask, own_zone: str | None, default_zone: str | None) -> When | None:
+    """The person's clock in their zone and the bounds asked for (None: not `_timed`)."""
+    if not _timed(ask):
+        return None
+    from memory.schedule.timezones import effective_zone
+    from memory.search.when import BadDate, when_for
+
+    try:
+        return when_for(effective_zone(own_zone, default_zone), ask.since, ask.until)
+    except BadDate as exc:
+        fail(str(exc), EXIT_USAGE)
 
 
 async def _require_person(store: Store, person: str) -> None:

@@ -277,6 +277,10 @@ def _by_time(turns: list[Turn]) -> list[_Ranked]:
 
 
 def _reason(tier: int, found: list[float]) -> Reason:
+    """Why a turn is a hit: a phrase of the query, its words, or (no words: a listing of
+    a period) only when it was said."""
+    if not found:
+        return "period"
     if tier:
         return "phrase"
     return "all words" if all(share >= 1.0 for share in found) else "some words"

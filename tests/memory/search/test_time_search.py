@@ -86,6 +86,7 @@ async def test_a_listing_shows_each_sessions_newest_turns_in_the_period(store: S
     await said(store, "a", LAST_WEEK, "first", "second", "third", "fourth")
     (result,) = await search(store, "last week", Scope.of_person("alice"), when=When(NOW))
     assert [hit.content for hit in result.hits] == ["fourth", "third", "second"]
+    assert {hit.reason for hit in result.hits} == {"period"}
 
 
 async def test_a_named_month_ranks_its_turns_first_and_still_finds_the_others(

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from config.paths import ensure_home
+from gateway.cli import search_fused
 from gateway.cli.common import (
     EXIT_USAGE,
     essentials_or_exit,
@@ -79,7 +80,11 @@ def search_command(
         fail("give either a QUERY or --queries FILE (one of the two)", EXIT_USAGE)
     home = essentials_or_exit().home
     batch = _read_queries(queries) if queries is not None else [(person, query or "", limit)]
-    answered = _search_current(home, batch)
+    fused = search_fused.wanted(home)
+    if fused is not None:
+        answered = run_async(search_fused.answers(fused, batch))
+    else:
+        answered = _search_current(home, batch)
     if answered is None:
         answered = run_async(_search_opened(home, batch))
     if queries is not None:
@@ -163,11 +168,12 @@ async def _search_opened(
 
     async with await _open(home) as store:
         for person in {p for p, _, _ in batch}:
-            await _require_person(store, person)
+            await require_person(store, person)
         return [await search(store, q, Scope.of_person(p), limit=n) for p, q, n in batch]
 
 
-async def _require_person(store: Store, person: str) -> None:
+async def require_person(store: Store, person: str) -> None:
+    """End the command (exit 1) if `person` is not in `store`."""
     from memory.access.identities import get_person
 
     if await get_person(store, person) is None:
@@ -350,6 +356,6 @@ async def _export(home: Path, person: str) -> None:
     from memory.importers.jsonl import export_jsonl
 
     async with await _open(home) as store:
-        await _require_person(store, person)
+        await require_person(store, person)
         async for line in export_jsonl(store, person):
             sys.stdout.write(line + "\n")

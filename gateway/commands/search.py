@@ -1,11 +1,13 @@
 """/search: past conversations. In a direct message it searches the sender's own
-history; in a group, that group's history alone, whoever asks.
+history; in a group, that group's history alone, whoever asks. With `local_vectors` on,
+by meaning too (`agent.memory_providers.builtin.fused_search`).
 """
 
 from __future__ import annotations
 
+from agent.memory_providers.builtin.fused_search import search_sessions
 from gateway.commands.context import Context
-from memory.search.ranking import Scope, search
+from memory.search.ranking import Scope
 from memory.store.records import SessionResult
 
 SEARCH_SESSIONS = 5
@@ -26,7 +28,9 @@ async def _found(context: Context[str] | Context[str | None], scope: Scope) -> s
     query = context.argument
     if not query:
         return HOW
-    results = await search(context.store, query, scope, limit=SEARCH_SESSIONS)
+    results = await search_sessions(
+        context.store, query, scope, limit=SEARCH_SESSIONS, meaning=context.services.meaning
+    )
     if not results:
         return f"Nothing found for {query!r}."
     return "\n".join([f"Found for {query!r}:", *(_result(r) for r in results)])

@@ -1,0 +1,60 @@
+"""`kioku search` by meaning too, when the `local_vectors` provider is enabled.
+
+Only a home that holds the provider's vectors.db pays for reading the whole settings
+(and numpy, aiohttp); every other search stays on the quick path. The provider is
+started in this process for the command's length, beside a running daemon (WAL on
+both databases); a down embeddings server costs the command at most
+`providers.recall_timeout` on its first query, and then it answers by words.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from config.settings import Settings
+    from memory.store.records import SessionResult
+
+VECTORS = Path("providers") / "local_vectors" / "vectors.db"
+
+
+def wanted(home: Path) -> Settings | None:
+    """The settings when this home searches by meaning too; None when it does not."""
+    if not (home / VECTORS).is_file():
+        return None
+    from gateway.cli.common import logged_settings
+
+    settings = logged_settings()
+    return settings if settings.providers.local_vectors.enabled else None
+
+
+async def answers(
+    settings: Settings, batch: list[tuple[str, str, int]]
+) -> list[list[SessionResult]]:
+    """Each (person, query, limit) of `batch` searched by words and meaning, in order."""
+    import asyncio
+
+    from agent.memory_providers.builtin.fused_search import search_sessions
+    from agent.memory_providers.builtin.search_meaning import meaning_for
+    from agent.memory_providers.lexical import lexical_search
+    from agent.memory_providers.loading import prepared
+    from config.paths import ensure_home
+    from gateway.cli.search import require_person
+    from memory.search.ranking import Scope
+    from memory.store.database import Store
+
+    section = settings.providers.local_vectors
+    async with await Store.open(ensure_home(settings.home) / "state.db") as store:
+        for person in {p for p, _, _ in batch}:
+            await require_person(store, person)
+        provider = await prepared("local_vectors", settings.home, lexical_search(store))
+        await asyncio.wait_for(provider.start(section.model_dump()), section.timeout)
+        try:
+            meaning = meaning_for(provider, section, settings.providers.recall_timeout)
+            return [
+                await search_sessions(store, q, Scope.of_person(p), limit=n, meaning=meaning)
+                for p, q, n in batch
+            ]
+        finally:
+            await provider.stop()

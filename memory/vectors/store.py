@@ -95,6 +95,13 @@ class VectorStore:
         """The `limit` exchanges of `scope` nearest to `vector`, best first."""
         return await self._run(lambda: self._search(scope, vector, limit))
 
+    async def note(self, key: str) -> str | None:
+        """A value the user of the store keeps beside the vectors (what they embed)."""
+        return await self._run(lambda: self._note(key))
+
+    async def set_note(self, key: str, value: str) -> None:
+        await self._run(lambda: self._set_note(key, value))
+
     async def count(self, scope: str) -> int:
         return await self._run(
             lambda: scalar_now(self._conn, "SELECT count(*) FROM vectors WHERE scope = ?", (scope,))
@@ -150,6 +157,15 @@ class VectorStore:
     def _dimensions(self) -> int | None:
         row = self._conn.execute("SELECT value FROM meta WHERE key = 'dimensions'").fetchone()
         return int(row["value"]) if row else None
+
+    def _note(self, key: str) -> str | None:
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (f"note:{key}",))
+        found = row.fetchone()
+        return str(found["value"]) if found else None
+
+    def _set_note(self, key: str, value: str) -> None:
+        with self._conn as db:
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"note:{key}", value))
 
     def _add(self, scope: str, rows: Sequence[VectorRow]) -> int:
         for index, row in enumerate(rows):

@@ -8,6 +8,10 @@ language and overall, then each question that missed with what came back instead
 
 `--set` takes any folder holding `sessions.jsonl` and `questions.jsonl` in the same
 format as tests/data/search_eval (for a held-out set).
+
+With `--embed-python PYTHON` (a venv holding the model, see embed_server.py) or
+`--embed-url URL`, it then runs the same questions with `local_vectors` on and prints
+R@1/R@5/R@10 per slice for lexical and fused search (`fused_search.py`).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import fused_search
 from search_eval import (
     DEFAULT_SET,
     EvalSetError,
@@ -32,6 +37,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", type=Path, default=DEFAULT_SET, help="labelled set folder")
     parser.add_argument("--limit", type=int, default=5, help="sessions asked for per question")
+    fused_search.add_arguments(parser)
     args = parser.parse_args()
     try:
         eval_set = load_set(args.set)
@@ -55,6 +61,9 @@ def main() -> int:
     print(format_table({"kioku": scores}))
     print()
     print(format_failures(scores, run.results, eval_set.owners))
+    if fused_search.wanted(args):
+        print()
+        fused_search.print_fused(args, eval_set, run if args.limit >= 10 else None)
     return 0
 
 

@@ -79,7 +79,7 @@ async def test_recall_finds_a_recorded_exchange_by_meaning_with_its_date(
     await provider.record_turn(ALICE, turn(3, "I bought new running shoes"))
     recalled = await provider.recall(ALICE, "where does Hana live", 1)
     assert recalled == ["[2026-03-04] my sister Hana lives in Kyoto lovely city"]
-    assert api.texts[0] == "my sister Hana lives in Kyoto\nlovely city"
+    assert api.texts[0] == "user: my sister Hana lives in Kyoto\nassistant: lovely city"
 
 
 async def test_bob_never_recalls_alice_even_with_her_exact_words(
@@ -159,7 +159,9 @@ async def test_backfill_embeds_only_what_is_missing_and_reports_progress(
         batch=2,
     )
     assert (counts.seen, counts.embedded, counts.skipped) == (5, 3, 2)
-    assert api.texts[before:] == ["about tea\nnoted", "about cake\nnoted", "about books\nnoted"]
+    assert api.texts[before:] == [
+        f"user: about {what}\nassistant: noted" for what in ("tea", "cake", "books")
+    ]
     assert seen == sorted(seen) and seen[-1] == 5
     again = await backfill(provider, exchanges(*history), allowed=lambda scope: True)
     assert (again.embedded, again.skipped) == (1, 4)

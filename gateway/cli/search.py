@@ -22,8 +22,10 @@ from gateway.cli.common import (
     EXIT_USAGE,
     essentials_or_exit,
     fail,
+    no_person,
     person_id,
     print_skill_import,
+    require_person,
     run_async,
     settings_or_exit,
 )
@@ -35,7 +37,6 @@ if TYPE_CHECKING:
     from config.settings import Settings
     from memory.importers.hermes_home import HermesImport
     from memory.importers.jsonl import Parsed
-    from memory.store.database import Store
     from memory.store.records import ImportCounts, SessionResult
 
 MAX_PROBLEMS_SHOWN = 50
@@ -157,7 +158,7 @@ def _search_current(
     with closing(db):
         for person in {p for p, _, _ in batch}:
             if not has_person(db, person):
-                _no_person(person, path)
+                no_person(person, path)
         return [search_in(db, q, Scope.of_person(p), limit=n) for p, q, n in batch]
 
 
@@ -170,18 +171,6 @@ async def _search_opened(
         for person in {p for p, _, _ in batch}:
             await require_person(store, person)
         return [await search(store, q, Scope.of_person(p), limit=n) for p, q, n in batch]
-
-
-async def require_person(store: Store, person: str) -> None:
-    """End the command (exit 1) if `person` is not in `store`."""
-    from memory.access.identities import get_person
-
-    if await get_person(store, person) is None:
-        _no_person(person, store.path)
-
-
-def _no_person(person: str, path: Path) -> None:
-    fail(f"no person {person!r} in {path}; persons appear when they first talk or import")
 
 
 def _render(results: list[SessionResult], query: str) -> None:

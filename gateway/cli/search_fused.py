@@ -40,7 +40,7 @@ async def answers(
     from agent.memory_providers.lexical import lexical_search
     from agent.memory_providers.loading import prepared
     from config.paths import ensure_home
-    from gateway.cli.search import require_person
+    from gateway.cli.common import require_person
     from memory.search.ranking import Scope
     from memory.store.database import Store
 

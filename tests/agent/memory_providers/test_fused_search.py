@@ -173,3 +173,15 @@ async def session_of(store: Store, turn_id: int) -> int:
     return await store.read(
         lambda db: db.execute("SELECT session_id FROM turns WHERE id = ?", (turn_id,)).fetchone()[0]
     )
+
+
+async def test_a_persons_search_by_meaning_reaches_only_the_group_sessions_they_joined(
+    store: Store, vectors: LocalVectors
+) -> None:
+    group = Conversation("discord", "club", "group")
+    joined = await said(store, group, "the club meets at the harbour", "alice")
+    without_her = await said(store, group, "the club treasury holds 900", "bob")
+    await embedded(vectors, "group:discord:club", joined, "boats and sailing")
+    await embedded(vectors, "group:discord:club", without_her, "boats and money")
+    results = await search_sessions(store, "boats", ALICE, limit=5, meaning=meaning(vectors))
+    assert [r.session_id for r in results] == [await session_of(store, joined[0])]

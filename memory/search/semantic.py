@@ -74,6 +74,18 @@ def near_sessions(
     return sorted(found, key=lambda s: (-s.score, -s.turns[0].ts))
 
 
+def shown(
+    db: sqlite3.Connection,
+    found: Sequence[NearSession],
+    anchors: Sequence[tuple[int, int]],
+    hits: int,
+    context: int,
+) -> tuple[dict[int, SessionResult], dict[int, list[ContextTurn]]]:
+    """What a fused search shows, in one read: the sessions only meaning `found`, as
+    results (`near_results`), and the `context` of the others (`contexts`)."""
+    return near_results(db, found, hits, context), contexts(db, anchors, context)
+
+
 def near_results(
     db: sqlite3.Connection, found: Sequence[NearSession], hits: int, context: int
 ) -> dict[int, SessionResult]:
@@ -81,6 +93,7 @@ def near_results(
     (reason `semantic`) and `context` turns either side of the nearest."""
     if not found:
         return {}
+    around = contexts(db, [(near.session_id, near.turns[0].id) for near in found], context)
     ids = [near.session_id for near in found]
     marks = ",".join("?" * len(ids))
     sessions = {
@@ -101,7 +114,7 @@ def near_results(
             started_at=from_epoch(sessions[near.session_id]["started_at"]),
             score=round(near.score, 6),
             hits=[_hit(turn) for turn in near.turns[:hits]],
-            context=_around(db, near.turns[0], context),
+            context=around.get(near.session_id, []),
         )
         for near in found
         if near.session_id in sessions
@@ -114,18 +127,24 @@ def _hit(turn: Turn) -> SemanticHit:
     return SemanticHit(turn.id, turn.role, from_epoch(turn.ts), snippet, turn.content)
 
 
-def _around(db: sqlite3.Connection, turn: Turn, size: int) -> list[ContextTurn]:
-    """The `size` turns before and after `turn` in its session, in order."""
-    if size <= 0:
-        return []
-    rows = db.execute(
-        "SELECT * FROM (SELECT id, role, ts, content FROM messages "
-        "WHERE session_id = ? AND id < ? ORDER BY id DESC LIMIT ?) "
-        "UNION ALL SELECT * FROM (SELECT id, role, ts, content FROM messages "
-        "WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?)",
-        (turn.session_id, turn.id, size, turn.session_id, turn.id, size),
-    ).fetchall()
-    return [
-        ContextTurn(r["id"], r["role"], from_epoch(r["ts"]), r["content"])
-        for r in sorted(rows, key=lambda r: r["id"])
-    ]
+def contexts(
+    db: sqlite3.Connection, anchors: Sequence[tuple[int, int]], size: int
+) -> dict[int, list[ContextTurn]]:
+    """For each (session id, turn id) of `anchors`, the `size` turns before and after
+    that turn in its session, in order, by session id; in one statement."""
+    if size <= 0 or not anchors:
+        return {}
+    parts: list[str] = []
+    params: list[Any] = []
+    for session_id, turn_id in anchors:
+        for op, order in (("<", "DESC"), (">", "ASC")):
+            parts.append(
+                "SELECT * FROM (SELECT id, session_id, role, ts, content FROM messages "
+                f"WHERE session_id = ? AND id {op} ? ORDER BY id {order} LIMIT ?)"
+            )
+            params += [session_id, turn_id, size]
+    around: dict[int, list[ContextTurn]] = {}
+    for r in sorted(db.execute(" UNION ALL ".join(parts), params), key=lambda r: r["id"]):
+        turn = ContextTurn(r["id"], r["role"], from_epoch(r["ts"]), r["content"])
+        around.setdefault(r["session_id"], []).append(turn)
+    return around

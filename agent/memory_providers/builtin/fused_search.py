@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from agent.memory_providers.builtin.session_fusion import fused
 from memory.search.ranking import HITS_PER_SESSION, Scope, search
-from memory.search.semantic import NearSession, near_results
+from memory.search.semantic import NearSession, shown
 from memory.store.database import Store
 from memory.store.records import SessionResult
 
@@ -61,11 +61,8 @@ async def search_sessions(
         return await search(store, query, scope, limit=limit, context=context)
     depth = max(limit, DEPTH)
     lexical, near = await asyncio.gather(
-        search(store, query, scope, limit=depth, context=context),
-        meaning.near(store, scope, query),
+        search(store, query, scope, limit=depth, context=0), meaning.near(store, scope, query)
     )
-    if not near:
-        return lexical[:limit]
     return await _fused(store, lexical, near, limit, context)
 
 
@@ -76,25 +73,36 @@ async def _fused(
     limit: int,
     context: int,
 ) -> list[SessionResult]:
+    """The fused order of both lists, each result with its `context` turns; the words'
+    results as they are when meaning found nothing. Words were searched without context:
+    only the results kept are given theirs."""
     by_words = {result.session_id: result for result in lexical}
-    order = [
-        (session_id, score)
-        for session_id, score in fused(
-            [(result.session_id, result.score) for result in lexical],
-            [(session.session_id, session.score) for session in near],
-        )
-        if score > 0 or session_id in by_words
-    ][:limit]
-    only_meaning = [session for session in near if session.session_id not in by_words]
+    if near:
+        order = [
+            (session_id, score)
+            for session_id, score in fused(
+                [(result.session_id, result.score) for result in lexical],
+                [(session.session_id, session.score) for session in near],
+            )
+            if score > 0 or session_id in by_words
+        ][:limit]
+    else:
+        order = [(result.session_id, result.score) for result in lexical[:limit]]
     chosen = {session_id for session_id, _ in order}
-    by_meaning = await store.read(
-        lambda db: near_results(
-            db, [s for s in only_meaning if s.session_id in chosen], HITS_PER_SESSION, context
-        )
+    only_meaning = [s for s in near if s.session_id in chosen and s.session_id not in by_words]
+    anchors = [(r.session_id, r.hits[0].message_id) for r in lexical if r.session_id in chosen]
+    by_meaning, around = await store.read(
+        lambda db: shown(db, only_meaning, anchors, HITS_PER_SESSION, context)
     )
     results = []
     for session_id, score in order:
-        found = by_words.get(session_id) or by_meaning.get(session_id)
-        if found is not None:
-            results.append(dataclasses.replace(found, score=round(score, 6)))
+        if session_id in by_words:
+            found = by_words[session_id]
+            results.append(
+                dataclasses.replace(
+                    found, score=round(score, 6), context=around.get(session_id, [])
+                )
+            )
+        elif session_id in by_meaning:
+            results.append(dataclasses.replace(by_meaning[session_id], score=round(score, 6)))
     return results

@@ -11,16 +11,21 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
+from agent.build import build_agent
 from agent.memory_providers.base import Host, Scope, TurnRecord
-from agent.memory_providers.builtin.fused_search import search_sessions
+from agent.memory_providers.builtin.fused_search import meaning_of, search_sessions
 from agent.memory_providers.builtin.local_vectors import LocalVectors
 from agent.memory_providers.builtin.search_meaning import Meaning
 from agent.memory_providers.lexical import lexical_search
+from agent.tools import search_tool
+from agent.tools.context import Services, ToolContext
+from config.settings import Settings
 from memory.access.identities import ensure_person
 from memory.search.ranking import Scope as SearchScope
 from memory.search.ranking import search
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
+from tests.agent.memory_providers.conftest import Start
 from tests.fakes.embeddings_api import FakeEmbeddings
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -185,3 +190,30 @@ async def test_a_persons_search_by_meaning_reaches_only_the_group_sessions_they_
     await embedded(vectors, "group:discord:club", without_her, "boats and money")
     results = await search_sessions(store, "boats", ALICE, limit=5, meaning=meaning(vectors))
     assert [r.session_id for r in results] == [await session_of(store, joined[0])]
+
+
+async def test_the_daemon_searches_by_meaning_while_local_vectors_runs(
+    start_providers: Start, api: FakeEmbeddings, store: Store
+) -> None:
+    section = {"enabled": True, "base_url": api.base_url, "model": "fake-embed"}
+    providers = await start_providers(local_vectors=section, recall_timeout=0.7)
+    agent = build_agent(Settings(), store, providers=providers)
+    try:
+        found = agent.services.meaning
+        assert found is not None and found.wait == 0.7
+    finally:
+        await agent.aclose()
+    assert meaning_of(await start_providers()) is None
+
+
+async def test_the_session_search_tool_shows_a_session_only_meaning_found(
+    store: Store, vectors: LocalVectors, tmp_path: Path
+) -> None:
+    await said(store, dm("alice", "a"), "the plumber comes on Friday", "alice")
+    puppy = await said(store, dm("alice", "b"), "we adopted Rex last week", "alice")
+    await embedded(vectors, "person:alice", puppy, "a new dog joined the family")
+    services = Services(store, tmp_path, Settings(), meaning=meaning(vectors))
+    context = ToolContext(services, 0, "telegram", "a", False, "alice", True)
+    shown = await search_tool.handle({"query": "dog"}, context)
+    assert "we adopted Rex last week" in shown
+    assert "plumber" not in shown

@@ -6,12 +6,15 @@ through state.db's own scope rule (`memory.search.semantic`), so a row of a scop
 searcher may not read, or of a turn deleted since, is never shown. When the embeddings
 server is down, refuses, holds vectors of another length, or does not answer within
 the wait, `near` finds nothing, and the search answers by its words alone; that is
-logged once (a warning), and once more (info) when meaning works again.
+logged once (a warning), and once more (info) when meaning works again. After a
+failure the server is left alone for `RETRY_AFTER` seconds, so a hanging server does
+not add the wait to every search (a `kioku search --queries` of a thousand lines).
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -31,6 +34,8 @@ log = structlog.get_logger("kioku.search")
 
 # Stored rows nearest to the query taken from each index scope.
 NEAREST_ROWS = 100
+# Seconds searches answer by words alone after the embeddings server failed.
+RETRY_AFTER = 30.0
 
 
 def meaning_for(
@@ -51,10 +56,13 @@ class Meaning:
     admits: Callable[[ProviderScope], bool]
     wait: float
     failing: bool = False
+    retry_at: float = 0.0
 
     async def near(self, store: Store, scope: Scope, query: str) -> list[NearSession]:
         """The readable sessions nearest to `query`; none (logged once) when the
-        embeddings server fails or is late."""
+        embeddings server fails or is late, or failed less than `RETRY_AFTER` ago."""
+        if self.failing and time.monotonic() < self.retry_at:
+            return []
         try:
             found = await asyncio.wait_for(self._near(store, scope, query), self.wait)
         except TimeoutError:
@@ -84,6 +92,7 @@ class Meaning:
         return await store.read(lambda db: near_sessions(db, scope, hits))
 
     def _failed(self, why: str) -> None:
+        self.retry_at = time.monotonic() + RETRY_AFTER
         if not self.failing:
             self.failing = True
             log.warning("search_meaning_unavailable", provider=self.provider.name, error=why)

@@ -151,15 +151,35 @@ async def test_a_down_embeddings_server_gives_the_lexical_answer_logged_once(
     await embedded(vectors, "person:alice", ids, "the plumber comes on Friday")
     lexical = await search(store, "plumber", ALICE, limit=5)
     api.fail(500)
-    api.fail(500)
     searching = meaning(vectors)
     with capture_logs() as logs:
         first = await search_sessions(store, "plumber", ALICE, limit=5, meaning=searching)
+        asked = len(api.requests)
         second = await search_sessions(store, "plumber", ALICE, limit=5, meaning=searching)
     assert first == second == lexical
+    assert len(api.requests) == asked  # left alone for RETRY_AFTER, not asked per search
     warnings = [e for e in logs if e["event"] == "search_meaning_unavailable"]
     assert len(warnings) == 1
     assert "HTTP 500" in warnings[0]["error"]
+
+
+async def test_meaning_is_asked_again_after_a_failure_once_retry_after_has_passed(
+    store: Store, vectors: LocalVectors, api: FakeEmbeddings
+) -> None:
+    words = await said(store, dm("alice", "a"), "the plumber comes on Friday", "alice")
+    puppy = await said(store, dm("alice", "b"), "we adopted Rex last week", "alice")
+    await embedded(vectors, "person:alice", words, "the plumber comes on Friday")
+    await embedded(vectors, "person:alice", puppy, "a new dog joined the family")
+    searching = meaning(vectors)
+    api.fail(500)
+    assert await search_sessions(store, "dog", ALICE, meaning=searching) == []
+    searching.retry_at = 0.0  # as if RETRY_AFTER had passed
+    with capture_logs() as logs:
+        again = await search_sessions(store, "dog", ALICE, meaning=searching)
+    assert [hit.message_id for r in again for hit in r.hits] == [puppy[0]]
+    assert [e["event"] for e in logs if e["event"].startswith("search_meaning")] == [
+        "search_meaning_back"
+    ]
 
 
 async def test_a_slow_embeddings_server_gives_the_lexical_answer_within_the_wait(

@@ -112,7 +112,9 @@ class VectorStore:
         return await self._run(lambda: self._embedded(scope, turn_ids))
 
     async def exchanges(self, scope: str, turn_ids: Sequence[int]) -> dict[int, int]:
-        """For each of these turn ids stored in `scope`, the first turn of its exchange."""
+        """For each of these turn ids stored in `scope`, the first turn of its exchange: a
+        row may also span the turn before its exchange (kept as its context), so of the
+        rows holding a turn, its own is the latest that starts at or before it."""
         return await self._run(lambda: self._exchanges(scope, turn_ids))
 
     async def delete_scope(self, scope: str) -> int:
@@ -271,9 +273,10 @@ class VectorStore:
             marks = ",".join("?" * len(part))
             found.update(
                 self._conn.execute(
-                    "SELECT m.turn_id, v.turn_id FROM members AS m "
+                    "SELECT m.turn_id, max(v.turn_id) FROM members AS m "
                     "JOIN vectors AS v ON v.id = m.vector_id "
-                    f"WHERE v.scope = ? AND m.turn_id IN ({marks})",
+                    f"WHERE v.scope = ? AND m.turn_id IN ({marks}) AND v.turn_id <= m.turn_id "
+                    "GROUP BY m.turn_id",
                     (scope, *part),
                 ).fetchall()
             )

@@ -303,3 +303,12 @@ async def test_rows_an_older_kioku_embedded_alone_ask_for_a_rebuild_until_it_run
         assert "--rebuild" not in (await again.health()).detail
     finally:
         await again.stop()
+
+
+async def test_a_lexical_hit_on_an_answer_counts_for_its_own_exchange_not_the_next(
+    provider: LocalVectors, lexical: Lexical
+) -> None:
+    await provider.record_turn(ALICE, turn(1, "the cat is called Miso", "cute"))
+    after = Before(2, "assistant", "cute")
+    await provider.record_turn(ALICE, TurnRecord("dinner is ramen", "yum", (3, 4), {}, after))
+    assert await provider.store.exchanges(ALICE.key, [2, 3]) == {2: 1, 3: 3}

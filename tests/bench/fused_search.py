@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from search_eval import EvalSet, KiokuRun, Question, run_kioku, run_kioku_search
+from search_eval import EvalSet, KiokuRun, Question, run_kioku, run_kioku_search, score
 
 CUTS = (1, 5, 10)
 MODEL = "all-minilm-l6-v2"
@@ -58,6 +58,9 @@ def print_fused(args: argparse.Namespace, eval_set: EvalSet, lexical: KiokuRun |
     print()
     rows = {"lexical": lexical.rankings(), "fused": fused.rankings()}
     print(recall_table(args.set, eval_set.questions, rows))
+    for name, rankings in rows.items():
+        leaks = score(eval_set.questions, rankings, eval_set.owners).leaks
+        print(f"{name}: {len(leaks)} results of another person (isolation leaks)")
 
 
 @contextmanager
@@ -142,15 +145,15 @@ def recall_table(
     lines = [head]
     for name, rankings in systems.items():
         for part, chosen in parts.items():
-            rates = [_recall(chosen, rankings, k) for k in CUTS]
+            answered = [q for q in chosen if q.answers]
+            rates = [_recall(answered, rankings, k) for k in CUTS]
             lines.append(
-                f"{name:<10}{part:<13}{len(chosen):>5}" + "".join(f"{r:>8.3f}" for r in rates)
+                f"{name:<10}{part:<13}{len(answered):>5}" + "".join(f"{r:>8.3f}" for r in rates)
             )
     return "\n".join(lines)
 
 
-def _recall(questions: Sequence[Question], rankings: Mapping[str, list[str]], k: int) -> float:
-    answered = [q for q in questions if q.answers]
+def _recall(answered: Sequence[Question], rankings: Mapping[str, list[str]], k: int) -> float:
     if not answered:
         return 0.0
     found = sum(any(s in q.answers for s in rankings.get(q.id, [])[:k]) for q in answered)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from agent.local_time import zone_of
+from agent.memory_providers.builtin.fused_search import search_sessions
 from agent.tools.context import ToolContext
 from agent.tools.registry import Tool, ToolError
-from memory.search.ranking import Scope, search
+from memory.search.ranking import Scope
 from memory.search.when import BadDate, When, when_for
 from memory.store.records import SessionResult
 
@@ -56,10 +57,19 @@ async def handle(arguments: dict[str, Any], ctx: ToolContext) -> str:
         raise ToolError("There is no known person in this conversation to search for.")
     limit = int(arguments.get("limit", 3))
     when = await _when(arguments, ctx)
-    results = await search(ctx.services.store, query, scope, limit=limit, context=1, when=when)
+    services = ctx.services
+    results = await search_sessions(
+        services.store,
+        query,
+        scope,
+        limit=limit,
+        context=1,
+        meaning=services.meaning,
+        when=when,
+    )
     if not results:
         return f"No past conversation matches {query!r}. Try other words, or ask the person."
-    budget = ctx.services.settings.agent.search_budget_chars
+    budget = services.settings.agent.search_budget_chars
     return render(results, budget)
 
 

@@ -12,51 +12,35 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from config.paths import ensure_home
+from gateway.cli import search_fused
 from gateway.cli.common import (
     EXIT_USAGE,
     essentials_or_exit,
     fail,
+    no_person,
     person_id,
     print_skill_import,
+    require_person,
     run_async,
     settings_or_exit,
 )
-from inputs.limits import InputRefused, loads
-from inputs.text import text_lines
-from memory.access.people import OWNER, InvalidPersonId, validate_person_id
+from gateway.cli.search_asks import Ask, check_dates, clock, read_queries, timed
+from inputs.limits import InputRefused
+from memory.access.people import OWNER
 
 if TYPE_CHECKING:
     from config.settings import Settings
     from memory.importers.hermes_home import HermesImport
     from memory.importers.jsonl import Parsed
-    from memory.search.when import When
-    from memory.store.database import Store
     from memory.store.records import ImportCounts, SessionResult
 
 MAX_PROBLEMS_SHOWN = 50
 PROGRESS_FROM = 5000
-MAX_QUERY_LINE = 65_536
-"""Bytes in one line of a --queries file; a query longer than a few hundred words finds nothing
-more."""
-QUERY_LINE = (
-    'each line must be {"person": P, "query": Q, "limit": N}, '
-    'and may add "since" and "until" (YYYY-MM-DD)'
-)
-
-
-class Ask(NamedTuple):
-    """One search to run: whose history, the query, how many sessions, since/until as typed."""
-
-    person: str
-    query: str
-    limit: int
-    since: str | None = None
-    until: str | None = None
 
 
 class Format(StrEnum):
@@ -102,14 +86,18 @@ def search_command(
     if queries is None and query is None and since is None and until is None:
         fail("give a QUERY, --since/--until, or --queries FILE", EXIT_USAGE)
     if queries is None:
-        _check_dates(since, until)
+        check_dates(since, until)
     known = essentials_or_exit()
     batch = (
-        _read_queries(queries)
+        read_queries(queries)
         if queries is not None
         else [Ask(person, query or "", limit, since, until)]
     )
-    answered = _search_current(known.home, batch, known.default_timezone)
+    fused = search_fused.wanted(known.home)
+    if fused is not None:
+        answered = run_async(search_fused.answers(fused, batch, known.default_timezone))
+    else:
+        answered = _search_current(known.home, batch, known.default_timezone)
     if answered is None:
         answered = run_async(_search_opened(known.home, batch, known.default_timezone))
     if queries is not None:
@@ -123,69 +111,8 @@ def search_command(
         _render(results, query or _period(since, until))
 
 
-def _check_dates(since: str | None, until: str | None) -> None:
-    """Exit 2 with the reason when since/until are not dates (before anything is opened)."""
-    from datetime import UTC
-
-    from memory.search.when import BadDate, when_for
-
-    try:
-        when_for(UTC, since, until)
-    except BadDate as exc:
-        fail(str(exc), EXIT_USAGE)
-
-
 def _period(since: str | None, until: str | None) -> str:
     return f"from {since or 'the start'} to {until or 'now'}"
-
-
-def _read_queries(path: Path) -> list[Ask]:
-    batch, problems = [], []
-    try:
-        for line in text_lines(path, MAX_QUERY_LINE):
-            if line.refused is None and not line.text.strip():
-                continue
-            try:
-                if line.refused is not None:
-                    raise ValueError(line.refused)
-                batch.append(_query_line(line.text))
-            except ValueError as exc:
-                problems.append(f"{path} line {line.number}: {exc}")
-    except InputRefused as exc:
-        fail(str(exc))
-    except OSError as exc:
-        fail(f"cannot read {path}: {exc.strerror}")
-    if problems:
-        fail("\n".join([*problems, QUERY_LINE]))
-    if not batch:
-        fail(f"{path} is empty (no line holds a query); {QUERY_LINE}")
-    return batch
-
-
-def _query_line(line: str) -> Ask:
-    try:
-        row = loads(line, what="the JSON")
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
-    if not isinstance(row, dict) or not isinstance(row.get("query"), str):
-        raise ValueError('expected an object with a string "query"')
-    person = row.get("person", OWNER)
-    try:
-        validate_person_id(person)
-    except InvalidPersonId as exc:
-        raise ValueError(str(exc)) from None
-    limit = row.get("limit", 10)
-    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 100:
-        raise ValueError("limit must be a whole number from 1 to 100")
-    since, until = row.get("since"), row.get("until")
-    if not all(value is None or isinstance(value, str) for value in (since, until)):
-        raise ValueError("since and until must be dates as text (YYYY-MM-DD)")
-    from datetime import UTC
-
-    from memory.search.when import when_for
-
-    when_for(UTC, since, until)  # BadDate is a ValueError: reported with the line
-    return Ask(person, row["query"], limit, since, until)
 
 
 def _search_current(
@@ -206,14 +133,14 @@ def _search_current(
     with closing(db):
         for person in {ask.person for ask in batch}:
             if not has_person(db, person):
-                _no_person(person, path)
+                no_person(person, path)
         answers = []
         for ask in batch:
             when = None
-            if _timed(ask):
+            if timed(ask):
                 from memory.schedule.timezones import timezone_in
 
-                when = _when(ask, timezone_in(db, ask.person), default_zone)
+                when = clock(ask, timezone_in(db, ask.person), default_zone)
             scope = Scope.of_person(ask.person)
             answers.append(search_in(db, ask.query, scope, limit=ask.limit, when=when))
         return answers
@@ -228,43 +155,12 @@ async def _search_opened(
     async with await _open(home) as store:
         answers = []
         for ask in batch:
-            await _require_person(store, ask.person)
-            own = await timezone_of(store, ask.person) if _timed(ask) else None
-            when = _when(ask, own, default_zone)
+            await require_person(store, ask.person)
+            own = await timezone_of(store, ask.person) if timed(ask) else None
+            when = clock(ask, own, default_zone)
             scope = Scope.of_person(ask.person)
             answers.append(await search(store, ask.query, scope, limit=ask.limit, when=when))
         return answers
-
-
-def _timed(ask: Ask) -> bool:
-    """Whether the search needs the person's clock: only then is their zone looked up."""
-    from memory.search.when import says_time
-
-    return ask.since is not None or ask.until is not None or says_time(ask.query)
-
-
-def _when(ask: Ask, own_zone: str | None, default_zone: str | None) -> When | None:
-    """The person's clock in their zone and the bounds asked for (None: not `_timed`)."""
-    if not _timed(ask):
-        return None
-    from memory.schedule.timezones import effective_zone
-    from memory.search.when import BadDate, when_for
-
-    try:
-        return when_for(effective_zone(own_zone, default_zone), ask.since, ask.until)
-    except BadDate as exc:
-        fail(str(exc), EXIT_USAGE)
-
-
-async def _require_person(store: Store, person: str) -> None:
-    from memory.access.identities import get_person
-
-    if await get_person(store, person) is None:
-        _no_person(person, store.path)
-
-
-def _no_person(person: str, path: Path) -> None:
-    fail(f"no person {person!r} in {path}; persons appear when they first talk or import")
 
 
 def _render(results: list[SessionResult], query: str) -> None:
@@ -439,6 +335,6 @@ async def _export(home: Path, person: str) -> None:
     from memory.importers.jsonl import export_jsonl
 
     async with await _open(home) as store:
-        await _require_person(store, person)
+        await require_person(store, person)
         async for line in export_jsonl(store, person):
             sys.stdout.write(line + "\n")

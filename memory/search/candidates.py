@@ -306,3 +306,15 @@ def _turns_holding(newest: list[int], total: int) -> int:
     if len(newest) < PER_WORD:
         return len(newest)
     return round(len(newest) * total / max(1, total - min(newest) + 1))
+
+
+def readable_turns(db: sqlite3.Connection, ids: Sequence[int], reach: Reach) -> list[Turn]:
+    """The turns of `ids` that `reach` may read (any order); the others, and ids no
+    longer stored, are left out. For turns found outside FTS5 (by meaning)."""
+    rows = [row for part in _parts(ids) for row in _readable_rows(db, list(part), reach)]
+    return [Turn(r["id"], r["session_id"], ROLES[r["role"]], r["ts"], r["content"]) for r in rows]
+
+
+def _parts(ids: Sequence[int], size: int = 500) -> list[Sequence[int]]:
+    """`ids` in pieces small enough for one statement's parameters."""
+    return [ids[start : start + size] for start in range(0, len(ids), size)]

@@ -23,6 +23,7 @@ from config.settings import Settings
 from memory.access.identities import ensure_person
 from memory.search.ranking import Scope as SearchScope
 from memory.search.ranking import search
+from memory.search.when import When
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
 from tests.agent.memory_providers.conftest import Start
@@ -59,13 +60,15 @@ def meaning(provider: LocalVectors, wait: float = 5.0) -> Meaning:
     return Meaning(provider, lambda scope: True, wait)
 
 
-async def said(store: Store, conversation: Conversation, user: str, speaker: str) -> list[int]:
-    """A closed session of one exchange (`user`, then "noted"): its turn ids."""
+async def said(
+    store: Store, conversation: Conversation, user: str, speaker: str, at: datetime = T0
+) -> list[int]:
+    """A closed session of one exchange (`user`, then "noted"), said `at`: its turn ids."""
     session = await store.open_session(conversation)
     ids = [
-        await store.append(session.id, NewMessage("user", user, speaker=speaker, ts=T0)),
+        await store.append(session.id, NewMessage("user", user, speaker=speaker, ts=at)),
         await store.append(
-            session.id, NewMessage("assistant", "noted", ts=T0 + timedelta(seconds=1))
+            session.id, NewMessage("assistant", "noted", ts=at + timedelta(seconds=1))
         ),
     ]
     await store.close_session(session.id, "idle", title=user[:20], summary=None)
@@ -108,6 +111,20 @@ async def test_a_session_only_meaning_finds_comes_back_with_reason_semantic(
     assert hit.message_id == puppy[0]
     assert hit.to_json()["reason"] == "semantic"
     assert await search(store, "dog", ALICE) == []
+
+
+async def test_meaning_keeps_to_the_period_the_query_narrows_to(
+    store: Store, vectors: LocalVectors
+) -> None:
+    now = T0 + timedelta(days=60)
+    old = await said(store, dm("alice", "a"), "we adopted Rex", "alice")
+    recent = await said(store, dm("alice", "b"), "we adopted Bella", "alice", now - timedelta(7))
+    await embedded(vectors, "person:alice", old, "a new dog joined the family")
+    await embedded(vectors, "person:alice", recent, "a new dog joined the family")
+    results = await search_sessions(
+        store, "dog last week", ALICE, limit=5, meaning=meaning(vectors), when=When(now)
+    )
+    assert [hit.message_id for r in results for hit in r.hits] == [recent[0]]
 
 
 async def test_fusion_never_returns_another_persons_turns(

@@ -41,17 +41,15 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
+from adapters.cli.names import DEFAULT_CONVERSATION
 from inputs.limits import InputRefused, loads
 from inputs.text import LONE_SURROGATE
 
-SOCKET_NAME = "gateway.sock"
 MAX_FRAME = 256 * 1024
 MAX_ID = 200
 MAX_CONVERSATION = 100
-DEFAULT_CONVERSATION = "default"
 MAX_ATTACHMENTS = 10
 """Files per message the socket takes; the gateway then applies `media.max_files`."""
 MAX_ATTACHED_BYTES = 64 * 1024 * 1024
@@ -67,11 +65,6 @@ _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 _MIME = re.compile(r"[A-Za-z0-9][\w.+-]{0,62}/[A-Za-z0-9][\w.+-]{0,62}", re.ASCII)
 
 Frame = dict[str, Any]
-
-
-def socket_path(home: Path) -> Path:
-    """Where the daemon of `home` listens."""
-    return home / SOCKET_NAME
 
 
 # -- building frames -------------------------------------------------------------------------

@@ -72,4 +72,7 @@ for sub_app in SUB_APPS:
 
 
 def main() -> None:
-    app()
+    """The console script: click's tree of `app`, each command built when first used."""
+    from gateway.cli.lazy import lazy_command
+
+    lazy_command(app)()

@@ -45,7 +45,7 @@ from typing import Any, Literal
 
 from adapters.cli.names import DEFAULT_CONVERSATION
 from inputs.limits import InputRefused, loads
-from inputs.text import LONE_SURROGATE
+from inputs.text import ESCAPED_SURROGATE, LONE_SURROGATE
 
 MAX_FRAME = 256 * 1024
 MAX_ID = 200
@@ -61,7 +61,6 @@ MAX_MIME = 127
 SHOWN = 60
 """How much of a field a refusal quotes back."""
 
-_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 _MIME = re.compile(r"[A-Za-z0-9][\w.+-]{0,62}/[A-Za-z0-9][\w.+-]{0,62}", re.ASCII)
 
 Frame = dict[str, Any]
@@ -199,7 +198,7 @@ def decode(line: bytes) -> Frame:
         raise BadFrame(f"not a JSON object on one line: {exc}") from None
     if not isinstance(frame, dict):
         raise BadFrame("a frame must be a JSON object with a 'type'")
-    if _ESCAPED_SURROGATE.search(text) and _holds_surrogate(frame):
+    if ESCAPED_SURROGATE.search(text) and _holds_surrogate(frame):
         frame_id = frame.get("id")
         raise BadFrame(
             "a frame holds a lone surrogate (\\ud800-\\udfff): not Unicode text",

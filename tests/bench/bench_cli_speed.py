@@ -185,7 +185,7 @@ def main() -> int:
             rows += import_ratio(path, work, env, args.import_runs)
         else:
             rows.append(
-                f"Hermes Agent is not installed, so the import ratio is left out:\n    {HERMES_SETUP}"
+                f"Hermes Agent is not installed: no import ratio. To add it:\n    {HERMES_SETUP}"
             )
         home_env = fresh_home(env, work / "kioku-search")
         run([str(KIOKU), "import", str(path)], home_env)

@@ -16,9 +16,8 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from inputs.limits import InputRefused
 
@@ -33,10 +32,9 @@ ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 one: a document without it needs no search for `LONE_SURROGATE` in its strings."""
 
 
-@dataclass(frozen=True)
-class Line:
+class Line(NamedTuple):
     """One line of a text file, its end removed; `refused` says why it is not text kioku
-    reads (then `text` is empty)."""
+    reads (then `text` is empty). A tuple: a file of many lines makes one each."""
 
     number: int
     text: str

@@ -27,6 +27,7 @@ from gateway.cli import (
     status,
     web,
 )
+from gateway.cli.lazy import lazy_command
 
 SUB_APPS = (
     serve,
@@ -73,6 +74,4 @@ for sub_app in SUB_APPS:
 
 def main() -> None:
     """The console script: click's tree of `app`, each command built when first used."""
-    from gateway.cli.lazy import lazy_command
-
     lazy_command(app)()

@@ -25,7 +25,7 @@ from typing import Any
 
 from inputs.limits import InputRefused, loads
 from inputs.text import ESCAPED_SURROGATE, lone_surrogate, shown, text_lines
-from memory.access.identities import ensure_person, get_person
+from memory.access.identities import ensure_persons, get_person
 from memory.access.people import InvalidPersonId, validate_person_id
 from memory.store.database import Store
 from memory.store.records import (
@@ -241,8 +241,7 @@ async def store_parsed(
     store: Store, parsed: Parsed, progress: Progress | None = None
 ) -> ImportCounts:
     """Create the persons, then add the sessions in transactions of about CHUNK_MESSAGES turns."""
-    for person, name in parsed.persons.items():
-        await ensure_person(store, person, name)
+    await ensure_persons(store, parsed.persons)
     counts = ImportCounts()
     for chunk in _chunks(parsed.sessions):
         counts += await store.write(_import_op(chunk))

@@ -1,9 +1,9 @@
 """Issue 37's three whole-process speed ratios on the 20k-message perf corpus.
 
     .venv/bin/python tests/bench/bench_cli_speed.py [--turns 20000] [--runs 20]
-        [--import-runs 3] [--scratch DIR]
+        [--import-runs 3] [--import-corpus personas|zipf] [--scratch DIR]
 
-The corpus is `zipf_corpus.py`'s: one person's history (the owner), Zipf-distributed
+The search corpus is `zipf_corpus.py`'s: one person's history (the owner), Zipf-distributed
 words, every tenth message Japanese, as `kioku import` jsonl. Every figure is a whole
 process as a person or a script runs it, started from this venv with bytecode written
 (the untimed first run writes it), in a home whose configuration `kioku config check`
@@ -12,7 +12,9 @@ B, ...) so that load from elsewhere on the machine falls on both sides; each rat
 the median of the pairs' ratios, for wall time and for CPU time (user + system of the
 child, which other work on the cores moves least).
 
-- **import**: Hermes Agent 0.19's ingest of the same corpus (`hermes_driver.py ingest`:
+- **import**: Hermes Agent 0.19's ingest of `--import-corpus` (default `personas`:
+  `corpus.py`'s 20k turns of 500 persons, bench_hermes.py's corpus; `zipf`: the one
+  person's above) (`hermes_driver.py ingest`:
   `append_message` per turn, its own timing, without its start-up) against `kioku
   import FILE` into a fresh home, start-up included (target >= 15x). Both databases are
   in `--scratch` (default: the system's temporary folder): Hermes commits, and syncs,
@@ -41,6 +43,7 @@ from pathlib import Path
 
 from bench_hermes import HERMES_PYTHON, HERMES_SETUP, hermes_available
 from bench_search_speed import _hermes_lines
+from corpus import generate as personas_corpus
 from zipf_corpus import Session, generate, query_set
 
 HERE = Path(__file__).resolve().parent
@@ -114,6 +117,15 @@ def fresh_home(env: dict[str, str], home: Path) -> dict[str, str]:
     return env
 
 
+def personas(turns: int, scratch: Path) -> Path:
+    """`corpus.py`'s history of 500 persons (bench_hermes.py's), as jsonl."""
+    path = scratch / "personas.jsonl"
+    with path.open("w", encoding="utf-8") as out:
+        for session in personas_corpus(turns):
+            out.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in session.rows())
+    return path
+
+
 def import_ratio(path: Path, scratch: Path, env: dict[str, str], runs: int) -> list[str]:
     lines = path.read_text(encoding="utf-8").count("\n")
 
@@ -174,6 +186,12 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=20, help="pairs for --help and search")
     parser.add_argument("--import-runs", type=int, default=3, help="pairs of imports")
     parser.add_argument("--scratch", type=Path, default=None, help="folder for the databases")
+    parser.add_argument(
+        "--import-corpus",
+        choices=["personas", "zipf"],
+        default="personas",
+        help="what the import ratio imports: corpus.py's 500 persons, or the one person's",
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="kioku-bench-cli-speed-", dir=args.scratch))
     env = {k: v for k, v in os.environ.items() if not k.startswith(SKIPPED)}
@@ -182,7 +200,8 @@ def main() -> int:
         path, word = corpus(args.turns, work)
         rows = []
         if hermes_available():
-            rows += import_ratio(path, work, env, args.import_runs)
+            imported = personas(args.turns, work) if args.import_corpus == "personas" else path
+            rows += import_ratio(imported, work, env, args.import_runs)
         else:
             rows.append(
                 f"Hermes Agent is not installed: no import ratio. To add it:\n    {HERMES_SETUP}"
@@ -193,8 +212,8 @@ def main() -> int:
     finally:
         shutil.rmtree(work)
     print(
-        f"perf corpus: {args.turns} turns (zipf_corpus.py); whole processes, paired runs "
-        f"({args.import_runs} pairs of imports, {args.runs} of the others); "
+        f"{args.turns} turns (import: {args.import_corpus}; search: zipf); whole processes, "
+        f"paired runs ({args.import_runs} pairs of imports, {args.runs} of the others); "
         "ratios: median of the pairs'"
     )
     print(f"{'':<34}{'A ms':>9}{'B ms':>9}{'wall':>10}{'cpu':>10}   target")

@@ -19,7 +19,7 @@ from typing import Any
 from adapters.base import Adapter, EventHandler, MenuCommand
 from adapters.catch_up import OFF, CatchUpPlan
 from adapters.cli.adapter import Claim, CliSocketAdapter, Reload, StatusSource
-from adapters.cli.protocol import socket_path
+from adapters.cli.names import socket_path
 from config.platform_settings import PlatformSettings
 from config.settings import Settings
 

@@ -16,9 +16,8 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from inputs.limits import InputRefused
 
@@ -28,12 +27,14 @@ SKIP_CHUNK = 1 << 20
 SAVE_AS_UTF8 = "save the file as UTF-8 text and retry"
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 """What JSON's "\\ud800" escapes decode to: not text, refused or replaced at every door."""
+ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+"""A JSON escape of a surrogate, the only way JSON decoded from UTF-8 text comes to hold
+one: a document without it needs no search for `LONE_SURROGATE` in its strings."""
 
 
-@dataclass(frozen=True)
-class Line:
+class Line(NamedTuple):
     """One line of a text file, its end removed; `refused` says why it is not text kioku
-    reads (then `text` is empty)."""
+    reads (then `text` is empty). A tuple: a file of many lines makes one each."""
 
     number: int
     text: str
@@ -59,12 +60,19 @@ def text_lines(path: Path, max_line: int) -> Iterator[Line]:
                 size = len(raw) + (0 if raw.endswith(b"\n") else _skip_line(fh))
                 yield Line(number, "", f"is {size:,} bytes long; a line may hold {max_line:,}")
                 continue
-            problem = _not_text(body)
+            problem = None
+            try:
+                text = body.decode("utf-8")  # one decode for good lines, most of a file
+            except UnicodeDecodeError:
+                problem = _not_text(body)
+            else:
+                if "\x00" in text:
+                    problem = _not_text(body)
             if problem is not None:
                 offset, reason = problem
                 yield Line(number, "", f"{reason.format(column=offset + 1)}; {SAVE_AS_UTF8}")
                 continue
-            yield Line(number, body.decode("utf-8"))
+            yield Line(number, text)
 
 
 def read_text(path: Path, what: str, max_bytes: int, max_line: int | None = None) -> str:

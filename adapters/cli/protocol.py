@@ -41,17 +41,15 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
+from adapters.cli.names import DEFAULT_CONVERSATION
 from inputs.limits import InputRefused, loads
-from inputs.text import LONE_SURROGATE
+from inputs.text import ESCAPED_SURROGATE, LONE_SURROGATE
 
-SOCKET_NAME = "gateway.sock"
 MAX_FRAME = 256 * 1024
 MAX_ID = 200
 MAX_CONVERSATION = 100
-DEFAULT_CONVERSATION = "default"
 MAX_ATTACHMENTS = 10
 """Files per message the socket takes; the gateway then applies `media.max_files`."""
 MAX_ATTACHED_BYTES = 64 * 1024 * 1024
@@ -63,15 +61,9 @@ MAX_MIME = 127
 SHOWN = 60
 """How much of a field a refusal quotes back."""
 
-_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 _MIME = re.compile(r"[A-Za-z0-9][\w.+-]{0,62}/[A-Za-z0-9][\w.+-]{0,62}", re.ASCII)
 
 Frame = dict[str, Any]
-
-
-def socket_path(home: Path) -> Path:
-    """Where the daemon of `home` listens."""
-    return home / SOCKET_NAME
 
 
 # -- building frames -------------------------------------------------------------------------
@@ -206,7 +198,7 @@ def decode(line: bytes) -> Frame:
         raise BadFrame(f"not a JSON object on one line: {exc}") from None
     if not isinstance(frame, dict):
         raise BadFrame("a frame must be a JSON object with a 'type'")
-    if _ESCAPED_SURROGATE.search(text) and _holds_surrogate(frame):
+    if ESCAPED_SURROGATE.search(text) and _holds_surrogate(frame):
         frame_id = frame.get("id")
         raise BadFrame(
             "a frame holds a lone surrogate (\\ud800-\\udfff): not Unicode text",

@@ -27,6 +27,7 @@ from gateway.cli import (
     status,
     web,
 )
+from gateway.cli.lazy import lazy_command
 
 SUB_APPS = (
     serve,
@@ -72,4 +73,5 @@ for sub_app in SUB_APPS:
 
 
 def main() -> None:
-    app()
+    """The console script: click's tree of `app`, each command built when first used."""
+    lazy_command(app)()

@@ -15,21 +15,15 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from adapters.cli.protocol import DEFAULT_CONVERSATION, socket_path
+from adapters.cli.names import DEFAULT_CONVERSATION, socket_path
 from config.paths import kioku_home
 from gateway.cli.common import EXIT_USAGE, fail
-from gateway.client.socket_client import (
-    ConnectionLost,
-    DaemonError,
-    NoAnswer,
-    NotRunning,
-    SocketClient,
-)
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from gateway.client.attach_files import LocalFile
+    from gateway.client.socket_client import SocketClient
 
 DEFAULT_TIMEOUT = 600.0
 
@@ -67,6 +61,7 @@ def chat_command(
     In the chat, /attach PATH attaches a file to the next message you send.
     """
     from gateway.client.attach_files import NotAttachable
+    from gateway.client.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
 
     path = socket_path(kioku_home())
     try:
@@ -115,6 +110,7 @@ def _interactive(client: SocketClient, conversation: str, files: list[LocalFile]
     from rich.markup import escape
 
     from gateway.client.attach_files import NotAttachable
+    from gateway.client.socket_client import ConnectionLost, DaemonError, NoAnswer
 
     console = Console()
     _say(

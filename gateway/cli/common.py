@@ -88,7 +88,7 @@ def essentials_or_exit() -> Essentials:
 def daemon_status(home: Path, timeout: float = 10.0) -> dict[str, Any] | None:
     """The running daemon's status frame, or None when kioku is not running; a daemon
     that answers wrongly or not at all ends the command (exit 1) with the reason."""
-    from adapters.cli.protocol import socket_path
+    from adapters.cli.names import socket_path
     from gateway.client.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
 
     path = socket_path(home)

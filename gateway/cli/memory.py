@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
-import subprocess
-import tempfile
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -109,6 +106,8 @@ def remove(
 @app.command("edit")
 def edit(person: str = PERSON, target: Target = TARGET) -> None:
     """Edit a notes file in $EDITOR; the result is checked (limit, safety) before it is saved."""
+    import subprocess
+
     from memory.notes.files import NotesFileError, ensure_directory
     from memory.notes.format import FILE_NAMES, parse_entries
 
@@ -186,6 +185,8 @@ def _describe(path: Path, state: NotesState) -> str:
 
 def _write_draft(directory: Path, name: str, text: str) -> Path:
     """The copy the editor works on, beside the notes file so a refused edit is never lost."""
+    import tempfile
+
     stem = name.removesuffix(".md")
     fd, path = tempfile.mkstemp(dir=directory, prefix=f"{stem}.edit-", suffix=".md")
     with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
@@ -195,6 +196,8 @@ def _write_draft(directory: Path, name: str, text: str) -> Path:
 
 def _editor() -> list[str]:
     """`$EDITOR`, else `$VISUAL`, else `vi`; the variable may carry arguments (`code -w`)."""
+    import shlex
+
     for variable in ("EDITOR", "VISUAL"):
         value = os.environ.get(variable, "").strip()
         if value:

@@ -47,7 +47,7 @@ async def _zone(store: Store, settings: Settings, person: str) -> ZoneInfo:
 
 def _wake_daemon(settings: Settings) -> str:
     """Tell a running daemon that jobs changed; what to print about it."""
-    from adapters.cli.protocol import socket_path
+    from adapters.cli.names import socket_path
     from gateway.client.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
 
     try:

@@ -214,22 +214,21 @@ def import_command(
         fail("jsonl lines name their own person; --person is for --format hermes", EXIT_USAGE)
     if not file.exists():
         fail(f"{file} does not exist")
-    settings = settings_or_exit()
-    run_async(_import(settings, file, fmt, person or OWNER, skip_invalid))
+    # A Hermes home brings notes and skills, which need every setting; jsonl only the home.
+    settings = settings_or_exit() if fmt is Format.hermes else None
+    home = essentials_or_exit().home if settings is None else settings.home
+    run_async(_import(settings, home, file, fmt, person or OWNER, skip_invalid))
 
 
 async def _import(
-    settings: Settings, file: Path, fmt: Format, person: str, skip_invalid: bool
+    settings: Settings | None, home: Path, file: Path, fmt: Format, person: str, skip_invalid: bool
 ) -> None:
     import asyncio
 
-    from memory.importers.hermes_home import HermesHistory, import_hermes_home
     from memory.importers.jsonl import check_conflicts, store_parsed
-    from memory.notes.person_notes import PersonNotes
-    from memory.skills.library import SkillsLibrary
 
     parsed = await asyncio.to_thread(_parse, file, fmt, person)
-    async with await _open(settings.home) as store:
+    async with await _open(home) as store:
         await check_conflicts(store, parsed)
         if parsed.problems:
             _report_problems(parsed, file, skip_invalid)
@@ -238,7 +237,11 @@ async def _import(
                 counts = await store_parsed(store, parsed, advance)
                 typer.echo(_summary(counts, 0, len(parsed.problems)))
                 return
-            assert isinstance(parsed, HermesHistory)
+            from memory.importers.hermes_home import HermesHistory, import_hermes_home
+            from memory.notes.person_notes import PersonNotes
+            from memory.skills.library import SkillsLibrary
+
+            assert isinstance(parsed, HermesHistory) and settings is not None
             notes = PersonNotes(settings.home, person, settings.memory.notes)
             skills = SkillsLibrary(settings.home, settings.skills)
             report = await import_hermes_home(store, parsed, file, notes, skills, advance)
@@ -256,11 +259,12 @@ def _print_hermes(report: HermesImport, skipped: int) -> None:
 
 
 def _parse(file: Path, fmt: Format, person: str) -> Parsed:
-    from memory.importers.hermes import HermesError
-    from memory.importers.hermes_home import read_hermes_history
     from memory.importers.jsonl import parse_jsonl
 
     if fmt is Format.hermes:
+        from memory.importers.hermes import HermesError
+        from memory.importers.hermes_home import read_hermes_history
+
         try:
             return read_hermes_history(file, person)
         except HermesError as exc:

@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from adapters.cli.protocol import socket_path
+from adapters.cli.names import socket_path
 from config.paths import kioku_home
 from gateway.cli.common import fail
-from gateway.client.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -33,6 +32,8 @@ def status_command(
     """Show the daemon's adapters, open sessions, queues, scheduled jobs and their problems,
     the memory providers and their queues, the kept media files and the database size
     (exit 3: not running)."""
+    from gateway.client.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
+
     home = kioku_home()
     path = socket_path(home)
     try:

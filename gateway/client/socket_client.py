@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from adapters.cli.names import DEFAULT_CONVERSATION
 from adapters.cli.protocol import (
-    DEFAULT_CONVERSATION,
     MAX_FRAME,
     BadFrame,
     Frame,

@@ -94,7 +94,7 @@ def section_of(platform: str, values: Mapping[str, Any]) -> PlatformSettings:
 
 def daemon_serves(home: Path, platform: str) -> bool:
     """Whether a daemon answers on the home's socket and runs `platform`'s adapter."""
-    from adapters.cli.protocol import socket_path
+    from adapters.cli.names import socket_path
     from gateway.client.socket_client import DaemonError, NoAnswer, NotRunning, SocketClient
 
     try:
@@ -109,7 +109,7 @@ def claim_through_daemon(
     home: Path, platform: str, code: str, within: float, waiting: Callable[[], None]
 ) -> str | None:
     """The daemon's claim (None on timeout); `DaemonError` for a refusal."""
-    from adapters.cli.protocol import socket_path
+    from adapters.cli.names import socket_path
     from gateway.client.socket_client import SocketClient
 
     with SocketClient(socket_path(home), 10.0) as client:
@@ -118,7 +118,7 @@ def claim_through_daemon(
 
 def reload_daemon(home: Path) -> None:
     """Have the daemon take the new owner identities now."""
-    from adapters.cli.protocol import socket_path
+    from adapters.cli.names import socket_path
     from gateway.client.socket_client import SocketClient
 
     with SocketClient(socket_path(home), 10.0) as client:

@@ -12,7 +12,7 @@ passed in by the caller.
 from __future__ import annotations
 
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -82,17 +82,39 @@ async def ensure_person(store: Store, person: str, display_name: str | None = No
     validate_person_id(person)
 
     def op(db: sqlite3.Connection) -> Person:
-        db.execute(
-            "INSERT INTO persons(id, display_name, created_at) VALUES (?, ?, ?) "
-            "ON CONFLICT(id) DO UPDATE SET "
-            "display_name = coalesce(persons.display_name, excluded.display_name)",
-            (person, display_name, time.time()),
-        )
+        _upsert_person(db, person, display_name, time.time())
         found = _person(db, person)
         assert found is not None
         return found
 
     return await store.write(op)
+
+
+async def ensure_persons(store: Store, persons: Mapping[str, str | None]) -> None:
+    """`ensure_person` for each id → display name, in one transaction: an import naming
+    hundreds of persons waits for one commit, not one each."""
+    if not persons:
+        return
+    for person in persons:
+        validate_person_id(person)
+    now = time.time()
+
+    def op(db: sqlite3.Connection) -> None:
+        for person, display_name in persons.items():
+            _upsert_person(db, person, display_name, now)
+
+    await store.write(op)
+
+
+def _upsert_person(
+    db: sqlite3.Connection, person: str, display_name: str | None, now: float
+) -> None:
+    db.execute(
+        "INSERT INTO persons(id, display_name, created_at) VALUES (?, ?, ?) "
+        "ON CONFLICT(id) DO UPDATE SET "
+        "display_name = coalesce(persons.display_name, excluded.display_name)",
+        (person, display_name, now),
+    )
 
 
 async def link_identity(store: Store, identity: str, person: str) -> None:

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from inputs.limits import InputRefused, loads
-from inputs.text import lone_surrogate, shown, text_lines
-from memory.access.identities import ensure_person, get_person
+from inputs.text import ESCAPED_SURROGATE, lone_surrogate, shown, text_lines
+from memory.access.identities import ensure_persons, get_person
 from memory.access.people import InvalidPersonId, validate_person_id
 from memory.store.database import Store
 from memory.store.records import (
@@ -34,15 +34,18 @@ from memory.store.records import (
     ImportCounts,
     NewMessage,
     PastSession,
+    Session,
     iso,
     to_epoch,
 )
-from memory.store.sessions import insert_session
-from memory.store.writer import insert_messages, prepared
+from memory.store.sessions import insert_session, session_where
+from memory.store.writer import Append, insert_messages, prepared
 
 CHUNK_MESSAGES = 2000
 MAX_LINE_BYTES = 8 * 1_048_576
 """One message a line: far above any turn kioku stores, and the most memory a line may take."""
+REQUIRED_ORDER = ("person", "platform", "chat", "session", "role", "content", "ts")
+REQUIRED = frozenset(REQUIRED_ORDER)
 TS_EXAMPLE = "an ISO 8601 time like 2026-05-01T12:00:00Z"
 Progress = Callable[[int], None]
 
@@ -135,12 +138,8 @@ def _jsonl_row(line: str) -> dict[str, Any]:
         raise ValueError(f"not valid JSON ({exc.msg} at column {exc.colno}){cut}") from None
     if not isinstance(raw, dict):
         raise ValueError("expected a JSON object")
-    missing = [
-        k
-        for k in ("person", "platform", "chat", "session", "role", "content", "ts")
-        if k not in raw
-    ]
-    if missing:
+    if not raw.keys() >= REQUIRED:
+        missing = [k for k in REQUIRED_ORDER if k not in raw]
         raise ValueError(f"missing field{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
     try:
         person = validate_person_id(raw["person"])
@@ -162,10 +161,11 @@ def _jsonl_row(line: str) -> dict[str, Any]:
     for key, value in optional.items():
         if value is not None and not isinstance(value, str):
             raise ValueError(f"{key} must be a string")
-    for key, value in {"content": raw["content"], **text_fields, **optional}.items():
-        surrogate = lone_surrogate(value) if value else None
-        if surrogate is not None:
-            raise ValueError(f"{key} holds a lone surrogate ({surrogate}), which is not text")
+    if ESCAPED_SURROGATE.search(line):  # the only way a decoded line holds a surrogate
+        for key, value in {"content": raw["content"], **text_fields, **optional}.items():
+            surrogate = lone_surrogate(value) if value else None
+            if surrogate is not None:
+                raise ValueError(f"{key} holds a lone surrogate ({surrogate}), which is not text")
     message = NewMessage(
         role=raw["role"],
         content=raw["content"],
@@ -202,8 +202,10 @@ def parse_ts(value: Any) -> datetime:
 
 async def check_conflicts(store: Store, parsed: Parsed) -> None:
     """Refuse sessions whose external id already belongs to someone else's conversation."""
+    ids = [past.external_id for past in parsed.sessions]
+    stored = await store.read(lambda db: _sessions_by_external_id(db, ids))
     for past in parsed.sessions:
-        existing = await store.session_by_external_id(past.external_id)
+        existing = stored.get(past.external_id)
         if existing is None:
             continue
         person = past.conversation.person
@@ -225,12 +227,21 @@ async def check_conflicts(store: Store, parsed: Parsed) -> None:
             )
 
 
+def _sessions_by_external_id(db: sqlite3.Connection, ids: list[str]) -> dict[str, Session]:
+    """The stored sessions among `ids`, looked up in one read (one round trip, not one each)."""
+    found = {}
+    for external_id in ids:
+        session = session_where(db, "external_id = ?", external_id)
+        if session is not None:
+            found[external_id] = session
+    return found
+
+
 async def store_parsed(
     store: Store, parsed: Parsed, progress: Progress | None = None
 ) -> ImportCounts:
     """Create the persons, then add the sessions in transactions of about CHUNK_MESSAGES turns."""
-    for person, name in parsed.persons.items():
-        await ensure_person(store, person, name)
+    await ensure_persons(store, parsed.persons)
     counts = ImportCounts()
     for chunk in _chunks(parsed.sessions):
         counts += await store.write(_import_op(chunk))
@@ -252,51 +263,73 @@ def _chunks(sessions: Iterable[PastSession]) -> Iterable[list[PastSession]]:
         yield chunk
 
 
+TurnKey = tuple[str, float | None, str]
+"""What makes a turn the same turn again: role, time (to the microsecond) and content."""
+
+
 def _import_op(chunk: list[PastSession]) -> Callable[[sqlite3.Connection], Any]:
+    """One transaction for `chunk`: its sessions, then all its new turns in one insert (FTS5
+    writes an index segment per statement: one per session made the index merge hundreds)."""
+
     def op(db: sqlite3.Connection) -> ImportCounts:
         counts = ImportCounts()
+        known: dict[int, set[TurnKey]] = {}
+        fresh: list[Append] = []
         for past in chunk:
-            counts += _import_session(db, past)
+            added, session_id = _session_id(db, past)
+            if session_id not in known:
+                known[session_id] = set() if added else _stored_keys(db, session_id)
+            new = _new_turns(past, session_id, known[session_id])
+            fresh += new
+            counts += ImportCounts(added, len(new), len(past.messages) - len(new))
+        if fresh:
+            insert_messages(db, fresh)
         return counts
 
     return op
 
 
-def _import_session(db: sqlite3.Connection, past: PastSession) -> ImportCounts:
+def _session_id(db: sqlite3.Connection, past: PastSession) -> tuple[int, int]:
+    """(1 if the session was added now else 0, its id)."""
     rows = db.execute(
         "SELECT id FROM sessions WHERE external_id = ?", (past.external_id,)
     ).fetchall()
-    stamps = [to_epoch(m.ts) for m in past.messages if m.ts is not None]
-    added = 0
     if rows:
-        session_id = int(next(iter(rows))["id"])
-    else:
-        started = to_epoch(past.started_at) if past.started_at else min(stamps, default=time.time())
-        ended = to_epoch(past.ended_at) if past.ended_at else max(stamps, default=started)
-        session = insert_session(
-            db, past.external_id, past.conversation, started, ended, past.end_reason
-        )
-        session_id, added = session.id, 1
-        u = past.usage
-        db.execute(
-            "UPDATE sessions SET title = ?, summary = ?, input_tokens = ?, output_tokens = ?, "
-            "cache_read_tokens = ?, cache_write_tokens = ? WHERE id = ?",
-            (
-                past.title,
-                past.summary,
-                u.input_tokens,
-                u.output_tokens,
-                u.cache_read_tokens,
-                u.cache_write_tokens,
-                session_id,
-            ),
-        )
-    present = {
+        return 0, int(next(iter(rows))["id"])
+    stamps = [to_epoch(m.ts) for m in past.messages if m.ts is not None]
+    started = to_epoch(past.started_at) if past.started_at else min(stamps, default=time.time())
+    ended = to_epoch(past.ended_at) if past.ended_at else max(stamps, default=started)
+    session = insert_session(
+        db, past.external_id, past.conversation, started, ended, past.end_reason
+    )
+    u = past.usage
+    db.execute(
+        "UPDATE sessions SET title = ?, summary = ?, input_tokens = ?, output_tokens = ?, "
+        "cache_read_tokens = ?, cache_write_tokens = ? WHERE id = ?",
+        (
+            past.title,
+            past.summary,
+            u.input_tokens,
+            u.output_tokens,
+            u.cache_read_tokens,
+            u.cache_write_tokens,
+            session.id,
+        ),
+    )
+    return 1, session.id
+
+
+def _stored_keys(db: sqlite3.Connection, session_id: int) -> set[TurnKey]:
+    return {
         (r["role"], round(r["ts"], 6), r["content"])
         for r in db.execute(
             "SELECT role, ts, content FROM messages WHERE session_id = ?", (session_id,)
         ).fetchall()
     }
+
+
+def _new_turns(past: PastSession, session_id: int, present: set[TurnKey]) -> list[Append]:
+    """The turns of `past` not in `present`, ready to insert; `present` gains them."""
     fresh = []
     for message in past.messages:
         key = (
@@ -307,9 +340,7 @@ def _import_session(db: sqlite3.Connection, past: PastSession) -> ImportCounts:
         if key not in present:
             present.add(key)
             fresh.append(prepared(session_id, message))
-    if fresh:
-        insert_messages(db, fresh)
-    return ImportCounts(added, len(fresh), len(past.messages) - len(fresh))
+    return fresh
 
 
 async def export_jsonl(store: Store, person: str) -> AsyncIterator[str]:

@@ -47,7 +47,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from adapters.cli.protocol import socket_path  # noqa: E402
+from adapters.cli.names import socket_path  # noqa: E402
 from agent.providers import ChatRequest, ModelReply, OnText, Provider, Text, Usage  # noqa: E402
 from tests.helpers.echo_socket import echo_process  # noqa: E402
 

@@ -54,7 +54,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from adapters.cli.protocol import socket_path  # noqa: E402
+from adapters.cli.names import socket_path  # noqa: E402
 from tests.bench.bench_gateway import (  # noqa: E402
     START_TIMEOUT,
     Schedule,

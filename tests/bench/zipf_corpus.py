@@ -166,7 +166,8 @@ def query_set(sessions: list[Session], per_class: int = 25, seed: int = 13) -> d
             documents.update(w for w in words if w in _EN_SET)
             rare.update(w for w in words if w.startswith("zx"))
             japanese.update(w for w in JA_WORDS if w in turn.text)
-    common = [w for w, n in documents.items() if 0.10 <= n / turns <= 0.20]
+    # Sorted: the counts' order follows set iteration, which string hashing varies per run.
+    common = sorted(w for w, n in documents.items() if 0.10 <= n / turns <= 0.20)
     if len(common) < 2:
         common = [w for w, _ in documents.most_common(6)]
     ja_common = [w for w, _ in japanese.most_common(8)]

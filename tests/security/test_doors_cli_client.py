@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.cli.protocol import MAX_FRAME, socket_path
+from adapters.cli.names import socket_path
+from adapters.cli.protocol import MAX_FRAME
 from gateway.client.socket_client import DaemonError, NoAnswer, SocketClient
 from inputs.limits import MAX_JSON_DEPTH
 from tests.helpers.echo_socket import _Misbehaving, misbehaving

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from adapters.cli.framer import Framer
+from adapters.cli.names import DEFAULT_CONVERSATION, socket_path
 from adapters.cli.protocol import (
-    DEFAULT_CONVERSATION,
     MAX_ID,
     BadFrame,
     Message,
@@ -18,7 +18,6 @@ from adapters.cli.protocol import (
     error_frame,
     message_frame,
     parse_frame,
-    socket_path,
     status_frame,
     status_request,
     text_frame,

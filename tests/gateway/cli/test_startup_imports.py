@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from config.paths import ensure_home
+from tests.helpers.history_files import LINES, write_jsonl
 
 HEAVY = (
     "anthropic",
@@ -134,3 +135,17 @@ def test_attaching_a_file_needs_neither_pydantic_nor_rich(tmp_path: Path) -> Non
     assert seen["exit"] == 1  # no daemon: the file was checked, then nothing answered
     assert not set(seen["modules"]) & {"pydantic", "rich", "structlog"}  # type: ignore[arg-type]
     assert seen["loaded"] == []
+
+
+def test_importing_a_jsonl_file_needs_no_settings_library_and_no_hermes_importer(
+    home: Path, tmp_path: Path
+) -> None:
+    """A jsonl file needs the data folder only: pydantic, and the Hermes importer with the
+    skills and logging it brings (structlog, rich), cost more than the rest of the import."""
+    ensure_home(home)
+    assert run(["config", "check"])["exit"] == 0
+    history = write_jsonl(tmp_path / "history.jsonl", LINES)
+    seen = run(["import", str(history)])
+    assert seen["exit"] == 0, seen["output"]
+    modules = set(seen["modules"])  # type: ignore[arg-type]
+    assert not modules & {"pydantic", "structlog", "rich", "memory.importers.hermes_home"}

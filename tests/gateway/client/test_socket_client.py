@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.cli.protocol import MAX_FRAME, socket_path, too_long
+from adapters.cli.names import socket_path
+from adapters.cli.protocol import MAX_FRAME, too_long
 from gateway.client.socket_client import DaemonError, NotRunning, SocketClient
 from tests.helpers.echo_socket import echo_process
 

@@ -9,6 +9,7 @@ from memory.access.identities import (
     PersonEntry,
     admit_stranger,
     ensure_person,
+    ensure_persons,
     get_person,
     has_more_than,
     identities_of,
@@ -28,6 +29,20 @@ async def person(store: Store, name: str, *identities: str) -> None:
     await ensure_person(store, name)
     for identity in identities:
         await link_identity(store, identity, name)
+
+
+async def test_ensure_persons_creates_the_missing_and_names_only_the_unnamed(
+    store: Store,
+) -> None:
+    await ensure_person(store, "alice", "Alice")
+    await ensure_person(store, "bob")
+    await ensure_persons(store, {"alice": "Other", "bob": "Bob", "carol": None})
+    named = [await get_person(store, p) for p in ("alice", "bob", "carol")]
+    assert [(p.id, p.display_name) for p in named if p] == [
+        ("alice", "Alice"),
+        ("bob", "Bob"),
+        ("carol", None),
+    ]
 
 
 async def test_list_people_puts_the_owner_first_with_their_sorted_identities(store: Store) -> None:

@@ -11,6 +11,7 @@ import pytest
 from memory.access.identities import get_person
 from memory.importers.hermes import HermesError, read_hermes_notes, read_hermes_sessions
 from memory.importers.jsonl import (
+    Parsed,
     check_conflicts,
     export_jsonl,
     parse_jsonl,
@@ -18,7 +19,7 @@ from memory.importers.jsonl import (
     store_parsed,
 )
 from memory.store.database import Store
-from memory.store.records import Conversation, NewMessage
+from memory.store.records import Conversation, NewMessage, PastSession
 from tests.helpers.history_files import LINES, make_hermes_home, write_jsonl
 
 
@@ -106,6 +107,32 @@ def test_invalid_lines_are_reported_with_numbers_and_reasons(tmp_path: Path) -> 
     assert "JSON object" in reasons[7]
     assert "on line 1" in reasons[8]
     assert parsed.messages == 1
+
+
+def test_a_lone_surrogate_escape_is_refused_and_an_escaped_backslash_is_text(
+    tmp_path: Path,
+) -> None:
+    line = json.dumps({**LINES[0], "content": "x"}).replace('"x"', '"a \\ud800 b"')
+    literal = json.dumps({**LINES[1], "content": "a \\ud800 b"})  # backslash, then text
+    parsed = parse_jsonl(write_jsonl(tmp_path / "h.jsonl", [line, literal]))
+    assert [str(p) for p in parsed.problems] == [
+        "line 1: content holds a lone surrogate (\\ud800), which is not text"
+    ]
+    assert [m.content for m in parsed.sessions[0].messages] == ["a \\ud800 b"]
+
+
+async def test_a_session_given_twice_in_one_import_keeps_each_turn_once(store: Store) -> None:
+    conversation = Conversation("telegram", "42", "dm", "alice")
+    turns = [
+        NewMessage("user", text, speaker="alice", ts=parse_ts(f"2026-01-01T10:00:0{n}Z"))
+        for n, text in enumerate(["one", "two", "three"])
+    ]
+    twice = [PastSession("s1", conversation, turns[:2]), PastSession("s1", conversation, turns[1:])]
+    counts = await store_parsed(store, Parsed(sessions=twice, persons={"alice": None}))
+    assert (counts.sessions_added, counts.messages_added, counts.messages_present) == (1, 3, 1)
+    session = await store.session_by_external_id("s1")
+    assert session is not None
+    assert [t.content for t in await store.messages(session.id)] == ["one", "two", "three"]
 
 
 async def test_a_session_id_of_another_person_is_refused(store: Store, tmp_path: Path) -> None:

@@ -14,12 +14,12 @@ only spaces or punctuation between them, and CJK text contiguous. A query asks f
 
 `Phrases.tier` ranks a turn saying the whole query first, then one saying every quoted
 phrase and identifier; `Phrase.like` lets memory.search.candidates look for a phrase's
-turns in SQL, bounded, when its words are each too common to find them by.
+turns in SQL, bounded, when its words are each too common to find them by (further
+back for a quoted phrase or an identifier, typed to be found as such).
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -58,25 +58,49 @@ class Phrase:
 
     `words`: the indexes of the query words it is made of (what FTS5 can look for);
     `like`: a LIKE pattern that every indexed text saying it matches (see
-    memory.store.schema: `coalesce(body, content)` is the indexed text).
+    memory.store.schema: `coalesce(body, content)` is the indexed text); `asked`: typed
+    to be found as such (quoted, an identifier), so worth looking for further back.
     """
 
-    def __init__(self, parts: tuple[Part, ...], words: tuple[int, ...]) -> None:
+    def __init__(self, parts: tuple[Part, ...], words: tuple[int, ...], asked: bool) -> None:
         self.parts = parts
         self.words = words
+        self.asked = asked
         # What each part starts with: any text saying the phrase holds them all.
         self.starts = [p.text if p.cjk else _shared_start(prefixes(p.stems)) for p in parts]
         self.like = _like(parts, self.starts)
 
     def said_in(self, text: str) -> bool:
-        """Whether normalised `text` says the phrase."""
+        """Whether normalised `text` says the phrase: tried only where its first part is."""
         if not all(start in text for start in self.starts):
             return False
-        tokens = _tokens(text)
+        if len(self.parts) == 1 and self.parts[0].cjk:
+            return True
+        at = text.find(self.starts[0])
+        while at >= 0:
+            if self._said_at(text, at):
+                return True
+            at = text.find(self.starts[0], at + 1)
+        return False
+
+    def _said_at(self, text: str, at: int) -> bool:
+        """Whether the phrase is said from `at`: a Latin first part is the word starting
+        there, a CJK one ends the run it is in."""
+        first, rest = self.parts[0], self.parts[1:]
         last = len(self.parts) - 1
-        return any(
-            all(_fits(part, tokens[first + n], n, last) for n, part in enumerate(self.parts))
-            for first in range(len(tokens) - last)
+        if first.cjk:
+            after = at + len(first.text)
+            if after < len(text) and CJK_RUN.match(text, after):
+                return False
+            tokens = list(islice(_tokens_from(text, after), last))
+            parts = list(enumerate(rest, 1))
+        else:
+            if at and _WORD.match(text, at - 1) and not CJK_RUN.match(text, at - 1):
+                return False
+            tokens = list(islice(_tokens_from(text, at), last + 1))
+            parts = list(enumerate(self.parts))
+        return len(tokens) == len(parts) and all(
+            _fits(part, token, n, last) for (n, part), token in zip(parts, tokens, strict=True)
         )
 
 
@@ -109,7 +133,8 @@ class Phrases:
 
     @property
     def sought(self) -> tuple[Phrase, ...]:
-        """The phrases whose turns are looked for beyond each word's newest turns."""
+        """The phrases whose turns memory.search.candidates makes sure of: the quoted ones
+        and identifiers, else the query itself."""
         asked = self.quoted + self.identifiers
         return asked or ((self.whole,) if self.whole is not None else ())
 
@@ -119,32 +144,39 @@ def read_phrases(query: str, words: list[Word]) -> Phrases:
     text = normalize(query)
     quotes = [m.start() for m in _QUOTE.finditer(text)][: 2 * MAX_PHRASES]
     quoted = [
-        _phrase(_tokens(text[start + 1 : end]), words)
+        _phrase(_tokens(text[start + 1 : end]), words, asked=True)
         for start, end in zip(quotes[::2], quotes[1::2], strict=False)
     ]
-    found = (_phrase(_tokens(m), words) for m in islice(_identifiers(text), MAX_PHRASES))
+    found = (_phrase(_tokens(m), words, True) for m in islice(_identifiers(text), MAX_PHRASES))
     identifiers = [p for p in found if p is not None]
     whole = _trimmed(_tokens(text))
     # One Latin word, or one CJK run that is one word, is a word: no phrase to say.
     several = len(whole) > 1 or (len(whole) == 1 and whole[0][0] and len(words) > 1)
     return Phrases(
-        _phrase(whole, words) if several and len(whole) <= MAX_PARTS else None,
+        _phrase(whole, words, asked=False) if several and len(whole) <= MAX_PARTS else None,
         tuple(p for p in quoted if p is not None),
         tuple(identifiers),
     )
 
 
-@functools.lru_cache(maxsize=256)
 def _tokens(text: str) -> list[tuple[bool, str]]:
-    """Normalised `text` as the index cuts it: Latin words, and CJK runs (whether CJK)
-    whole. Cached: each phrase of a query reads the same turns."""
-    tokens, position = [], 0
-    for run in CJK_RUN.finditer(text):
-        tokens += [(False, word) for word in _WORD.findall(text, position, run.start())]
-        tokens.append((True, run.group()))
-        position = run.end()
-    tokens += [(False, word) for word in _WORD.findall(text, position)]
-    return tokens
+    """Normalised `text` as the index cuts it: Latin words, and CJK runs whole (whether
+    CJK, the token)."""
+    return list(_tokens_from(text, 0))
+
+
+def _tokens_from(text: str, position: int) -> Iterator[tuple[bool, str]]:
+    """The tokens of normalised `text` from `position` on (see `_tokens`)."""
+    for match in _WORD.finditer(text, position):
+        chunk = match.group()
+        start = 0
+        for run in CJK_RUN.finditer(chunk):
+            if run.start() > start:
+                yield False, chunk[start : run.start()]
+            yield True, run.group()
+            start = run.end()
+        if start < len(chunk):
+            yield False, chunk[start:]
 
 
 def _identifiers(text: str) -> Iterator[str]:
@@ -178,7 +210,7 @@ def _trimmed(tokens: list[tuple[bool, str]]) -> list[tuple[bool, str]]:
     return tokens[content[0] : content[-1] + 1] if content else tokens
 
 
-def _phrase(tokens: list[tuple[bool, str]], words: list[Word]) -> Phrase | None:
+def _phrase(tokens: list[tuple[bool, str]], words: list[Word], asked: bool) -> Phrase | None:
     """The phrase of `tokens` (see `_tokens`), made of those of `words` it holds."""
     if not tokens:
         return None
@@ -195,7 +227,7 @@ def _phrase(tokens: list[tuple[bool, str]], words: list[Word]) -> Phrase | None:
             for part in parts
         )
     )
-    return Phrase(tuple(parts), held)
+    return Phrase(tuple(parts), held, asked)
 
 
 def _like(parts: tuple[Part, ...], starts: list[str]) -> str:

@@ -90,11 +90,11 @@ def search_in(
         return []
     phrases = read_phrases(query, words)
     candidates = find(db, words, reach, phrases.sought)
-    texts = [normalize(row.content) for row in candidates.rows]
-    phrases = phrases.found_in(texts)
-    rows = [row for row, text in zip(candidates.rows, texts, strict=True) if phrases.allows(text)]
-    ranked = _phrases_first(_rank(words, rows, candidates.found, candidates.total), phrases)
-    ranked = ranked[:limit]
+    texts = {row.id: normalize(row.content) for row in candidates.rows}
+    phrases = phrases.found_in(list(texts.values()))
+    rows = [row for row in candidates.rows if phrases.allows(texts[row.id])]
+    ranked = _rank(words, rows, candidates.found, candidates.total)
+    ranked = _phrases_first(ranked, phrases, texts)[:limit]
     if not ranked:
         return []
     sessions, windows = _details(db, ranked, context)
@@ -115,7 +115,7 @@ def search_in(
                     from_epoch(t.ts),
                     marker.snippet(t.content),
                     t.content,
-                    _reason(tier, matcher.found(normalize(t.content))),
+                    _reason(tier, matcher.found(texts[t.id])),
                 )
                 for t, tier in zip(
                     s.turns[:HITS_PER_SESSION], s.tiers[:HITS_PER_SESSION], strict=True
@@ -191,12 +191,13 @@ def _rank(words: list[Word], rows: list[Turn], found: list[int], total: int) -> 
     return sorted(sessions.values(), key=lambda s: (-s.score, len(s.turns[0].content), -s.newest))
 
 
-def _phrases_first(ranked: list[_Ranked], phrases: Phrases) -> list[_Ranked]:
+def _phrases_first(ranked: list[_Ranked], phrases: Phrases, texts: dict[int, str]) -> list[_Ranked]:
     """Each session's turns saying the query's phrases first, then the best, ties to the
-    newer; the sessions saying them before the rest (each group in its ranked order)."""
+    newer; the sessions saying them before the rest (each group in its ranked order).
+    `texts`: each turn's normalised text, by id."""
     for session in ranked:
         turns, scores = session.turns, session.scores
-        tiers = [phrases.tier(normalize(turn.content)) for turn in turns]
+        tiers = [phrases.tier(texts[turn.id]) for turn in turns]
         order = sorted(range(len(turns)), key=lambda i: (-tiers[i], -scores[i], -turns[i].ts))
         session.turns = [turns[i] for i in order]
         session.scores = [scores[i] for i in order]

@@ -147,8 +147,8 @@ def read_phrases(query: str, words: list[Word]) -> Phrases:
         _phrase(_tokens(text[start + 1 : end]), words, asked=True)
         for start, end in zip(quotes[::2], quotes[1::2], strict=False)
     ]
-    found = (_phrase(_tokens(m), words, True) for m in islice(_identifiers(text), MAX_PHRASES))
-    identifiers = [p for p in found if p is not None]
+    found = islice(_identifiers(text), MAX_PHRASES)
+    identifiers = [p for m in found if (p := _phrase(_tokens(m), words, asked=True))]
     whole = _trimmed(_tokens(text))
     # One Latin word, or one CJK run that is one word, is a word: no phrase to say.
     several = len(whole) > 1 or (len(whole) == 1 and whole[0][0] and len(words) > 1)
@@ -189,19 +189,15 @@ def _identifiers(text: str) -> Iterator[str]:
 
 
 def _fits(part: Part, token: tuple[bool, str], n: int, last: int) -> bool:
-    """Whether `token` is the phrase's `n`th `part` (of `last` + 1): a Latin word by its
-    stem; a CJK run contiguous (one between others whole, the first ending a run, the
-    last starting one, a phrase of one CJK run anywhere in one)."""
+    """Whether `token` is the phrase's `n`th `part` (of `last` + 1, not the first if CJK:
+    see `Phrase._said_at`): a Latin word by its stem, a CJK run whole (the last part
+    starts one)."""
     cjk, text = token
     if part.cjk != cjk:
         return False
     if not cjk:
         return word_stem(text) in part.stems
-    if last == 0:
-        return part.text in text
-    if n in (0, last):
-        return text.endswith(part.text) if n == 0 else text.startswith(part.text)
-    return text == part.text
+    return text.startswith(part.text) if n == last else text == part.text
 
 
 def _trimmed(tokens: list[tuple[bool, str]]) -> list[tuple[bool, str]]:

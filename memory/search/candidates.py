@@ -46,7 +46,7 @@ PER_WORD = 200
 JOIN_SHARE = 0.1
 CANDIDATES = 200
 # Turns holding all of a phrase's words read for the phrase itself; those kept; phrases.
-PHRASE_SCAN = 2000
+PHRASE_SCAN = 500
 PHRASE_KEEP = 20
 MAX_SOUGHT = 3
 

@@ -66,13 +66,19 @@ class Phrase:
         self.parts = parts
         self.words = words
         self.asked = asked
-        # What each part starts with: any text saying the phrase holds them all.
+        # What each part starts with: any text saying the phrase holds them all, and (Latin
+        # words) in order with only what the index does not keep between them.
         self.starts = [p.text if p.cjk else _shared_start(prefixes(p.stems)) for p in parts]
         self.like = _like(parts, self.starts)
+        latin = len(parts) > 1 and not any(p.cjk for p in parts)
+        words = (re.escape(start) + r"[^\W_]*" for start in self.starts)
+        self.near = re.compile(r"[\W_]+".join(words)) if latin else None
 
     def said_in(self, text: str) -> bool:
         """Whether normalised `text` says the phrase: tried only where its first part is."""
         if not all(start in text for start in self.starts):
+            return False
+        if self.near is not None and not self.near.search(text):
             return False
         if len(self.parts) == 1 and self.parts[0].cjk:
             return True

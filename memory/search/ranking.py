@@ -198,6 +198,9 @@ def _phrases_first(ranked: list[_Ranked], phrases: Phrases, texts: dict[int, str
     for session in ranked:
         turns, scores = session.turns, session.scores
         tiers = [phrases.tier(texts[turn.id]) for turn in turns]
+        if len(turns) == 1:
+            session.tiers = tiers
+            continue
         order = sorted(range(len(turns)), key=lambda i: (-tiers[i], -scores[i], -turns[i].ts))
         session.turns = [turns[i] for i in order]
         session.scores = [scores[i] for i in order]

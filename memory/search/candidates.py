@@ -20,8 +20,10 @@ From these, the turns holding more of the words, and rarer ones, make the
 A phrase the query asks for (memory.search.phrases) may be said in a turn older than
 all of these when each of its words is common (`msg-03-03`: "msg" everywhere, "03" in
 many). Its turns are looked for by the text itself (LIKE on the indexed text), among
-the turns of its rarest word if that one's were all taken, else among the newest
-`PHRASE_SCAN` turns holding all its words; the first `PHRASE_KEEP` found come first.
+the turns of its rarest word if that one's were all taken; else, for a quoted phrase
+or an identifier, among the newest `PHRASE_SCAN` turns holding all its words (a second
+walk of their doclists: not for every query of two common words). The first
+`PHRASE_KEEP` found come first.
 
 A search narrowed to a period (`Reach.period`: "last week", `--since/--until`) keeps
 to it in the same statements, so each walk still stops at `PER_WORD` turns inside it.
@@ -52,7 +54,7 @@ PER_WORD = 200
 JOIN_SHARE = 0.1
 CANDIDATES = 200
 # Turns holding all of a phrase's words read for the phrase itself; those kept; phrases.
-PHRASE_SCAN = 2000
+PHRASE_SCAN = 500
 PHRASE_KEEP = 20
 MAX_SOUGHT = 3
 
@@ -210,22 +212,23 @@ def _saying(
 ) -> list[Any]:
     """Up to `PHRASE_KEEP` of the newest turns whose indexed text may say `phrase` (LIKE
     its parts in order; ranking checks the phrase itself): `id`, `session_id`, `role`,
-    `ts`, `content`. In the turns taken for its rarest word if those were all of them,
-    else in the newest `PHRASE_SCAN` holding all its words that `reach` may read (with
-    the scope tokens, some may be unreadable: `find` reads only the readable ones)."""
+    `ts`, `content`. In the turns taken for its rarest word if those were all of them;
+    else, if it was asked for, in the newest `PHRASE_SCAN` holding all its words that
+    `reach` may read (with the scope tokens, some may be unreadable: `find` reads only
+    the readable ones)."""
     if not phrase.words:
         return []
     columns = "t.id, t.session_id, t.role, t.ts, t.content"
     like = "coalesce(t.body, t.content) LIKE ?"
     rarest = min((held[i] for i in phrase.words), key=len)
-    if len(rarest) < PER_WORD:
-        if not rarest:
-            return []
+    if 0 < len(rarest) < PER_WORD:
         return db.execute(
             f"SELECT {columns} FROM turns AS t WHERE t.id IN ({','.join('?' * len(rarest))}) "
             f"AND {like} ORDER BY t.id DESC LIMIT {PHRASE_KEEP}",
             [*rarest, phrase.like],
         ).fetchall()
+    if not rarest or not phrase.asked:
+        return []
     expression = " AND ".join(expressions[i] for i in phrase.words)
     if joined:
         where, params = _readable(reach)

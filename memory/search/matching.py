@@ -31,6 +31,7 @@ class Matcher:
     def __init__(self, words: list[Word]) -> None:
         self.size = len(words)
         self.times = [w.times for w in words]
+        self.repeated = any(t > 1 for t in self.times)
         self.kanji = [i for i, w in enumerate(words) if w.kind == "kanji"]
         self.stems: dict[str, list[int]] = defaultdict(list)
         for index, word in enumerate(words):
@@ -57,13 +58,7 @@ class Matcher:
 
     def found(self, text: str) -> list[float]:
         """How much of each word `text` holds: 1 for the word itself, as often as asked."""
-        # One word per start: a word starting with two of the prefixes counts once.
-        said = {word.start(): word.group() for word in words_starting(text, self.prefixes)}
-        counts = [0] * self.size
-        for word in said.values():
-            for index in self.stems.get(word_stem(word), ()):
-                counts[index] += 1
-        found = [min(n, t) / t for n, t in zip(counts, self.times, strict=True)]
+        found = self._counted(text) if self.repeated else self._once(text)
         for index, kind, word, grams in self.cjk:
             if word in text:
                 found[index] = min(text.count(word), self.times[index]) / self.times[index]
@@ -74,6 +69,24 @@ class Matcher:
         for index, pattern in self.kana:
             found[index] = min(len(pattern.findall(text)), self.times[index]) / self.times[index]
         return found
+
+    def _once(self, text: str) -> list[float]:
+        """Which Latin words `text` holds (no word is asked for twice)."""
+        found = [0.0] * self.size
+        for word in words_starting(text, self.prefixes):
+            for index in self.stems.get(word_stem(word.group()), ()):
+                found[index] = 1.0
+        return found
+
+    def _counted(self, text: str) -> list[float]:
+        """How much of each Latin word `text` holds, counting its repeats."""
+        # One word per start: a word starting with two of the prefixes counts once.
+        said = {word.start(): word.group() for word in words_starting(text, self.prefixes)}
+        counts = [0] * self.size
+        for word in said.values():
+            for index in self.stems.get(word_stem(word), ()):
+                counts[index] += 1
+        return [min(n, t) / t for n, t in zip(counts, self.times, strict=True)]
 
 
 def prefixes(stems: Iterable[str]) -> tuple[str, ...]:

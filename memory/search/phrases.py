@@ -14,12 +14,12 @@ only spaces or punctuation between them, and CJK text contiguous. A query asks f
 
 `Phrases.tier` ranks a turn saying the whole query first, then one saying every quoted
 phrase and identifier; `Phrase.like` lets memory.search.candidates look for a phrase's
-turns in SQL, bounded, when its words are each too common to find them by.
+turns in SQL, bounded, when its words are each too common to find them by (further
+back for a quoted phrase or an identifier, typed to be found as such).
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -58,25 +58,55 @@ class Phrase:
 
     `words`: the indexes of the query words it is made of (what FTS5 can look for);
     `like`: a LIKE pattern that every indexed text saying it matches (see
-    memory.store.schema: `coalesce(body, content)` is the indexed text).
+    memory.store.schema: `coalesce(body, content)` is the indexed text); `asked`: typed
+    to be found as such (quoted, an identifier), so worth looking for further back.
     """
 
-    def __init__(self, parts: tuple[Part, ...], words: tuple[int, ...]) -> None:
+    def __init__(self, parts: tuple[Part, ...], words: tuple[int, ...], asked: bool) -> None:
         self.parts = parts
         self.words = words
-        # What each part starts with: any text saying the phrase holds them all.
+        self.asked = asked
+        # What each part starts with: any text saying the phrase holds them all, and (Latin
+        # words) in order with only what the index does not keep between them.
         self.starts = [p.text if p.cjk else _shared_start(prefixes(p.stems)) for p in parts]
         self.like = _like(parts, self.starts)
+        latin = len(parts) > 1 and not any(p.cjk for p in parts)
+        words = (re.escape(start) + r"[^\W_]*" for start in self.starts)
+        self.near = re.compile(r"[\W_]+".join(words)) if latin else None
 
     def said_in(self, text: str) -> bool:
-        """Whether normalised `text` says the phrase."""
+        """Whether normalised `text` says the phrase: tried only where its first part is."""
         if not all(start in text for start in self.starts):
             return False
-        tokens = _tokens(text)
+        if self.near is not None and not self.near.search(text):
+            return False
+        if len(self.parts) == 1 and self.parts[0].cjk:
+            return True
+        at = text.find(self.starts[0])
+        while at >= 0:
+            if self._said_at(text, at):
+                return True
+            at = text.find(self.starts[0], at + 1)
+        return False
+
+    def _said_at(self, text: str, at: int) -> bool:
+        """Whether the phrase is said from `at`: a Latin first part is the word starting
+        there, a CJK one ends the run it is in."""
+        first, rest = self.parts[0], self.parts[1:]
         last = len(self.parts) - 1
-        return any(
-            all(_fits(part, tokens[first + n], n, last) for n, part in enumerate(self.parts))
-            for first in range(len(tokens) - last)
+        if first.cjk:
+            after = at + len(first.text)
+            if after < len(text) and CJK_RUN.match(text, after):
+                return False
+            tokens = list(islice(_tokens_from(text, after), last))
+            parts = list(enumerate(rest, 1))
+        else:
+            if at and _WORD.match(text, at - 1) and not CJK_RUN.match(text, at - 1):
+                return False
+            tokens = list(islice(_tokens_from(text, at), last + 1))
+            parts = list(enumerate(self.parts))
+        return len(tokens) == len(parts) and all(
+            _fits(part, token, n, last) for (n, part), token in zip(parts, tokens, strict=True)
         )
 
 
@@ -109,7 +139,8 @@ class Phrases:
 
     @property
     def sought(self) -> tuple[Phrase, ...]:
-        """The phrases whose turns are looked for beyond each word's newest turns."""
+        """The phrases whose turns memory.search.candidates makes sure of: the quoted ones
+        and identifiers, else the query itself."""
         asked = self.quoted + self.identifiers
         return asked or ((self.whole,) if self.whole is not None else ())
 
@@ -119,32 +150,39 @@ def read_phrases(query: str, words: list[Word]) -> Phrases:
     text = normalize(query)
     quotes = [m.start() for m in _QUOTE.finditer(text)][: 2 * MAX_PHRASES]
     quoted = [
-        _phrase(_tokens(text[start + 1 : end]), words)
+        _phrase(_tokens(text[start + 1 : end]), words, asked=True)
         for start, end in zip(quotes[::2], quotes[1::2], strict=False)
     ]
-    found = (_phrase(_tokens(m), words) for m in islice(_identifiers(text), MAX_PHRASES))
-    identifiers = [p for p in found if p is not None]
+    found = islice(_identifiers(text), MAX_PHRASES)
+    identifiers = [p for m in found if (p := _phrase(_tokens(m), words, asked=True))]
     whole = _trimmed(_tokens(text))
     # One Latin word, or one CJK run that is one word, is a word: no phrase to say.
     several = len(whole) > 1 or (len(whole) == 1 and whole[0][0] and len(words) > 1)
     return Phrases(
-        _phrase(whole, words) if several and len(whole) <= MAX_PARTS else None,
+        _phrase(whole, words, asked=False) if several and len(whole) <= MAX_PARTS else None,
         tuple(p for p in quoted if p is not None),
         tuple(identifiers),
     )
 
 
-@functools.lru_cache(maxsize=256)
 def _tokens(text: str) -> list[tuple[bool, str]]:
-    """Normalised `text` as the index cuts it: Latin words, and CJK runs (whether CJK)
-    whole. Cached: each phrase of a query reads the same turns."""
-    tokens, position = [], 0
-    for run in CJK_RUN.finditer(text):
-        tokens += [(False, word) for word in _WORD.findall(text, position, run.start())]
-        tokens.append((True, run.group()))
-        position = run.end()
-    tokens += [(False, word) for word in _WORD.findall(text, position)]
-    return tokens
+    """Normalised `text` as the index cuts it: Latin words, and CJK runs whole (whether
+    CJK, the token)."""
+    return list(_tokens_from(text, 0))
+
+
+def _tokens_from(text: str, position: int) -> Iterator[tuple[bool, str]]:
+    """The tokens of normalised `text` from `position` on (see `_tokens`)."""
+    for match in _WORD.finditer(text, position):
+        chunk = match.group()
+        start = 0
+        for run in CJK_RUN.finditer(chunk):
+            if run.start() > start:
+                yield False, chunk[start : run.start()]
+            yield True, run.group()
+            start = run.end()
+        if start < len(chunk):
+            yield False, chunk[start:]
 
 
 def _identifiers(text: str) -> Iterator[str]:
@@ -157,19 +195,15 @@ def _identifiers(text: str) -> Iterator[str]:
 
 
 def _fits(part: Part, token: tuple[bool, str], n: int, last: int) -> bool:
-    """Whether `token` is the phrase's `n`th `part` (of `last` + 1): a Latin word by its
-    stem; a CJK run contiguous (one between others whole, the first ending a run, the
-    last starting one, a phrase of one CJK run anywhere in one)."""
+    """Whether `token` is the phrase's `n`th `part` (of `last` + 1, not the first if CJK:
+    see `Phrase._said_at`): a Latin word by its stem, a CJK run whole (the last part
+    starts one)."""
     cjk, text = token
     if part.cjk != cjk:
         return False
     if not cjk:
         return word_stem(text) in part.stems
-    if last == 0:
-        return part.text in text
-    if n in (0, last):
-        return text.endswith(part.text) if n == 0 else text.startswith(part.text)
-    return text == part.text
+    return text.startswith(part.text) if n == last else text == part.text
 
 
 def _trimmed(tokens: list[tuple[bool, str]]) -> list[tuple[bool, str]]:
@@ -178,7 +212,7 @@ def _trimmed(tokens: list[tuple[bool, str]]) -> list[tuple[bool, str]]:
     return tokens[content[0] : content[-1] + 1] if content else tokens
 
 
-def _phrase(tokens: list[tuple[bool, str]], words: list[Word]) -> Phrase | None:
+def _phrase(tokens: list[tuple[bool, str]], words: list[Word], asked: bool) -> Phrase | None:
     """The phrase of `tokens` (see `_tokens`), made of those of `words` it holds."""
     if not tokens:
         return None
@@ -195,7 +229,7 @@ def _phrase(tokens: list[tuple[bool, str]], words: list[Word]) -> Phrase | None:
             for part in parts
         )
     )
-    return Phrase(tuple(parts), held)
+    return Phrase(tuple(parts), held, asked)
 
 
 def _like(parts: tuple[Part, ...], starts: list[str]) -> str:

@@ -228,12 +228,16 @@ def _rank(
     return sorted(sessions.values(), key=lambda s: (-s.score, len(s.turns[0].content), -s.newest))
 
 
-def _phrases_first(ranked: list[_Ranked], phrases: Phrases) -> list[_Ranked]:
+def _phrases_first(ranked: list[_Ranked], phrases: Phrases, texts: dict[int, str]) -> list[_Ranked]:
     """Each session's turns saying the query's phrases first, then the best, ties to the
-    newer; the sessions saying them before the rest (each group in its ranked order)."""
+    newer; the sessions saying them before the rest (each group in its ranked order).
+    `texts`: each turn's normalised text, by id."""
     for session in ranked:
         turns, scores = session.turns, session.scores
-        tiers = [phrases.tier(normalize(turn.content)) for turn in turns]
+        tiers = [phrases.tier(texts[turn.id]) for turn in turns]
+        if len(turns) == 1:
+            session.tiers = tiers
+            continue
         order = sorted(range(len(turns)), key=lambda i: (-tiers[i], -scores[i], -turns[i].ts))
         session.turns = [turns[i] for i in order]
         session.scores = [scores[i] for i in order]
@@ -252,9 +256,9 @@ def _dated_rank(
     one of `boosts` raised by `DATE_BOOST`; then the query's phrases first."""
     phrases = read_phrases(query, words)
     candidates = find(db, words, reach, phrases.sought)
-    texts = [normalize(row.content) for row in candidates.rows]
-    phrases = phrases.found_in(texts)
-    rows = [row for row, text in zip(candidates.rows, texts, strict=True) if phrases.allows(text)]
+    texts = {row.id: normalize(row.content) for row in candidates.rows}
+    phrases = phrases.found_in(list(texts.values()))
+    rows = [row for row in candidates.rows if phrases.allows(texts[row.id])]
     newest = newest_sessions(db, reach)
     ranked = _rank(words, rows, candidates.found, candidates.total, newest)
     if boosts:
@@ -262,7 +266,7 @@ def _dated_rank(
             if any(period.holds(turn.ts) for turn in session.turns for period in boosts):
                 session.score *= 1 + DATE_BOOST
         ranked.sort(key=lambda session: -session.score)
-    return _phrases_first(ranked, phrases)
+    return _phrases_first(ranked, phrases, texts)
 
 
 def _by_time(turns: list[Turn]) -> list[_Ranked]:

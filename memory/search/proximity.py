@@ -21,7 +21,10 @@ between turns holding the same words; a turn holding one more word of the query
 The index keeps no positions (memory.store.schema), so positions are read here on
 the candidate turns' normalised text: Latin words by stem, stopwords not counted
 (a query leaves them out, so "trip *to the* beach" says `trip beach` in order);
-CJK by characters (a particle between two words is one character).
+CJK by characters (a particle between two words is one character). Words adjacent
+in the query are those left once the words weighing nothing are left out too (a
+name said in every session, memory.search.everywhere): "book Mika recommended"
+pairs `book` with `recommended`.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Sequence
+from itertools import pairwise
 
 from memory.search.matching import LATIN_WORD, word_stem
 from memory.search.words import STOPWORDS, Word
@@ -51,7 +55,7 @@ class Proximity:
     """The bonus a turn earns for saying the query's adjacent words close together."""
 
     def __init__(self, words: Sequence[Word]) -> None:
-        self.pairs = [(i, i + 1) for i in range(len(words) - 1)]
+        self.size = len(words)
         self.stems: dict[str, list[int]] = defaultdict(list)
         for index, word in enumerate(words):
             for stem in word.stems if word.kind == "latin" else ():
@@ -60,8 +64,10 @@ class Proximity:
 
     def bonus(self, text: str, weights: Sequence[float], held: Sequence[float]) -> float:
         """What normalised `text`, holding each word as much as `held`, gains over its
-        unigram score for the pairs it says close together, words weighing `weights`."""
-        pairs = [(a, b) for a, b in self.pairs if held[a] and held[b] and weights[a] * weights[b]]
+        unigram score for the pairs it says close together, words weighing `weights`
+        (those weighing nothing left out of the query's order)."""
+        weighed = [i for i in range(self.size) if weights[i]]
+        pairs = [(a, b) for a, b in pairwise(weighed) if held[a] and held[b]]
         if not pairs:
             return 0.0
         spans = self.spans(text)
@@ -99,11 +105,11 @@ class Proximity:
 def _closeness(first: Sequence[_Span], second: Sequence[_Span]) -> tuple[bool, bool]:
     """Whether some occurrence of `second` follows one of `first` within `ORDERED_GAP`
     words, and whether some two lie within a `WINDOW` in either order."""
-    ordered = near = False
+    near = False
     for a_start, a_end in first:
         for b_start, b_end in second:
             if 0 <= b_start - a_end - 1 <= ORDERED_GAP:
                 return True, True
             if max(a_end, b_end) - min(a_start, b_start) < WINDOW:
                 near = True
-    return ordered, near
+    return False, near

@@ -61,6 +61,12 @@ def test_a_pair_weighs_as_its_more_common_word() -> None:
     )
 
 
+def test_a_word_that_weighs_nothing_parts_no_pair_as_a_stopword_would() -> None:
+    assert bonus("support mika group", "support group", [1.0, 0.0, 1.0]) == pytest.approx(
+        (ORDERED + UNORDERED) / UNIGRAM
+    )
+
+
 def test_a_word_that_weighs_nothing_adds_no_pair() -> None:
     assert bonus("support group", "support group", [0.0, 3.0]) == 0.0
 

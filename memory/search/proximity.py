@@ -48,7 +48,8 @@ ORDERED_GAP = 1
 WINDOW = 8
 
 _Span = tuple[int, int]
-_TOKEN = re.compile(f"({CJK_RUN.pattern})|{LATIN_WORD.pattern}")
+# A CJK run (first group) or a Latin word (second).
+_TOKEN = re.compile(f"({CJK_RUN.pattern})|({LATIN_WORD.pattern})")
 
 
 class Proximity:
@@ -61,6 +62,8 @@ class Proximity:
             for stem in word.stems if word.kind == "latin" else ():
                 self.stems[stem].append(index)
         self.cjk = [(i, w.text) for i, w in enumerate(words) if w.kind != "latin"]
+        # Each Latin word of the turns read, once: the query words it is (None: a stopword).
+        self.seen: dict[str, tuple[int, ...] | None] = {}
 
     def bonus(self, text: str, weights: Sequence[float], held: Sequence[float]) -> float:
         """What normalised `text`, holding each word as much as `held`, gains over its
@@ -84,22 +87,28 @@ class Proximity:
         Latin word counting one (stopwords none), a CJK character one."""
         found: dict[int, list[_Span]] = defaultdict(list)
         position = 0
-        for match in _TOKEN.finditer(text):
-            token = match.group()
-            if match.group(1) is None:
-                if token in STOPWORDS:
-                    continue
-                for index in self.stems.get(word_stem(token), ()):
-                    found[index].append((position, position))
-                position += 1
+        for run, latin in _TOKEN.findall(text):
+            if latin:
+                if latin not in self.seen:
+                    self.seen[latin] = self._indexes(latin)
+                indexes = self.seen[latin]
+                if indexes is not None:
+                    for index in indexes:
+                        found[index].append((position, position))
+                    position += 1
                 continue
             for index, word in self.cjk:
-                start = token.find(word)
+                start = run.find(word)
                 while start >= 0:
                     found[index].append((position + start, position + start + len(word) - 1))
-                    start = token.find(word, start + 1)
-            position += len(token)
+                    start = run.find(word, start + 1)
+            position += len(run)
         return found
+
+    def _indexes(self, token: str) -> tuple[int, ...] | None:
+        if token in STOPWORDS:
+            return None
+        return tuple(self.stems.get(word_stem(token), ()))
 
 
 def _closeness(first: Sequence[_Span], second: Sequence[_Span]) -> tuple[bool, bool]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from agent.agent import Agent
 from agent.mcp.manager import McpManager
 from agent.media.reader import MediaReader
+from agent.memory_providers.builtin.fused_search import meaning_of
 from agent.memory_providers.manager import MemoryProviders
 from agent.memory_providers.tools import ProviderTools
 from agent.providers import Provider, build_provider
@@ -25,7 +26,9 @@ def build_agent(
     """The configured agent; `provider` overrides the one the settings choose (tests);
     `mcp` adds its servers' tools, `providers` the memory providers' blocks, recall and
     tools. Its media reader reads files for that provider."""
-    services = Services(store, settings.home, settings, providers=providers)
+    services = Services(
+        store, settings.home, settings, providers=providers, meaning=meaning_of(providers)
+    )
     sources = [
         *([] if mcp is None else [mcp]),
         *([] if providers is None else [ProviderTools(providers)]),

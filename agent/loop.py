@@ -17,7 +17,7 @@ from agent.live import LiveSession
 from agent.local_time import in_zone, zone_of
 from agent.media.items import Prepared
 from agent.media.stored import compose_stored
-from agent.memory_providers.base import TurnRecord
+from agent.memory_providers.base import Before, TurnRecord
 from agent.memory_providers.scopes import scope_of
 from agent.prompt import render_user_turn
 from agent.providers import (
@@ -35,6 +35,7 @@ from agent.providers import (
 from agent.tools.context import Services, ToolContext
 from agent.tools.registry import ToolRegistry
 from agent.turn import Said, Turn, TurnOutcome
+from memory.history.exchanges import turn_before
 from memory.media import NewMedia, keep_media
 from memory.store import records
 from memory.store.errors import StoreError
@@ -154,7 +155,9 @@ class TurnRunner:
             return
         # No speaker: in a group it would hand the group's providers a person's id.
         meta = {"platform": live.session.platform, "ts": repr(turn.context.when.timestamp())}
-        record = TurnRecord(said, outcome.text, turn_ids, meta)
+        prior = await turn_before(self.services.store, turn_ids[0])
+        before = None if prior is None else Before(prior.turn_id, prior.role, prior.text)
+        record = TurnRecord(said, outcome.text, turn_ids, meta, before)
         await providers.record_turn(scope_of(live.session), record)
 
     async def _store_said(self, live: LiveSession, speaker: str | None, said: Said) -> int:

@@ -9,7 +9,7 @@ everything the settings are made from (config.toml and .env byte for byte, every
 `KIOKU_` variable, the code that reads and checks them, the two libraries' versions)
 and those few values; a quick command takes them from the note while the digest still
 matches, and otherwise validates as every command does, with the same report when
-something is wrong. The note holds no secret: a digest and three numbers.
+something is wrong. The note holds no secret: a digest, three numbers and the default time zone.
 """
 
 from __future__ import annotations
@@ -47,11 +47,18 @@ class Essentials:
     memory_limit: int
     user_limit: int
     media_max_bytes: int
+    default_timezone: str | None = None
 
 
 def essentials(settings: Settings) -> Essentials:
     notes = settings.memory.notes
-    return Essentials(settings.home, notes.memory_limit, notes.user_limit, settings.media.max_bytes)
+    return Essentials(
+        settings.home,
+        notes.memory_limit,
+        notes.user_limit,
+        settings.media.max_bytes,
+        settings.schedule.default_timezone,
+    )
 
 
 def remember(settings: Settings) -> None:
@@ -68,6 +75,7 @@ def remember(settings: Settings) -> None:
             "memory_limit": known.memory_limit,
             "user_limit": known.user_limit,
             "media_max_bytes": known.media_max_bytes,
+            "default_timezone": known.default_timezone,
         }
         data = json.dumps(record, sort_keys=True).encode()
         if path.is_file() and path.read_bytes() == data:
@@ -90,11 +98,14 @@ def recall() -> Essentials | None:
             return None
         memory_limit, user_limit = record["memory_limit"], record["user_limit"]
         media_max_bytes = record["media_max_bytes"]
+        zone = record["default_timezone"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
     if not all(type(value) is int for value in (memory_limit, user_limit, media_max_bytes)):
         return None
-    return Essentials(home, memory_limit, user_limit, media_max_bytes)
+    if zone is not None and type(zone) is not str:
+        return None
+    return Essentials(home, memory_limit, user_limit, media_max_bytes, zone)
 
 
 def digest(home: Path) -> str:

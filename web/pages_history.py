@@ -10,6 +10,7 @@ shows no Delete button: group history is the owner's to delete (`/admin/history`
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from itertools import groupby
 
 from aiohttp import web
@@ -17,7 +18,8 @@ from markupsafe import Markup, escape
 
 from memory.history.selection import Asker, Selection
 from memory.media import media_for_message
-from memory.search.ranking import Scope, search
+from memory.schedule.timezones import effective_zone, timezone_of
+from memory.search.ranking import Scope, When, search
 from memory.store.records import Message, Session
 from web.context import context, person, render
 from web.deleting import confirmed_deletion, deleted_notice
@@ -114,9 +116,12 @@ async def search_page(request: web.Request) -> web.Response:
     query = request.query.get("q", "").strip()
     results = []
     if query:
-        results = await search(
-            context(request).store, query, Scope.of_person(person(request)), limit=RESULTS
+        ctx, who = context(request), person(request)
+        zone = effective_zone(
+            await timezone_of(ctx.store, who), ctx.settings.schedule.default_timezone
         )
+        when = When(datetime.fromtimestamp(ctx.clock(), zone))
+        results = await search(ctx.store, query, Scope.of_person(who), limit=RESULTS, when=when)
     return render(request, "search.html", query=query, results=results)
 
 

@@ -51,14 +51,28 @@ class ProviderTool:
 
 
 @dataclass(frozen=True)
+class Before:
+    """The turn just before an exchange in its session (kioku's last answer, or a
+    message it never answered): `role` "user" or "assistant"."""
+
+    turn_id: int
+    role: str
+    text: str
+
+
+@dataclass(frozen=True)
 class TurnRecord:
     """One exchange to mirror: the person's message and kioku's answer. `turn_ids` are
-    the store's ids of the two turns, so a later `delete` can name them."""
+    the store's ids of the two turns, so a later `delete` can name them. `before` is
+    the turn said just before it in the session (None at a session's start), for a
+    provider that reads an exchange in its context; one that keeps its text must also
+    erase it when `delete` names `before.turn_id`."""
 
     user_text: str
     assistant_text: str
     turn_ids: tuple[int, ...]
     meta: Mapping[str, str] = field(default_factory=dict)
+    before: Before | None = None
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ sessions, notes, deletions) goes through the background mirror
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -149,7 +150,8 @@ class MemoryProviders:
         return "\n".join(blocks)
 
     async def record_turn(self, scope: Scope, turn: TurnRecord) -> None:
-        await self._mirror(scope, "record_turn", _turn_payload(turn), turn.turn_ids)
+        before = () if turn.before is None else (turn.before.turn_id,)
+        await self._mirror(scope, "record_turn", _turn_payload(turn), (*turn.turn_ids, *before))
 
     async def session_closed(self, scope: Scope, summary: str) -> None:
         await self._mirror(scope, "session_closed", {"summary": summary})
@@ -277,6 +279,7 @@ def _turn_payload(turn: TurnRecord) -> dict[str, Any]:
         "assistant_text": turn.assistant_text,
         "turn_ids": list(turn.turn_ids),
         "meta": dict(turn.meta),
+        "before": None if turn.before is None else dataclasses.asdict(turn.before),
     }
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import structlog
 
-from agent.memory_providers.base import MemoryProvider, Scope, TurnRecord
+from agent.memory_providers.base import Before, MemoryProvider, Scope, TurnRecord
 from agent.memory_providers.scopes import admits, parse_scope
 from agent.untrusted import shorten
 from config.provider_settings import ProviderSettings, ProvidersSettings
@@ -210,6 +210,7 @@ async def _dispatch(provider: MemoryProvider, scope: Scope, job: Job) -> None:
             payload["assistant_text"],
             tuple(payload["turn_ids"]),
             payload.get("meta", {}),
+            Before(**payload["before"]) if payload.get("before") else None,
         )
         await provider.record_turn(scope, turn)
     elif job.kind == "session_closed":

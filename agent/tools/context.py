@@ -12,6 +12,7 @@ from memory.notes.person_notes import PersonNotes
 from memory.store.database import Store
 
 if TYPE_CHECKING:
+    from agent.memory_providers.builtin.search_meaning import Meaning
     from agent.memory_providers.manager import MemoryProviders
 
 
@@ -20,13 +21,15 @@ class Services:
     """The memory layers the tools work on, shared by every conversation, and the
     deletions waiting for a person's confirmation (`history_delete` offers them, the
     gateway carries them out). `providers` are the external memory providers, when
-    any are configured (`agent.memory_providers`)."""
+    any are configured (`agent.memory_providers`); `meaning` is the running
+    `local_vectors` as session search fuses it with the words (None without it)."""
 
     store: Store
     home: Path
     settings: Settings
     deletions: PendingDeletions = field(default_factory=PendingDeletions)
     providers: MemoryProviders | None = None
+    meaning: Meaning | None = None
 
     def notes(self, person: str) -> PersonNotes:
         return PersonNotes(self.home, person, self.settings.memory.notes)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent.local_time import zone_of
+from agent.memory_providers.builtin.fused_search import search_sessions
 from agent.tools.context import ToolContext
 from agent.tools.registry import Tool, ToolError
-from memory.search.ranking import Scope, search
+from memory.search.ranking import Scope
+from memory.search.when import BadDate, When, when_for
 from memory.store.records import SessionResult
 
 SCHEMA: dict[str, Any] = {
@@ -18,6 +21,15 @@ SCHEMA: dict[str, Any] = {
             "description": "words to look for, in any language; natural questions work",
         },
         "limit": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3},
+        "since": {
+            "type": "string",
+            "description": "only turns from this day on: YYYY-MM-DD (or an ISO time), "
+            "in the person's time zone",
+        },
+        "until": {
+            "type": "string",
+            "description": "only turns up to this day, inclusive: YYYY-MM-DD (or an ISO time)",
+        },
     },
     "required": ["query"],
 }
@@ -25,7 +37,10 @@ SCHEMA: dict[str, Any] = {
 DESCRIPTION = (
     "Search past conversations (every platform, this one included) for what was said before: "
     "decisions, plans, names, numbers. Returns the best sessions with date, platform, title, "
-    "summary, the matching turns and a little context. In a group, only this group's history."
+    "summary, the matching turns and a little context. In a group, only this group's history. "
+    "Time in the query is read in the person's zone: 'last week', 'yesterday', '先週' keep to "
+    "that period (all time if nothing there matches); 'in March', '2024', '去年の夏' rank that "
+    "period first. since/until keep strictly to the dates given."
 )
 CONTEXT_CHARS = 400
 
@@ -41,11 +56,30 @@ async def handle(arguments: dict[str, Any], ctx: ToolContext) -> str:
     else:
         raise ToolError("There is no known person in this conversation to search for.")
     limit = int(arguments.get("limit", 3))
-    results = await search(ctx.services.store, query, scope, limit=limit, context=1)
+    when = await _when(arguments, ctx)
+    services = ctx.services
+    results = await search_sessions(
+        services.store,
+        query,
+        scope,
+        limit=limit,
+        context=1,
+        meaning=services.meaning,
+        when=when,
+    )
     if not results:
         return f"No past conversation matches {query!r}. Try other words, or ask the person."
-    budget = ctx.services.settings.agent.search_budget_chars
+    budget = services.settings.agent.search_budget_chars
     return render(results, budget)
+
+
+async def _when(arguments: dict[str, Any], ctx: ToolContext) -> When:
+    """The speaker's clock in their zone, bounded by `since`/`until` when given."""
+    zone = await zone_of(ctx.services.store, ctx.services.settings, ctx.speaker)
+    try:
+        return when_for(zone, arguments.get("since"), arguments.get("until"))
+    except BadDate as exc:
+        raise ToolError(f"{exc}; or leave since/until out to search all time.") from None
 
 
 def render(results: list[SessionResult], budget: int) -> str:

@@ -150,3 +150,15 @@ def print_skill_import(report: ImportReport) -> None:
     typer.echo("\n".join(lines))
     for folder, reason in report.skipped:
         print(f"Skipped {folder}: {reason}", file=sys.stderr)
+
+
+async def require_person(store: Store, person: str) -> None:
+    """End the command (exit 1) if `person` is not in `store`."""
+    from memory.access.identities import get_person
+
+    if await get_person(store, person) is None:
+        no_person(person, store.path)
+
+
+def no_person(person: str, path: Path) -> NoReturn:
+    fail(f"no person {person!r} in {path}; persons appear when they first talk or import")

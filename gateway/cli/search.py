@@ -17,32 +17,30 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from config.paths import ensure_home
+from gateway.cli import search_fused
 from gateway.cli.common import (
     EXIT_USAGE,
     essentials_or_exit,
     fail,
+    no_person,
     person_id,
     print_skill_import,
+    require_person,
     run_async,
     settings_or_exit,
 )
-from inputs.limits import InputRefused, loads
-from inputs.text import text_lines
-from memory.access.people import OWNER, InvalidPersonId, validate_person_id
+from gateway.cli.search_asks import Ask, check_dates, clock, read_queries, timed
+from inputs.limits import InputRefused
+from memory.access.people import OWNER
 
 if TYPE_CHECKING:
     from config.settings import Settings
     from memory.importers.hermes_home import HermesImport
     from memory.importers.jsonl import Parsed
-    from memory.store.database import Store
     from memory.store.records import ImportCounts, SessionResult
 
 MAX_PROBLEMS_SHOWN = 50
 PROGRESS_FROM = 5000
-MAX_QUERY_LINE = 65_536
-"""Bytes in one line of a --queries file; a query longer than a few hundred words finds nothing
-more."""
-QUERY_LINE = 'each line must be {"person": P, "query": Q, "limit": N}'
 
 
 class Format(StrEnum):
@@ -71,17 +69,37 @@ def search_command(
     limit: int = typer.Option(10, "--limit", "-n", min=1, max=100, help="Sessions to show."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
     queries: Path | None = typer.Option(
-        None, "--queries", help='Run every line {"person", "query", "limit"} of this file.'
+        None,
+        "--queries",
+        help='Run every line {"person", "query", "limit"[, "since", "until"]} of this file.',
+    ),
+    since: str | None = typer.Option(
+        None, "--since", help="Only turns from this day (YYYY-MM-DD) or time on, in their zone."
+    ),
+    until: str | None = typer.Option(
+        None, "--until", help="Only turns up to this day (inclusive) or time, in their zone."
     ),
 ) -> None:
     """Search a person's past sessions (every platform, never anyone else's DMs)."""
-    if (query is None) == (queries is None):
-        fail("give either a QUERY or --queries FILE (one of the two)", EXIT_USAGE)
-    home = essentials_or_exit().home
-    batch = _read_queries(queries) if queries is not None else [(person, query or "", limit)]
-    answered = _search_current(home, batch)
+    if queries is not None and (query is not None or since or until):
+        fail("--queries FILE runs alone; put since/until on its lines", EXIT_USAGE)
+    if queries is None and query is None and since is None and until is None:
+        fail("give a QUERY, --since/--until, or --queries FILE", EXIT_USAGE)
+    if queries is None:
+        check_dates(since, until)
+    known = essentials_or_exit()
+    batch = (
+        read_queries(queries)
+        if queries is not None
+        else [Ask(person, query or "", limit, since, until)]
+    )
+    fused = search_fused.wanted(known.home)
+    if fused is not None:
+        answered = run_async(search_fused.answers(fused, batch, known.default_timezone))
+    else:
+        answered = _search_current(known.home, batch, known.default_timezone)
     if answered is None:
-        answered = run_async(_search_opened(home, batch))
+        answered = run_async(_search_opened(known.home, batch, known.default_timezone))
     if queries is not None:
         for results in answered:
             sys.stdout.write(json.dumps([r.to_json() for r in results], ensure_ascii=False) + "\n")
@@ -90,52 +108,15 @@ def search_command(
     if as_json:
         typer.echo(json.dumps([r.to_json() for r in results], ensure_ascii=False, indent=2))
     else:
-        _render(results, query)
+        _render(results, query or _period(since, until))
 
 
-def _read_queries(path: Path) -> list[tuple[str, str, int]]:
-    batch, problems = [], []
-    try:
-        for line in text_lines(path, MAX_QUERY_LINE):
-            if line.refused is None and not line.text.strip():
-                continue
-            try:
-                if line.refused is not None:
-                    raise ValueError(line.refused)
-                batch.append(_query_line(line.text))
-            except ValueError as exc:
-                problems.append(f"{path} line {line.number}: {exc}")
-    except InputRefused as exc:
-        fail(str(exc))
-    except OSError as exc:
-        fail(f"cannot read {path}: {exc.strerror}")
-    if problems:
-        fail("\n".join([*problems, QUERY_LINE]))
-    if not batch:
-        fail(f"{path} is empty (no line holds a query); {QUERY_LINE}")
-    return batch
-
-
-def _query_line(line: str) -> tuple[str, str, int]:
-    try:
-        row = loads(line, what="the JSON")
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
-    if not isinstance(row, dict) or not isinstance(row.get("query"), str):
-        raise ValueError('expected an object with a string "query"')
-    person = row.get("person", OWNER)
-    try:
-        validate_person_id(person)
-    except InvalidPersonId as exc:
-        raise ValueError(str(exc)) from None
-    limit = row.get("limit", 10)
-    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 100:
-        raise ValueError("limit must be a whole number from 1 to 100")
-    return person, row["query"], limit
+def _period(since: str | None, until: str | None) -> str:
+    return f"from {since or 'the start'} to {until or 'now'}"
 
 
 def _search_current(
-    home: Path, batch: list[tuple[str, str, int]]
+    home: Path, batch: list[Ask], default_zone: str | None
 ) -> list[list[SessionResult]] | None:
     """The answers, read straight from a state.db already in this kioku's layout; None
     when it is not (then the store is opened, and upgrades it)."""
@@ -150,32 +131,36 @@ def _search_current(
     if db is None:
         return None
     with closing(db):
-        for person in {p for p, _, _ in batch}:
+        for person in {ask.person for ask in batch}:
             if not has_person(db, person):
-                _no_person(person, path)
-        return [search_in(db, q, Scope.of_person(p), limit=n) for p, q, n in batch]
+                no_person(person, path)
+        answers = []
+        for ask in batch:
+            when = None
+            if timed(ask):
+                from memory.schedule.timezones import timezone_in
+
+                when = clock(ask, timezone_in(db, ask.person), default_zone)
+            scope = Scope.of_person(ask.person)
+            answers.append(search_in(db, ask.query, scope, limit=ask.limit, when=when))
+        return answers
 
 
 async def _search_opened(
-    home: Path, batch: list[tuple[str, str, int]]
+    home: Path, batch: list[Ask], default_zone: str | None
 ) -> list[list[SessionResult]]:
+    from memory.schedule.timezones import timezone_of
     from memory.search.ranking import Scope, search
 
     async with await _open(home) as store:
-        for person in {p for p, _, _ in batch}:
-            await _require_person(store, person)
-        return [await search(store, q, Scope.of_person(p), limit=n) for p, q, n in batch]
-
-
-async def _require_person(store: Store, person: str) -> None:
-    from memory.access.identities import get_person
-
-    if await get_person(store, person) is None:
-        _no_person(person, store.path)
-
-
-def _no_person(person: str, path: Path) -> None:
-    fail(f"no person {person!r} in {path}; persons appear when they first talk or import")
+        answers = []
+        for ask in batch:
+            await require_person(store, ask.person)
+            own = await timezone_of(store, ask.person) if timed(ask) else None
+            when = clock(ask, own, default_zone)
+            scope = Scope.of_person(ask.person)
+            answers.append(await search(store, ask.query, scope, limit=ask.limit, when=when))
+        return answers
 
 
 def _render(results: list[SessionResult], query: str) -> None:
@@ -350,6 +335,6 @@ async def _export(home: Path, person: str) -> None:
     from memory.importers.jsonl import export_jsonl
 
     async with await _open(home) as store:
-        await _require_person(store, person)
+        await require_person(store, person)
         async for line in export_jsonl(store, person):
             sys.stdout.write(line + "\n")

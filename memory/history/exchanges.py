@@ -1,6 +1,8 @@
 """Every stored exchange in id order, for a memory provider's backfill: a person's
 message and the text kioku answered it with in the same session, with the scope the
-session belongs to (`person:<id>` for a DM, `group:<platform>:<chat>` for a group)."""
+session belongs to (`person:<id>` for a DM, `group:<platform>:<chat>` for a group),
+and the turn said just before it in that session (`turn_before`, for live exchanges too).
+"""
 
 from __future__ import annotations
 
@@ -21,15 +23,44 @@ SCOPE_KEY = (
 
 
 @dataclass(frozen=True)
+class PriorTurn:
+    """A turn said before an exchange: its id, "user" or "assistant", its text."""
+
+    turn_id: int
+    role: str
+    text: str
+
+
+@dataclass(frozen=True)
 class StoredExchange:
     """`turn_ids`: the message, then each answer turn; `assistant_text` joins the answer
-    turns' text (empty when the message was never answered); `ts` is the message's."""
+    turns' text (empty when the message was never answered); `ts` is the message's;
+    `before` the session's turn before the message (None at its start)."""
 
     scope: str
     turn_ids: tuple[int, ...]
     user_text: str
     assistant_text: str
     ts: float
+    before: PriorTurn | None = None
+
+
+async def turn_before(store: Store, turn_id: int) -> PriorTurn | None:
+    """The person's or kioku's turn just before `turn_id` in its session (tool turns
+    passed over); None at the session's start."""
+    return await store.read(lambda db: _before(db, turn_id))
+
+
+def _before(db: sqlite3.Connection, turn_id: int) -> PriorTurn | None:
+    row = db.execute(
+        "SELECT p.id, p.role, p.content FROM turns AS t JOIN turns AS p "
+        "ON p.session_id = t.session_id AND p.id < t.id AND p.role IN (?, ?) "
+        "WHERE t.id = ? ORDER BY p.id DESC LIMIT 1",
+        (USER, ASSISTANT, turn_id),
+    ).fetchone()
+    if row is None:
+        return None
+    return PriorTurn(row[0], "user" if row[1] == USER else "assistant", row[2])
 
 
 async def count_exchanges(store: Store) -> int:
@@ -75,6 +106,7 @@ def _page(db: sqlite3.Connection, after: int, batch: int) -> list[StoredExchange
                 content,
                 "\n".join(said),
                 float(ts),
+                _before(db, turn_id),
             )
         )
     return exchanges

@@ -10,10 +10,13 @@ import os
 import sqlite3
 from datetime import datetime, tzinfo
 from pathlib import Path
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from memory.schedule.timing import zone_name, zone_named
-from memory.store.database import Store
+
+if TYPE_CHECKING:
+    from memory.store.database import Store
 
 LOCALTIME = Path("/etc/localtime")
 
@@ -24,12 +27,13 @@ class NoSuchPerson(LookupError):
 
 async def timezone_of(store: Store, person: str) -> str | None:
     """The person's own zone, None when they follow the default (or do not exist)."""
+    return await store.read(lambda db: timezone_in(db, person))
 
-    def read(db: sqlite3.Connection) -> str | None:
-        row = db.execute("SELECT timezone FROM persons WHERE id = ?", (person,)).fetchone()
-        return None if row is None else row["timezone"]
 
-    return await store.read(read)
+def timezone_in(db: sqlite3.Connection, person: str) -> str | None:
+    """`timezone_of` on a plain connection, for a command that reads state.db directly."""
+    row = db.execute("SELECT timezone FROM persons WHERE id = ?", (person,)).fetchone()
+    return None if row is None else row["timezone"]
 
 
 async def set_timezone(store: Store, person: str, zone: str | None) -> None:

@@ -22,6 +22,14 @@ all of these when each of its words is common (`msg-03-03`: "msg" everywhere, "0
 many). Its turns are looked for by the text itself (LIKE on the indexed text), among
 the turns of its rarest word if that one's were all taken, else among the newest
 `PHRASE_SCAN` turns holding all its words; the first `PHRASE_KEEP` found come first.
+
+A search narrowed to a period (`Reach.period`: "last week", `--since/--until`) keeps
+to it in the same statements, so each walk still stops at `PER_WORD` turns inside it.
+A word with fewer than that in the period is walked back through all its turns in
+scope: cheap for a recent period of a rare word, and for a common word as dear as
+reading every turn holding it (which BM25 always does). Turn ids do not bound a
+period: imported history and messages caught up after a restart keep the time they
+were said.
 """
 
 from __future__ import annotations
@@ -123,15 +131,20 @@ def _match(terms: tuple[str, ...]) -> str:
 
 
 def _readable(reach: Reach) -> tuple[str, list[Any]]:
-    """The SQL condition on session `s` that `reach` may read it, and its parameters."""
+    """The SQL condition on turn `t` of session `s` that `reach` may read it, and its
+    parameters."""
     where = f"s.scope_id IN ({','.join('?' * len(reach.scopes))})"
-    if reach.person is None:
-        return where, list(reach.scopes)
-    taken_part = (
-        "(s.kind = 'dm' OR EXISTS(SELECT 1 FROM participants AS p "
-        "WHERE p.person_id = ? AND p.session_id = s.id))"
-    )
-    return f"{where} AND {taken_part}", [*reach.scopes, reach.person]
+    params: list[Any] = list(reach.scopes)
+    if reach.person is not None:
+        where += (
+            " AND (s.kind = 'dm' OR EXISTS(SELECT 1 FROM participants AS p "
+            "WHERE p.person_id = ? AND p.session_id = s.id))"
+        )
+        params.append(reach.person)
+    if reach.period is not None:
+        where += " AND t.ts >= ? AND t.ts < ?"
+        params += [reach.period.start, reach.period.end]
+    return where, params
 
 
 def _newest_joined(
@@ -175,11 +188,13 @@ def _newest_by_token(
     holders are few, so they are read in order and the newest kept here.
     """
     tokens = "(" + " OR ".join(f'"{SCOPE_MARK}{s}"' for s in reach.scopes) + ")"
+    join, dated, period = _dated(reach)
     rows: list[Any] = []
     for index, expression in enumerate(expressions, first):
         ids = db.execute(
-            f"SELECT rowid AS id FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? AND rowid < ?",
-            (f"{tokens} AND {expression}", _bound(before)),
+            f"SELECT f.rowid AS id FROM {FTS_TABLE} AS f{join} "
+            f"WHERE f.{FTS_TABLE} MATCH ? AND f.rowid < ?{dated} ORDER BY f.rowid",
+            (f"{tokens} AND {expression}", _bound(before), *period),
         ).fetchall()
         rows += [{"word": index, "id": row["id"]} for row in reversed(ids[-PER_WORD:])]
     return rows
@@ -217,13 +232,54 @@ def _saying(
         scope = f"JOIN sessions AS s ON s.id = t.session_id WHERE {where} AND"
     else:
         tokens = " OR ".join(f'"{SCOPE_MARK}{s}"' for s in reach.scopes)
-        expression, scope, params = f"({tokens}) AND {expression}", "WHERE", []
+        _, dated, params = _dated(reach)
+        expression = f"({tokens}) AND {expression}"
+        scope = f"WHERE {dated.removeprefix(' AND ')} AND" if dated else "WHERE"
     return db.execute(
         f"SELECT {columns} FROM (SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? "
         f"ORDER BY rowid DESC LIMIT {PHRASE_SCAN}) AS f JOIN turns AS t ON t.id = f.rowid "
         f"{scope} {like} ORDER BY t.id DESC LIMIT {PHRASE_KEEP}",
         [expression, *params, phrase.like],
     ).fetchall()
+
+
+def _dated(reach: Reach) -> tuple[str, str, list[float]]:
+    """The join, condition and parameters that keep an FTS5 walk (`f`) inside `reach.period`."""
+    if reach.period is None:
+        return "", "", []
+    return (
+        " JOIN turns AS t ON t.id = f.rowid",
+        " AND t.ts >= ? AND t.ts < ?",
+        [reach.period.start, reach.period.end],
+    )
+
+
+def in_period(db: sqlite3.Connection, reach: Reach, sessions: int, per_session: int) -> list[Turn]:
+    """The newest `per_session` turns in `reach.period` of each of the `sessions` sessions
+    with the newest ones there, newest first: what a query of nothing but a time phrase
+    lists.
+
+    The turns are walked newest first as stored, until a session more would be needed:
+    cheap for a recent period, and for an old one no dearer than reading the turns
+    since. (A session's own start and end do not bound its turns: a message caught up
+    after a restart keeps the time it was sent.)
+    """
+    where, params = _readable(reach)
+    rows = db.execute(
+        "SELECT t.id, t.session_id, t.role, t.ts, t.content FROM turns AS t "
+        f"CROSS JOIN sessions AS s WHERE s.id = t.session_id AND {where} ORDER BY t.id DESC",
+        params,
+    )
+    taken: dict[int, list[Turn]] = {}
+    for r in rows:
+        turns = taken.get(r["session_id"])
+        if turns is None:
+            if len(taken) == sessions:
+                break
+            turns = taken[r["session_id"]] = []
+        if len(turns) < per_session:
+            turns.append(Turn(r["id"], r["session_id"], ROLES[r["role"]], r["ts"], r["content"]))
+    return sorted((turn for turns in taken.values() for turn in turns), key=lambda t: -t.ts)
 
 
 def _bound(before: int | None) -> int:
@@ -250,3 +306,15 @@ def _turns_holding(newest: list[int], total: int) -> int:
     if len(newest) < PER_WORD:
         return len(newest)
     return round(len(newest) * total / max(1, total - min(newest) + 1))
+
+
+def readable_turns(db: sqlite3.Connection, ids: Sequence[int], reach: Reach) -> list[Turn]:
+    """The turns of `ids` that `reach` may read (any order); the others, and ids no
+    longer stored, are left out. For turns found outside FTS5 (by meaning)."""
+    rows = [row for part in _parts(ids) for row in _readable_rows(db, list(part), reach)]
+    return [Turn(r["id"], r["session_id"], ROLES[r["role"]], r["ts"], r["content"]) for r in rows]
+
+
+def _parts(ids: Sequence[int], size: int = 500) -> list[Sequence[int]]:
+    """`ids` in pieces small enough for one statement's parameters."""
+    return [ids[start : start + size] for start in range(0, len(ids), size)]

@@ -33,19 +33,21 @@ from __future__ import annotations
 import operator
 import sqlite3
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from memory.search.candidates import Turn, find, idf
+from memory.search.candidates import Turn, find, idf, in_period
 from memory.search.everywhere import discounted, everywhere, newest_sessions
 from memory.search.matching import Matcher, prefixes, word_stem, words_starting
 from memory.search.phrases import Phrases, read_phrases
 from memory.search.proximity import Proximity
-from memory.search.scope import Scope, resolve
+from memory.search.scope import Reach, Scope, resolve
+from memory.search.when import Period, When, read
 from memory.search.words import (
     MAX_TERMS,
     Word,
     english_stem,
+    has_content,
     match_terms,
     query_words,
     spellings,
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Scope",
+    "When",
     "english_stem",
     "match_terms",
     "query_words",
@@ -70,35 +73,61 @@ HITS_PER_SESSION = 3
 SNIPPET_CHARS = 200
 # BM25's k1: how fast repeating a word over more of a session's turns stops adding.
 SATURATION = 1.2
+# How much more a session scores for a matching turn said in a period the query names.
+DATE_BOOST = 0.5
 
 
 async def search(
-    store: Store, query: str, scope: Scope, *, limit: int = 10, context: int = 2
+    store: Store,
+    query: str,
+    scope: Scope,
+    *,
+    limit: int = 10,
+    context: int = 2,
+    when: When | None = None,
 ) -> list[SessionResult]:
-    """Sessions matching `query` within `scope`, best first (at most `limit`)."""
-    return await store.read(lambda db: search_in(db, query, scope, limit=limit, context=context))
+    """Sessions matching `query` within `scope`, best first (at most `limit`). With `when`
+    (the searcher's clock, and any since/until), time in the query narrows or boosts
+    (memory.search.when); without it, time words are words like any other."""
+    return await store.read(
+        lambda db: search_in(db, query, scope, limit=limit, context=context, when=when)
+    )
 
 
 def search_in(
-    db: sqlite3.Connection, query: str, scope: Scope, *, limit: int = 10, context: int = 2
+    db: sqlite3.Connection,
+    query: str,
+    scope: Scope,
+    *,
+    limit: int = 10,
+    context: int = 2,
+    when: When | None = None,
 ) -> list[SessionResult]:
     """`search` on a plain connection: the store runs it in one hop to a read connection
     (see memory.store.read_pool), and a short-lived command that reads state.db without
-    opening the store calls it directly (see memory.store.quick_read)."""
-    words = _searched(query_words(query))
-    if not words or limit <= 0:
+    opening the store calls it directly (see memory.store.quick_read).
+
+    A query of nothing but time lists the period's sessions; one whose time holds none
+    of what it finds is searched again as typed (see memory.search.when)."""
+    reading = read(query, when)
+    words = _searched(query_words(reading.text))
+    listing = reading.timed and not has_content(reading.text)
+    if not (words or listing) or limit <= 0:
         return []
     reach = resolve(db, scope)
     if not reach.scopes:
         return []
-    phrases = read_phrases(query, words)
-    candidates = find(db, words, reach, phrases.sought)
-    texts = [normalize(row.content) for row in candidates.rows]
-    phrases = phrases.found_in(texts)
-    rows = [row for row, text in zip(candidates.rows, texts, strict=True) if phrases.allows(text)]
-    newest = newest_sessions(db, reach)
-    ranked = _rank(words, rows, candidates.found, candidates.total, newest)
-    ranked = _phrases_first(ranked, phrases)[:limit]
+    if listing:
+        words = []
+        dated = replace(reach, period=reading.listed())
+        ranked = _by_time(in_period(db, dated, limit, HITS_PER_SESSION))[:limit]
+    else:
+        narrowed = replace(reach, period=reading.narrowed())
+        ranked = _dated_rank(db, reading.text, words, narrowed, reading.boosts)[:limit]
+        if reading.text != query and not reading.holds([t.ts for s in ranked for t in s.turns]):
+            words = _searched(query_words(query))
+            ranked = _dated_rank(db, query, words, replace(reach, period=reading.bounds), ())
+            ranked = ranked[:limit]
     if not ranked:
         return []
     sessions, windows = _details(db, ranked, context)
@@ -218,7 +247,46 @@ def _phrases_first(ranked: list[_Ranked], phrases: Phrases) -> list[_Ranked]:
     return sorted(ranked, key=lambda s: -s.tiers[0])
 
 
+def _dated_rank(
+    db: sqlite3.Connection,
+    query: str,
+    words: list[Word],
+    reach: Reach,
+    boosts: tuple[Period, ...],
+) -> list[_Ranked]:
+    """`_rank` of the turns in `reach` (and its period), sessions with a matching turn in
+    one of `boosts` raised by `DATE_BOOST`; then the query's phrases first."""
+    phrases = read_phrases(query, words)
+    candidates = find(db, words, reach, phrases.sought)
+    texts = [normalize(row.content) for row in candidates.rows]
+    phrases = phrases.found_in(texts)
+    rows = [row for row, text in zip(candidates.rows, texts, strict=True) if phrases.allows(text)]
+    newest = newest_sessions(db, reach)
+    ranked = _rank(words, rows, candidates.found, candidates.total, newest)
+    if boosts:
+        for session in ranked:
+            if any(period.holds(turn.ts) for turn in session.turns for period in boosts):
+                session.score *= 1 + DATE_BOOST
+        ranked.sort(key=lambda session: -session.score)
+    return _phrases_first(ranked, phrases)
+
+
+def _by_time(turns: list[Turn]) -> list[_Ranked]:
+    """Sessions of `turns` (newest first, grouped by session) in the order they come."""
+    sessions: dict[int, _Ranked] = {}
+    for turn in turns:
+        ranked = sessions.setdefault(turn.session_id, _Ranked(turn.session_id, 0.0, [], turn.ts))
+        ranked.turns.append(turn)
+        ranked.scores.append(0.0)
+        ranked.tiers.append(0)
+    return list(sessions.values())
+
+
 def _reason(tier: int, found: list[float]) -> Reason:
+    """Why a turn is a hit: a phrase of the query, its words, or (no words: a listing of
+    a period) only when it was said."""
+    if not found:
+        return "period"
     if tier:
         return "phrase"
     return "all words" if all(share >= 1.0 for share in found) else "some words"

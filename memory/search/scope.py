@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
+from memory.search.when import Period
 from memory.store.records import group_scope, person_scope
 
 # How many of the newest turns `Reach.share` is measured on.
@@ -41,13 +42,14 @@ class Reach:
     `scopes`: the scope ids searched. `person`: whose group sessions must count them
     among their participants (None for a group chat's own search). `share`: the part
     of the newest `SAMPLE` turns that lie in `scopes`. `total`: the highest turn id,
-    about how many turns are stored.
+    about how many turns are stored. `period`: when set, only the turns inside it.
     """
 
     scopes: tuple[int, ...]
     person: str | None
     share: float
     total: int
+    period: Period | None = None
 
 
 def resolve(db: sqlite3.Connection, scope: Scope) -> Reach:

@@ -228,6 +228,13 @@ def query_words(query: str) -> list[Word]:
     return list(found.values())
 
 
+def has_content(query: str) -> bool:
+    """Whether `query` holds a word other than stopwords and particles (what is left of
+    "what did we do last week" once the time is read holds none)."""
+    lone = set(_LONE_KANA.findall(normalize(query)))
+    return any(_is_content(p, lone) for p in query_pieces(query))
+
+
 def terms(words: list[Word]) -> list[str]:
     return list(dict.fromkeys(t for w in words for t in w.terms))[:MAX_TERMS]
 

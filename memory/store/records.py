@@ -15,7 +15,7 @@ Kind = Literal["dm", "group"]
 ROLES: tuple[Role, ...] = ("user", "assistant", "tool")
 # Why a search hit matched: it says the query's phrases (quoted, identifiers, the query
 # itself), holds all of its words, some of them, or is near it in meaning (vector recall).
-Reason = Literal["phrase", "all words", "some words", "semantic"]
+Reason = Literal["phrase", "all words", "some words", "semantic", "period"]
 
 
 def to_epoch(moment: datetime) -> float:

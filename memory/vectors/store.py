@@ -95,6 +95,13 @@ class VectorStore:
         """The `limit` exchanges of `scope` nearest to `vector`, best first."""
         return await self._run(lambda: self._search(scope, vector, limit))
 
+    async def note(self, key: str) -> str | None:
+        """A value the user of the store keeps beside the vectors (what they embed)."""
+        return await self._run(lambda: self._note(key))
+
+    async def set_note(self, key: str, value: str) -> None:
+        await self._run(lambda: self._set_note(key, value))
+
     async def count(self, scope: str) -> int:
         return await self._run(
             lambda: scalar_now(self._conn, "SELECT count(*) FROM vectors WHERE scope = ?", (scope,))
@@ -105,7 +112,9 @@ class VectorStore:
         return await self._run(lambda: self._embedded(scope, turn_ids))
 
     async def exchanges(self, scope: str, turn_ids: Sequence[int]) -> dict[int, int]:
-        """For each of these turn ids stored in `scope`, the first turn of its exchange."""
+        """For each of these turn ids stored in `scope`, the first turn of its exchange: a
+        row may also span the turn before its exchange (kept as its context), so of the
+        rows holding a turn, its own is the latest that starts at or before it."""
         return await self._run(lambda: self._exchanges(scope, turn_ids))
 
     async def delete_scope(self, scope: str) -> int:
@@ -150,6 +159,15 @@ class VectorStore:
     def _dimensions(self) -> int | None:
         row = self._conn.execute("SELECT value FROM meta WHERE key = 'dimensions'").fetchone()
         return int(row["value"]) if row else None
+
+    def _note(self, key: str) -> str | None:
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (f"note:{key}",))
+        found = row.fetchone()
+        return str(found["value"]) if found else None
+
+    def _set_note(self, key: str, value: str) -> None:
+        with self._conn as db:
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"note:{key}", value))
 
     def _add(self, scope: str, rows: Sequence[VectorRow]) -> int:
         for index, row in enumerate(rows):
@@ -255,9 +273,10 @@ class VectorStore:
             marks = ",".join("?" * len(part))
             found.update(
                 self._conn.execute(
-                    "SELECT m.turn_id, v.turn_id FROM members AS m "
+                    "SELECT m.turn_id, max(v.turn_id) FROM members AS m "
                     "JOIN vectors AS v ON v.id = m.vector_id "
-                    f"WHERE v.scope = ? AND m.turn_id IN ({marks})",
+                    f"WHERE v.scope = ? AND m.turn_id IN ({marks}) AND v.turn_id <= m.turn_id "
+                    "GROUP BY m.turn_id",
                     (scope, *part),
                 ).fetchall()
             )

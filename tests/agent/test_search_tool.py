@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
 from memory.access.identities import ensure_person
-from memory.store.records import Conversation, NewMessage
+from memory.importers.jsonl import Parsed, store_parsed
+from memory.schedule.timezones import set_timezone
+from memory.store.records import Conversation, NewMessage, PastSession
 
 
 async def past_session(rig, person: str, platform: str, chat: str, texts: list[str]) -> None:
@@ -80,3 +84,57 @@ async def test_results_stay_within_the_budget(rig) -> None:
     text = result if isinstance(result, str) else result[0]["text"]
     assert len(text) <= 700
     assert "more sessions left out" in text
+
+
+async def dated_session(rig, title: str, text: str, at: datetime) -> None:
+    """A past session of aiko's, as it was lived: one turn at `at`."""
+    await ensure_person(rig.store, "aiko")
+    conversation = Conversation("telegram", title, "dm", "aiko")
+    turns = [NewMessage("user", text, speaker="aiko", ts=at)]
+    await store_parsed(rig.store, Parsed(sessions=[PastSession(title, conversation, turns, title)]))
+
+
+def tool_result(rig) -> dict:
+    """The last tool_result block kioku sent the model."""
+    for message in reversed(rig.api.last.json["messages"]):
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            if block.get("type") == "tool_result":
+                content = block["content"]
+                text = content if isinstance(content, str) else content[0]["text"]
+                return {"text": text, "is_error": bool(block.get("is_error"))}
+    raise AssertionError("no tool result was sent")
+
+
+async def search_with(rig, arguments: dict) -> dict:
+    session = await rig.dm()
+    rig.call_tool("session_search", arguments)
+    rig.say("ok")
+    await rig.agent.respond(rig.turn(session, "do you remember?", speaker="aiko"))
+    return tool_result(rig)
+
+
+async def test_since_and_until_keep_to_the_dates_given(rig) -> None:
+    await dated_session(rig, "march", "garden hose", datetime(2026, 3, 12, 12, tzinfo=UTC))
+    await dated_session(rig, "april", "garden hose", datetime(2026, 4, 12, 12, tzinfo=UTC))
+    arguments = {"query": "garden hose", "since": "2026-03-01", "until": "2026-03-31"}
+    result = await search_with(rig, arguments)
+    assert not result["is_error"], result
+    assert "march" in result["text"] and "april" not in result["text"]
+
+
+async def test_a_bad_date_is_a_clear_error(rig) -> None:
+    result = await search_with(rig, {"query": "garden", "since": "last spring"})
+    assert result["is_error"]
+    assert "since 'last spring' is not a date: use YYYY-MM-DD" in result["text"]
+
+
+async def test_time_in_the_query_is_read_in_the_persons_zone(rig) -> None:
+    now = datetime.now(UTC)
+    # A zone where it is now at least three hours from midnight, so "today" holds now - 1h.
+    zone = "Europe/London" if 3 <= now.hour <= 21 else "Asia/Tokyo"
+    await ensure_person(rig.store, "aiko")
+    await set_timezone(rig.store, "aiko", zone)
+    await dated_session(rig, "recent", "garden hose", now - timedelta(hours=1))
+    await dated_session(rig, "older", "garden hose", now - timedelta(days=40))
+    result = await search_with(rig, {"query": "the garden hose today"})
+    assert "recent" in result["text"] and "older" not in result["text"]

@@ -10,6 +10,10 @@ with what came back instead.
 
 `--set` takes any folder holding `sessions.jsonl` and `questions.jsonl` in the same
 format as tests/data/search_eval (for a held-out set).
+
+With `--embed-python PYTHON` (a venv holding the model, see embed_server.py) or
+`--embed-url URL`, it then runs the same questions with `local_vectors` on and prints
+R@1/R@5/R@10 per slice for lexical and fused search (`fused_search.py`).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import fused_search
 from search_eval import (
     DEFAULT_SET,
     EvalSetError,
@@ -36,6 +41,7 @@ def main() -> int:
     parser.add_argument(
         "--limit", type=int, default=10, help="sessions asked for per question (10: recall@10)"
     )
+    fused_search.add_arguments(parser)
     args = parser.parse_args()
     try:
         eval_set = load_set(args.set)
@@ -59,6 +65,9 @@ def main() -> int:
     print(format_table({"kioku": scores}))
     print()
     print(format_failures(scores, run.results, eval_set.owners))
+    if fused_search.wanted(args):
+        print()
+        fused_search.print_fused(args, eval_set, run if args.limit >= 10 else None)
     return 0
 
 

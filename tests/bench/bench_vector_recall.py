@@ -12,8 +12,8 @@ then, for each question on behalf of its person, three lists of exchanges are sc
 gives it), `vectors` (nearest exchanges only), and `fused` (what `recall` returns:
 both by reciprocal-rank fusion). R@k is the share of questions with an item of an
 answer session among the first k items. Variant `separate` embeds each turn alone
-instead of each exchange as one text. Recall latency (embedding the query included)
-is per call.
+instead of each exchange in its context (the turn before, the message, the answer).
+Recall latency (embedding the query included) is per call.
 """
 
 from __future__ import annotations

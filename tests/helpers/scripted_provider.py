@@ -42,8 +42,14 @@ class Scripted(MemoryProvider):
         return [f"Scripted recall for {scope.key}: {query[:40]}"]
 
     async def record_turn(self, scope: Scope, turn: TurnRecord) -> None:
+        before = None if turn.before is None else [turn.before.turn_id, turn.before.text]
         await self._behave(
-            "record_turn", scope.key, user=turn.user_text, ids=turn.turn_ids, meta=dict(turn.meta)
+            "record_turn",
+            scope.key,
+            user=turn.user_text,
+            ids=turn.turn_ids,
+            meta=dict(turn.meta),
+            before=before,
         )
 
     async def session_closed(self, scope: Scope, summary: str) -> None:

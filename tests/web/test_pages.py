@@ -8,6 +8,7 @@ import logging
 import subprocess
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import aiohttp
@@ -17,6 +18,7 @@ from config.settings import NotesSettings
 from memory.access.identities import person_for
 from memory.access.web_tokens import check_web_token
 from memory.notes.person_notes import PersonNotes
+from memory.schedule.timezones import set_timezone
 from memory.skills.manage import SkillRequest
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
@@ -181,6 +183,21 @@ async def test_search_highlights_hits_in_the_persons_history(rig: WebRig, browse
     page = await browser.get("/search?q=matcha")
     assert "<mark>matcha</mark>" in page and "&lt;b&gt;" in page
     assert "for ben" not in page
+
+
+async def test_search_reads_time_words_in_the_persons_zone(rig: WebRig, browser: Browser) -> None:
+    now = datetime.fromtimestamp(rig.now[0], UTC)
+    # A zone where it is now at least three hours from midnight, so today holds now - 1h.
+    await set_timezone(rig.store, "aiko", "Europe/London" if 3 <= now.hour <= 21 else "Asia/Tokyo")
+    for chat, text, ago in (
+        ("1", "matcha whisk", timedelta(days=40)),
+        ("2", "matcha latte", timedelta(hours=1)),
+    ):
+        session = await rig.store.open_session(Conversation("telegram", chat, person="aiko"))
+        await rig.store.append(session.id, NewMessage("user", text, speaker="aiko", ts=now - ago))
+    await browser.sign_in("aiko")
+    page = await browser.get("/search?q=matcha+today")
+    assert "<mark>matcha</mark> latte" in page and "whisk" not in page
 
 
 async def test_a_person_cannot_reach_the_admin_pages(rig: WebRig, browser: Browser) -> None:

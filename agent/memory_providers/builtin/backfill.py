@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import structlog
 
-from agent.memory_providers.base import Scope, TurnRecord
+from agent.memory_providers.base import Before, Scope, TurnRecord
 from agent.memory_providers.builtin.local_vectors import LocalVectors
 from memory.history.exchanges import stored_exchanges
 from memory.store.database import Store
@@ -43,7 +43,9 @@ async def history_exchanges(store: Store) -> AsyncIterator[tuple[Scope, TurnReco
         scope = Scope("person" if kind == "person" else "group", scope_id)
         meta = {"ts": repr(exchange.ts)}
         text = (exchange.user_text, exchange.assistant_text)
-        yield scope, TurnRecord(*text, exchange.turn_ids, meta)
+        prior = exchange.before
+        before = None if prior is None else Before(prior.turn_id, prior.role, prior.text)
+        yield scope, TurnRecord(*text, exchange.turn_ids, meta, before)
 
 
 async def backfill(
@@ -57,10 +59,11 @@ async def backfill(
 ) -> BackfillCounts:
     """Embed every exchange of an `allowed` scope not embedded yet, `batch` at a time.
 
-    `rebuild` erases every stored vector first (after changing the model). An
+    `rebuild` erases every stored vector first (after changing the model, or to embed
+    rows an older kioku embedded without their context). An
     embeddings error stops the run with `ProviderError`; what was stored stays."""
     if rebuild:
-        await provider.store.clear()
+        await provider.clear()
         log.info("local_vectors.rebuild")
     seen = embedded = skipped = 0
     pending: list[tuple[Scope, TurnRecord]] = []

@@ -1,8 +1,14 @@
 """`local_vectors`: semantic recall with no cloud at all.
 
-Each exchange (the person's message and kioku's answer, embedded together as one text)
-is embedded by an OpenAI-compatible `/embeddings` server as it is recorded and kept in
-`vectors.db` in the provider's own folder, under its scope. `recall` embeds the message,
+Each exchange is embedded by an OpenAI-compatible `/embeddings` server as it is
+recorded, in its context: the turn said before it, the person's message and kioku's
+answer, each line led by its role ("assistant: …", "user: …"), so a short reply
+("yes, on Friday") carries what it answers. Measured on LoCoMo, that found the right
+session by meaning far more often than each exchange alone (docs/providers.md). The
+vector is kept in `vectors.db` in the provider's own folder, under its scope, with the
+exchange's own text for showing; a row spans the turn before too, so deleting that
+turn erases it. Rows an older kioku embedded as lone exchanges still work; health and
+start-up say to rebuild them (`REBUILD_HINT`). `recall` embeds the message,
 takes the nearest exchanges of that scope only, fuses them with kioku's own lexical
 search of the same scope (`fusion`), and returns the best few, each with its date.
 `forget` and `delete` erase the rows for real (zeroed on disk).
@@ -32,11 +38,27 @@ MIN_DEPTH = 20
 # Characters of one recalled exchange, at most.
 SHOWN_CHARS = 400
 REBUILD_HINT = "run `kioku providers backfill local_vectors --rebuild` to embed history again"
+# What a row's vector embeds (`context_text`), noted in vectors.db; a store without the
+# note but with rows holds lone exchanges, embedded by an older kioku.
+UNIT = "exchange-in-context"
+OUTDATED = (
+    "vectors.db holds exchanges embedded alone by an older kioku (they still work, less "
+    f"well); {REBUILD_HINT} in their context"
+)
 
 
 def exchange_text(user_text: str, assistant_text: str) -> str:
-    """What is embedded and shown for one exchange."""
+    """What is shown for one exchange."""
     return "\n".join(part for part in (user_text.strip(), assistant_text.strip()) if part)
+
+
+def context_text(turn: TurnRecord) -> str:
+    """What is embedded for one exchange: the turn before it, then the exchange, each
+    line led by its role."""
+    said = [("user", turn.user_text), ("assistant", turn.assistant_text)]
+    if turn.before is not None:
+        said.insert(0, (turn.before.role, turn.before.text))
+    return "\n".join(f"{role}: {text.strip()}" for role, text in said if text.strip())
 
 
 class LocalVectors(MemoryProvider):
@@ -46,6 +68,7 @@ class LocalVectors(MemoryProvider):
     def __init__(self) -> None:
         self._client: EmbeddingsClient | None = None
         self._store: VectorStore | None = None
+        self.outdated = False
 
     async def start(self, settings: Mapping[str, Any]) -> None:
         self._client = EmbeddingsClient(
@@ -57,6 +80,12 @@ class LocalVectors(MemoryProvider):
         )
         cache_bytes = int(settings.get("cache_mb", 256)) * 1024 * 1024
         self._store = await VectorStore.open(self.host.data_dir / "vectors.db", cache_bytes)
+        unit = await self._store.note("unit")
+        if unit is None and await self._store.dimensions() is None:
+            await self._store.set_note("unit", UNIT)
+        elif unit != UNIT:
+            self.outdated = True
+            log.warning("local_vectors.outdated_rows", hint=OUTDATED)
 
     async def stop(self) -> None:
         client, store = self._client, self._store
@@ -84,7 +113,8 @@ class LocalVectors(MemoryProvider):
             await self._check_length(len(vector))
         except ProviderError as exc:
             return Health(False, str(exc))
-        return Health(True, f"{self.client.model} at {self.client.where}: {len(vector)} dimensions")
+        found = f"{self.client.model} at {self.client.where}: {len(vector)} dimensions"
+        return Health(True, f"{found}; {OUTDATED}" if self.outdated else found)
 
     async def recall(self, scope: Scope, query: str, limit: int) -> Sequence[str]:
         if limit <= 0 or not query.strip():
@@ -110,16 +140,26 @@ class LocalVectors(MemoryProvider):
     async def add(self, scope: Scope, turns: Sequence[TurnRecord]) -> int:
         """Embed `turns` of `scope` (in batches) and store them; returns how many were new.
         A turn's time is `meta["ts"]` (epoch seconds) when given, else now."""
-        texts = [exchange_text(turn.user_text, turn.assistant_text) for turn in turns]
-        matrix = await self.client.embed(texts)
+        matrix = await self.client.embed([context_text(turn) for turn in turns])
         rows = [
-            VectorRow(turn.turn_ids, text, vector, _when(turn))
-            for turn, text, vector in zip(turns, texts, matrix, strict=True)
+            VectorRow(
+                (*turn.turn_ids, *(() if turn.before is None else (turn.before.turn_id,))),
+                exchange_text(turn.user_text, turn.assistant_text),
+                vector,
+                _when(turn),
+            )
+            for turn, vector in zip(turns, matrix, strict=True)
         ]
         try:
             return await self.store.add(scope.key, rows)
         except DimensionMismatch as exc:
             raise self._mismatch(exc) from None
+
+    async def clear(self) -> None:
+        """Erase every row of every scope (a rebuild): what is added next is current."""
+        await self.store.clear()
+        await self.store.set_note("unit", UNIT)
+        self.outdated = False
 
     async def forget(self, scope: Scope) -> None:
         gone = await self.store.delete_scope(scope.key)

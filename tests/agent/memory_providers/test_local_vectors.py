@@ -4,6 +4,7 @@ ever showing the key."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -13,7 +14,7 @@ import pytest
 import structlog
 from pydantic import SecretStr
 
-from agent.memory_providers.base import Host, Passage, ProviderError, Scope, TurnRecord
+from agent.memory_providers.base import Before, Host, Passage, ProviderError, Scope, TurnRecord
 from agent.memory_providers.builtin.backfill import backfill
 from agent.memory_providers.builtin.local_vectors import LocalVectors
 from config.provider_settings import LocalVectorsSettings
@@ -79,7 +80,7 @@ async def test_recall_finds_a_recorded_exchange_by_meaning_with_its_date(
     await provider.record_turn(ALICE, turn(3, "I bought new running shoes"))
     recalled = await provider.recall(ALICE, "where does Hana live", 1)
     assert recalled == ["[2026-03-04] my sister Hana lives in Kyoto lovely city"]
-    assert api.texts[0] == "my sister Hana lives in Kyoto\nlovely city"
+    assert api.texts[0] == "user: my sister Hana lives in Kyoto\nassistant: lovely city"
 
 
 async def test_bob_never_recalls_alice_even_with_her_exact_words(
@@ -159,7 +160,9 @@ async def test_backfill_embeds_only_what_is_missing_and_reports_progress(
         batch=2,
     )
     assert (counts.seen, counts.embedded, counts.skipped) == (5, 3, 2)
-    assert api.texts[before:] == ["about tea\nnoted", "about cake\nnoted", "about books\nnoted"]
+    assert api.texts[before:] == [
+        f"user: about {what}\nassistant: noted" for what in ("tea", "cake", "books")
+    ]
     assert seen == sorted(seen) and seen[-1] == 5
     again = await backfill(provider, exchanges(*history), allowed=lambda scope: True)
     assert (again.embedded, again.skipped) == (1, 4)
@@ -262,3 +265,50 @@ async def test_no_key_set_sends_no_authorization(
 ) -> None:
     await provider.record_turn(ALICE, turn(1, "tea"))
     assert "Authorization" not in api.last.headers
+
+
+async def test_an_exchange_is_embedded_after_the_turn_before_it_which_erases_it_too(
+    provider: LocalVectors, api: FakeEmbeddings
+) -> None:
+    before = Before(4, "assistant", "the vet said the cat is fine")
+    record = TurnRecord("and the dog?", "also fine", (5, 6), {"ts": "0"}, before)
+    await provider.record_turn(ALICE, record)
+    assert api.texts[-1] == (
+        "assistant: the vet said the cat is fine\nuser: and the dog?\nassistant: also fine"
+    )
+    assert await provider.recall(ALICE, "dog", 1) == ["[1970-01-01] and the dog? also fine"]
+    await provider.delete(ALICE, [4])
+    assert await provider.store.count(ALICE.key) == 0
+
+
+async def test_rows_an_older_kioku_embedded_alone_ask_for_a_rebuild_until_it_runs(
+    api: FakeEmbeddings, tmp_path: Path, lexical: Lexical
+) -> None:
+    folder = tmp_path / "local_vectors"
+    older = await started(api, folder, lexical)
+    await older.record_turn(ALICE, turn(1, "my sister Hana lives in Kyoto"))
+    await older.stop()
+    with sqlite3.connect(folder / "vectors.db") as db:  # as an older kioku left it
+        db.execute("DELETE FROM meta WHERE key = 'note:unit'")
+    again = await started(api, folder, lexical)
+    try:
+        assert "--rebuild" in (await again.health()).detail
+        assert await again.recall(ALICE, "Hana", 1) != []
+        await backfill(
+            again,
+            exchanges((ALICE, turn(1, "my sister Hana lives in Kyoto"))),
+            allowed=lambda scope: True,
+            rebuild=True,
+        )
+        assert "--rebuild" not in (await again.health()).detail
+    finally:
+        await again.stop()
+
+
+async def test_a_lexical_hit_on_an_answer_counts_for_its_own_exchange_not_the_next(
+    provider: LocalVectors, lexical: Lexical
+) -> None:
+    await provider.record_turn(ALICE, turn(1, "the cat is called Miso", "cute"))
+    after = Before(2, "assistant", "cute")
+    await provider.record_turn(ALICE, TurnRecord("dinner is ramen", "yum", (3, 4), {}, after))
+    assert await provider.store.exchanges(ALICE.key, [2, 3]) == {2: 1, 3: 3}

@@ -43,3 +43,27 @@ async def test_a_group_turn_is_mirrored_in_the_groups_scope_naming_no_person(
     assert copy["scope"] == "group:discord:-500" and copy["user"] == "hello group"
     assert sorted(copy["meta"]) == ["platform", "ts"]
     assert "aiko" not in str(copy)
+
+
+async def test_a_mirrored_exchange_carries_the_turn_said_before_it(
+    start_providers: Start, store: Store, home: Path
+) -> None:
+    providers = await start_providers(scripted={"enabled": True})
+    await ensure_person(store, "aiko")
+    session = await store.open_session(Conversation("telegram", "5", "dm", "aiko"))
+    async with FakeAnthropic() as api:
+        api.echo()
+        model = AnthropicProvider(model="m", api_key="k", base_url=api.base_url, retry=FAST)
+        agent = build_agent(Settings(), store, model, providers=providers)
+        context = TurnContext(datetime.now(UTC), "telegram", speaker_name="Aiko")
+        try:
+            await agent.respond(Turn(session, "aiko", "first words", context))
+            await agent.respond(Turn(session, "aiko", "second words", context))
+        finally:
+            await agent.aclose()
+    assert providers.mirror is not None
+    await providers.mirror.idle()
+    first, second = [c for c in calls(home, "scripted") if c["hook"] == "record_turn"]
+    assert first["before"] is None
+    answer_id, answer = second["before"]
+    assert answer_id == first["ids"][-1] and "first words" in answer

@@ -9,6 +9,7 @@ runs through `asyncio.to_thread` and the loop stays free to answer it."""
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import subprocess
 from collections.abc import AsyncIterator, Callable
@@ -93,7 +94,9 @@ async def test_backfill_embeds_only_the_persons_it_sees(
     assert done.returncode == 0, done.stderr
     assert said(3, 5, 2) in done.stdout
     assert scopes(home) == {"person:alice": 3}
-    assert sorted(api.texts) == sorted(f"{text}\nnoted: {text}" for text in ALICE_SAID)
+    assert len(api.texts) == len(ALICE_SAID)
+    for text in ALICE_SAID:  # each exchange, after the turn before it (if any)
+        assert any(t.endswith(f"user: {text}\nassistant: noted: {text}") for t in api.texts)
 
 
 async def test_a_second_backfill_embeds_nothing(
@@ -158,3 +161,34 @@ def test_supermemory_has_no_backfill(kioku: Kioku) -> None:
     done = kioku("providers", "backfill", "supermemory")
     assert done.returncode == 2
     assert "'supermemory' has no backfill: only local_vectors" in done.stderr
+
+
+async def search(kioku: Kioku, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return await asyncio.to_thread(kioku, "search", *args, "--person", "alice", "--json", env=env)
+
+
+async def test_search_with_local_vectors_finds_by_meaning_what_the_words_miss(
+    kioku: Kioku, api: FakeEmbeddings, history: None
+) -> None:
+    env = settings(api.base_url)
+    assert (await backfill(kioku, env)).returncode == 0
+    # Each exchange is embedded led by its roles: to the fake (a bag of words) the word
+    # "assistant" is near every one of alice's rows, and none of her turns says it.
+    done = await search(kioku, env, "assistant")
+    assert done.returncode == 0, done.stderr
+    [found] = json.loads(done.stdout)
+    assert found["session"] == "alice-1"
+    assert {hit["reason"] for hit in found["hits"]} == {"semantic"}
+    assert api.texts[-1] == "assistant"
+
+
+async def test_search_answers_by_its_words_when_the_embeddings_server_is_down(
+    kioku: Kioku, api: FakeEmbeddings, history: None
+) -> None:
+    assert (await backfill(kioku, settings(api.base_url))).returncode == 0
+    nowhere = f"http://127.0.0.1:{free_port()}/v1"
+    done = await search(kioku, settings(nowhere), "gazelle")
+    assert done.returncode == 0, done.stderr
+    assert [found["session"] for found in json.loads(done.stdout)] == ["alice-1"]
+    assert "search_meaning_unavailable" in done.stderr
+    assert "unreachable" in done.stderr

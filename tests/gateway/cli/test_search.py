@@ -66,6 +66,49 @@ def test_search_needs_a_query_or_a_queries_file(kioku: Kioku) -> None:
     assert kioku("search").returncode == 2
 
 
+def test_since_and_until_narrow_to_the_days_given_until_inclusive(
+    kioku: Kioku, imported: Path
+) -> None:
+    def sessions(*dates: str) -> list[str]:
+        done = kioku("search", "schema", "--person", "alice", "--json", *dates)
+        assert done.returncode == 0, done.stderr
+        return [result["session"] for result in json.loads(done.stdout)]
+
+    assert sessions("--until", "2026-01-01") == ["s1"]
+    assert sessions("--since", "2026-01-02") == []
+
+
+def test_since_is_read_in_the_persons_zone(kioku: Kioku, imported: Path) -> None:
+    # s1 was said at 10:00 UTC: 19:00 in Tokyo, after noon there; before noon in UTC.
+    tokyo = {"KIOKU_SCHEDULE__DEFAULT_TIMEZONE": "Asia/Tokyo"}
+    args = ("search", "schema", "-p", "alice", "--json", "--since", "2026-01-01T12:00")
+    assert [r["session"] for r in json.loads(kioku(*args, env=tokyo).stdout)] == ["s1"]
+    utc = {"KIOKU_SCHEDULE__DEFAULT_TIMEZONE": "UTC"}
+    assert json.loads(kioku(*args, env=utc).stdout) == []
+
+
+def test_since_without_a_query_lists_the_sessions_from_then(kioku: Kioku, imported: Path) -> None:
+    done = kioku("search", "--person", "bob", "--since", "2025-12-31", "--json")
+    assert done.returncode == 0, done.stderr
+    assert [result["session"] for result in json.loads(done.stdout)] == ["s2"]
+
+
+@pytest.mark.parametrize(
+    ("dates", "said"),
+    [
+        (("--since", "2026-02-30"), "since '2026-02-30' is not a date: use YYYY-MM-DD"),
+        (("--until", "yesterday"), "until 'yesterday' is not a date"),
+        (("--since", "2026-03-02", "--until", "2026-03-01"), "must come before until"),
+    ],
+)
+def test_a_bad_date_is_a_usage_error_that_says_the_form(
+    kioku: Kioku, imported: Path, dates: tuple[str, ...], said: str
+) -> None:
+    done = kioku("search", "schema", *dates)
+    assert done.returncode == 2
+    assert said in done.stderr and "Traceback" not in done.stderr
+
+
 def test_queries_file_prints_one_json_line_per_query_in_order(
     kioku: Kioku, imported: Path, tmp_path: Path
 ) -> None:
@@ -81,6 +124,26 @@ def test_queries_file_prints_one_json_line_per_query_in_order(
     assert done.returncode == 0, done.stderr
     answers = [json.loads(line) for line in done.stdout.splitlines()]
     assert [[r["session"] for r in answer] for answer in answers] == [["s1"], ["s2"], []]
+
+
+def test_a_queries_line_may_carry_since_and_until(
+    kioku: Kioku, imported: Path, tmp_path: Path
+) -> None:
+    queries = write_jsonl(
+        tmp_path / "q.jsonl",
+        [
+            {"person": "alice", "query": "schema", "since": "2026-01-01", "until": "2026-01-01"},
+            {"person": "alice", "query": "schema", "since": "2026-01-02"},
+            {"person": "alice", "query": "schema", "until": "2026-13-01"},
+        ],
+    )
+    done = kioku("search", "--queries", str(queries))
+    assert done.returncode == 1
+    assert "line 3: until '2026-13-01' is not a date" in done.stderr
+    queries.write_text("\n".join(queries.read_text().splitlines()[:2]) + "\n")
+    done = kioku("search", "--queries", str(queries))
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [[r["session"] for r in answer] for answer in answers] == [["s1"], []]
 
 
 def test_a_bad_queries_line_is_reported_with_its_number(

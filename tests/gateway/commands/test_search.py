@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
+from memory.schedule.timezones import set_timezone
 from memory.store.records import Conversation, NewMessage
 from tests.gateway.commands.conftest import AIKO, BEN, STRANGER
 from tests.helpers.gateway_rig import Chat, GatewayRig
 
 
-async def history(rig: GatewayRig, conversation: Conversation, speaker: str, text: str) -> None:
+async def history(
+    rig: GatewayRig, conversation: Conversation, speaker: str, text: str, at: datetime | None = None
+) -> None:
     session = await rig.store.open_session(conversation)
-    await rig.store.append(session.id, NewMessage("user", text, speaker=speaker))
+    await rig.store.append(session.id, NewMessage("user", text, speaker=speaker, ts=at))
 
 
 async def test_search_finds_my_history_and_never_another_persons(rig: GatewayRig) -> None:
@@ -35,3 +40,18 @@ async def test_an_unknown_group_member_searches_the_groups_history(rig: GatewayR
     await history(rig, Conversation("telegram", "-500", "group"), "aiko", "group kettle plan")
     reply = await Chat(rig, STRANGER, group=True)("/search kettle")
     assert "group **kettle** plan" in reply
+
+
+async def test_search_reads_time_words_in_the_senders_zone(rig: GatewayRig) -> None:
+    now = datetime.now(UTC)
+    # A zone where it is now at least three hours from midnight, so today holds now - 1h.
+    await set_timezone(rig.store, "aiko", "Europe/London" if 3 <= now.hour <= 21 else "Asia/Tokyo")
+    dm = Conversation("telegram", "1", "dm", "aiko")
+    await history(rig, dm, "aiko", "kettle descaled", now - timedelta(days=40))
+    await rig.store.close_session((await rig.store.open_session(dm)).id, "idle")
+    await history(rig, dm, "aiko", "kettle whistles", now - timedelta(hours=1))
+    chat = Chat(rig, AIKO)
+    reply = await chat("/search kettle today")
+    assert "**kettle** whistles" in reply and "descaled" not in reply
+    listed = await chat("/search 今日")
+    assert "kettle whistles" in listed and "descaled" not in listed

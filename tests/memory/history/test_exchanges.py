@@ -4,7 +4,7 @@ it in the same session, and the scope key of that session."""
 from __future__ import annotations
 
 from memory.access.identities import ensure_person
-from memory.history.exchanges import count_exchanges, stored_exchanges
+from memory.history.exchanges import PriorTurn, count_exchanges, stored_exchanges, turn_before
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
 
@@ -34,3 +34,17 @@ async def test_exchanges_pair_each_message_with_its_answer_in_id_order(store: St
 
 async def test_an_empty_store_has_no_exchanges(store: Store) -> None:
     assert [exchange async for exchange in stored_exchanges(store)] == []
+
+
+async def test_the_turn_before_an_exchange_passes_over_tool_turns(store: Store) -> None:
+    await ensure_person(store, "alice")
+    dm = await store.open_session(Conversation("telegram", "7", "dm", "alice"))
+    ask = await store.append(dm.id, NewMessage("user", "which tea?", "alice"))
+    answer = await store.append(dm.id, NewMessage("assistant", "sencha", None))
+    await store.append(dm.id, NewMessage("tool", "", "alice", tool_name="x", tool_arguments="{}"))
+    again = await store.append(dm.id, NewMessage("user", "and cake?", "alice"))
+
+    assert await turn_before(store, ask) is None
+    assert await turn_before(store, again) == PriorTurn(answer, "assistant", "sencha")
+    found = [exchange async for exchange in stored_exchanges(store)]
+    assert [e.before for e in found] == [None, PriorTurn(answer, "assistant", "sencha")]

@@ -15,7 +15,8 @@ fully, partly (some of a long CJK word's bigrams, only the kanji of a verb, or f
 times than the query says it: memory.search.matching) or not, and a word weighs its
 inverse document frequency. A session scores its best turn (words said together)
 plus every word it holds in any turn, saturating as more turns repeat it (BM25's
-term-frequency curve, over turns). Ties go to the newer.
+term-frequency curve, over turns). A turn saying two words adjacent in the query close
+together earns a small bonus on top (memory.search.proximity). Ties go to the newer.
 
 Phrases (memory.search.phrases). A session whose turn says the query as typed, or
 every quoted phrase and identifier in it, ranks above the rest; a turn that does not
@@ -39,6 +40,7 @@ from memory.search.candidates import Turn, find, idf, in_period
 from memory.search.everywhere import discounted, everywhere, newest_sessions
 from memory.search.matching import Matcher, prefixes, word_stem, words_starting
 from memory.search.phrases import Phrases, read_phrases
+from memory.search.proximity import Proximity
 from memory.search.scope import Reach, Scope, resolve
 from memory.search.when import Period, When, read
 from memory.search.words import (
@@ -192,8 +194,9 @@ def _rank(
     stored, so a word is only as rare as the whole history makes it. A word in nearly
     all of the `newest` sessions weighs nothing (see memory.search.everywhere).
     """
-    matcher = Matcher(words)
-    held = [matcher.held(normalize(row.content)) for row in rows]
+    matcher, proximity = Matcher(words), Proximity(words)
+    texts = [normalize(row.content) for row in rows]
+    held = [matcher.held(text) for text in texts]
     columns = zip(*held, strict=True) if held else ()
     weights = discounted(
         [
@@ -202,7 +205,10 @@ def _rank(
         ],
         everywhere(newest, [row.session_id for row in rows], held),
     )
-    scores = [sum(map(operator.mul, weights, h)) for h in held]
+    scores = [
+        sum(map(operator.mul, weights, h)) + proximity.bonus(text, weights, h)
+        for text, h in zip(texts, held, strict=True)
+    ]
     order = sorted(range(len(rows)), key=lambda i: (-scores[i], len(rows[i].content), -rows[i].ts))
     sessions: dict[int, _Ranked] = {}
     repeats: dict[int, list[float]] = {}

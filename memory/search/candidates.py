@@ -17,13 +17,17 @@ long doclists is the slow part).
 From these, the turns holding more of the words, and rarer ones, make the
 `CANDIDATES` that `memory.search.ranking` reads and ranks.
 
-A search narrowed to a period (`Reach.period`: "last week", `--since/--until`) keeps
-to it in the same statements, so each walk still stops at `PER_WORD` turns inside it.
-A word with fewer than that in the period is walked back through all its turns in
-scope: cheap for a recent period of a rare word, and for a common word as dear as
-reading every turn holding it (which BM25 always does). Turn ids do not bound a
-period: imported history and messages caught up after a restart keep the time they
-were said.
+A search narrowed to a period (`Reach.period`: "last week", `--since/--until`) finds
+the period's turns by time (`turns_ts`), since turn ids do not follow it: imported
+history and messages caught up after a restart keep the time they were said. It reads
+the period's newest `PERIOD_TURNS` turns by time, no further. A period with no more
+than that is searched through those turns, each matched in FTS5 by its row id: all of
+a word's turns in it are found, at a cost bounded by their number. A larger period is
+walked as above, word by word newest first, keeping to the period, from below the
+highest id among those newest turns and through at most `PERIOD_WALK` of each word's
+turns. A word said more often than that between the end of a large period and its
+turns is not found in it (the older part of a busy month, for a common word); a
+period of up to `PERIOD_TURNS` turns (a day or a week of most histories) always is.
 """
 
 from __future__ import annotations
@@ -33,9 +37,10 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from memory.search.scope import Reach
+from memory.search.when import Period
 from memory.search.words import Word
 from memory.store.records import ROLES, Role
 from memory.store.schema import FTS_TABLE, SCOPE_MARK
@@ -44,6 +49,21 @@ PER_WORD = 200
 # Below this share of the newest turns, a scope is narrowed by its tokens in FTS5.
 JOIN_SHARE = 0.1
 CANDIDATES = 200
+# A period with at most this many turns (anyone's) is searched through its own turns.
+PERIOD_TURNS = 2000
+# In a larger period, how many of each word's newest turns are looked at for ones in it.
+PERIOD_WALK = 4000
+
+
+class _Walk(Protocol):
+    def __call__(
+        self,
+        db: sqlite3.Connection,
+        expressions: list[str],
+        reach: Reach,
+        first: int,
+        before: int | None = None,
+    ) -> list[Any]: ...
 
 
 class Turn(NamedTuple):
@@ -69,8 +89,8 @@ class Candidates:
 def find(db: sqlite3.Connection, words: Sequence[Word], reach: Reach) -> Candidates:
     """The best `CANDIDATES` turns `reach` may read for `words`."""
     expressions = [_match(w.terms) for w in words]
-    newest = _newest_joined if reach.share >= JOIN_SHARE else _newest_by_token
-    found = newest(db, expressions, reach, 0)
+    newest, start = _walk(db, reach)
+    found = newest(db, expressions, reach, 0, start)
     held: dict[int, list[int]] = defaultdict(list)
     for row in found:
         held[row["word"]].append(row["id"])
@@ -91,7 +111,7 @@ def find(db: sqlite3.Connection, words: Sequence[Word], reach: Reach) -> Candida
     for rowid in held.get(len(words), ()):
         priority[rowid] = sum(weights)
     chosen = sorted(priority, key=lambda rowid: (-priority[rowid], -rowid))[:CANDIDATES]
-    if newest is _newest_joined:
+    if newest is not _newest_by_token:
         texts = {row["id"]: row for row in found}
         rows = [texts[rowid] for rowid in chosen]
     else:
@@ -107,6 +127,22 @@ def idf(found: int, total: int) -> float:
 
 def _match(terms: tuple[str, ...]) -> str:
     return "(" + " OR ".join(terms) + ")"
+
+
+def _walk(db: sqlite3.Connection, reach: Reach) -> tuple[_Walk, int | None]:
+    """How `find` takes each word's newest turns, and the id they are older than: through
+    the period's own turns when it is narrowed to one with few, else by walking the
+    word's turns, in a period from below the ids of its newest turns (see the module)."""
+    if reach.period is None:
+        return (_newest_joined if reach.share >= JOIN_SHARE else _newest_by_token), None
+    (count, newest) = db.execute(
+        "SELECT count(*), max(id) FROM (SELECT id FROM turns INDEXED BY turns_ts "
+        f"WHERE ts >= ? AND ts < ? ORDER BY ts DESC LIMIT {PERIOD_TURNS + 1})",
+        (reach.period.start, reach.period.end),
+    ).fetchone()
+    if count <= PERIOD_TURNS:
+        return _newest_in_period, None
+    return (_newest_joined if reach.share >= JOIN_SHARE else _newest_by_token), newest + 1
 
 
 def _readable(reach: Reach) -> tuple[str, list[Any]]:
@@ -137,15 +173,17 @@ def _newest_joined(
     `reach` may read: `word` (the expression's index counted from `first`), `id`,
     `session_id`, `role` (its code), `ts`, `content`."""
     where, where_params = _readable(reach)
+    if reach.period is None:
+        matches, match = f"{FTS_TABLE} AS f", f"f.{FTS_TABLE} MATCH ? AND f.rowid < ? AND "
+    else:
+        matches, match = _newest_matches("f"), ""
     parts, params = [], []
     for index, expression in enumerate(expressions, first):
         parts.append(
             f"SELECT * FROM (SELECT {index} AS word, f.rowid AS id, t.session_id, t.role, t.ts, "
-            "t.content "
-            f"FROM {FTS_TABLE} AS f "
+            f"t.content FROM {matches} "
             "JOIN turns AS t ON t.id = f.rowid JOIN sessions AS s ON s.id = t.session_id "
-            f"WHERE f.{FTS_TABLE} MATCH ? AND f.rowid < ? AND {where} "
-            f"ORDER BY f.rowid DESC LIMIT {PER_WORD})"
+            f"WHERE {match}{where} ORDER BY f.rowid DESC LIMIT {PER_WORD})"
         )
         params += [expression, _bound(before), *where_params]
     return list(db.execute(" UNION ALL ".join(parts), params))
@@ -167,27 +205,66 @@ def _newest_by_token(
     holders are few, so they are read in order and the newest kept here.
     """
     tokens = "(" + " OR ".join(f'"{SCOPE_MARK}{s}"' for s in reach.scopes) + ")"
-    join, dated, period = _dated(reach)
     rows: list[Any] = []
     for index, expression in enumerate(expressions, first):
-        ids = db.execute(
-            f"SELECT f.rowid AS id FROM {FTS_TABLE} AS f{join} "
-            f"WHERE f.{FTS_TABLE} MATCH ? AND f.rowid < ?{dated} ORDER BY f.rowid",
-            (f"{tokens} AND {expression}", _bound(before), *period),
-        ).fetchall()
-        rows += [{"word": index, "id": row["id"]} for row in reversed(ids[-PER_WORD:])]
+        ids = [
+            row["id"]
+            for row in db.execute(
+                f"SELECT rowid AS id FROM {FTS_TABLE} "
+                f"WHERE {FTS_TABLE} MATCH ? AND rowid < ? ORDER BY rowid",
+                (f"{tokens} AND {expression}", _bound(before)),
+            )
+        ]
+        if reach.period is not None:
+            ids = _said_in(db, ids[-PERIOD_WALK:], reach.period)
+        rows += [{"word": index, "id": rowid} for rowid in reversed(ids[-PER_WORD:])]
     return rows
 
 
-def _dated(reach: Reach) -> tuple[str, str, list[float]]:
-    """The join, condition and parameters that keep an FTS5 walk (`f`) inside `reach.period`."""
-    if reach.period is None:
-        return "", "", []
+def _newest_matches(alias: str) -> str:
+    """A word's newest `PERIOD_WALK` turns (`rowid`), as table `alias`: its expression
+    and the id they are older than are its parameters."""
     return (
-        " JOIN turns AS t ON t.id = f.rowid",
-        " AND t.ts >= ? AND t.ts < ?",
-        [reach.period.start, reach.period.end],
+        f"(SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? AND rowid < ? "
+        f"ORDER BY rowid DESC LIMIT {PERIOD_WALK}) AS {alias}"
     )
+
+
+def _said_in(db: sqlite3.Connection, ids: list[int], period: Period) -> list[int]:
+    """Those of `ids` (ascending) said inside `period`, ascending."""
+    if not ids:
+        return []
+    return [
+        row[0]
+        for row in db.execute(
+            f"SELECT id FROM turns WHERE id IN ({','.join('?' * len(ids))}) "
+            "AND ts >= ? AND ts < ? ORDER BY id",
+            [*ids, period.start, period.end],
+        )
+    ]
+
+
+def _newest_in_period(
+    db: sqlite3.Connection,
+    expressions: list[str],
+    reach: Reach,
+    first: int,
+    before: int | None = None,
+) -> list[Any]:
+    """`_newest_joined`'s rows, found from the turns of `reach.period` (few: see `_walk`),
+    read by time and each matched in FTS5 by its row id."""
+    where, where_params = _readable(reach)
+    parts, params = [], []
+    for index, expression in enumerate(expressions, first):
+        parts.append(
+            f"SELECT * FROM (SELECT {index} AS word, t.id, t.session_id, t.role, t.ts, t.content "
+            f"FROM turns AS t INDEXED BY turns_ts CROSS JOIN {FTS_TABLE} AS f "
+            "CROSS JOIN sessions AS s "
+            f"WHERE f.rowid = t.id AND f.{FTS_TABLE} MATCH ? AND t.id < ? "
+            f"AND s.id = t.session_id AND {where} ORDER BY t.id DESC LIMIT {PER_WORD})"
+        )
+        params += [expression, _bound(before), *where_params]
+    return list(db.execute(" UNION ALL ".join(parts), params))
 
 
 def in_period(db: sqlite3.Connection, reach: Reach, sessions: int, per_session: int) -> list[Turn]:
@@ -195,15 +272,15 @@ def in_period(db: sqlite3.Connection, reach: Reach, sessions: int, per_session: 
     with the newest ones there, newest first: what a query of nothing but a time phrase
     lists.
 
-    The turns are walked newest first as stored, until a session more would be needed:
-    cheap for a recent period, and for an old one no dearer than reading the turns
-    since. (A session's own start and end do not bound its turns: a message caught up
-    after a restart keeps the time it was sent.)
+    The period's turns are read newest first by time (`turns_ts`) until a session more
+    would be needed, so the cost is that of the turns listed (and any others' turns
+    among them), however old the period. (A session's own start and end do not bound
+    its turns: a message caught up after a restart keeps the time it was sent.)
     """
     where, params = _readable(reach)
     rows = db.execute(
-        "SELECT t.id, t.session_id, t.role, t.ts, t.content FROM turns AS t "
-        f"CROSS JOIN sessions AS s WHERE s.id = t.session_id AND {where} ORDER BY t.id DESC",
+        "SELECT t.id, t.session_id, t.role, t.ts, t.content FROM turns AS t INDEXED BY turns_ts "
+        f"CROSS JOIN sessions AS s WHERE s.id = t.session_id AND {where} ORDER BY t.ts DESC",
         params,
     )
     taken: dict[int, list[Turn]] = {}
@@ -215,7 +292,7 @@ def in_period(db: sqlite3.Connection, reach: Reach, sessions: int, per_session: 
             turns = taken[r["session_id"]] = []
         if len(turns) < per_session:
             turns.append(Turn(r["id"], r["session_id"], ROLES[r["role"]], r["ts"], r["content"]))
-    return sorted((turn for turns in taken.values() for turn in turns), key=lambda t: -t.ts)
+    return [turn for turns in taken.values() for turn in turns]
 
 
 def _bound(before: int | None) -> int:

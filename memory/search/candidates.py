@@ -32,6 +32,7 @@ period of up to `PERIOD_TURNS` turns (a day or a week of most histories) always 
 
 from __future__ import annotations
 
+import itertools
 import math
 import sqlite3
 from collections import defaultdict
@@ -49,8 +50,11 @@ PER_WORD = 200
 # Below this share of the newest turns, a scope is narrowed by its tokens in FTS5.
 JOIN_SHARE = 0.1
 CANDIDATES = 200
-# A period with at most this many turns (anyone's) is searched through its own turns.
-PERIOD_TURNS = 2000
+# A period with at most this many turns (anyone's) is searched through its own turns,
+# in at most `MAX_RUNS` ranges of ids spanning at most `PERIOD_SPAN` ids.
+PERIOD_TURNS = 5000
+MAX_RUNS = 8
+PERIOD_SPAN = 2 * PERIOD_TURNS
 # In a larger period, how many of each word's newest turns are looked at for ones in it.
 PERIOD_WALK = 4000
 
@@ -131,18 +135,36 @@ def _match(terms: tuple[str, ...]) -> str:
 
 def _walk(db: sqlite3.Connection, reach: Reach) -> tuple[_Walk, int | None]:
     """How `find` takes each word's newest turns, and the id they are older than: through
-    the period's own turns when it is narrowed to one with few, else by walking the
-    word's turns, in a period from below the ids of its newest turns (see the module)."""
+    the ids of the period's own turns when it is narrowed to one with few, else by
+    walking the word's turns, in a period from below the ids of its newest (see the
+    module)."""
     if reach.period is None:
         return (_newest_joined if reach.share >= JOIN_SHARE else _newest_by_token), None
-    (count, newest) = db.execute(
-        "SELECT count(*), max(id) FROM (SELECT id FROM turns INDEXED BY turns_ts "
-        f"WHERE ts >= ? AND ts < ? ORDER BY ts DESC LIMIT {PERIOD_TURNS + 1})",
-        (reach.period.start, reach.period.end),
-    ).fetchone()
-    if count <= PERIOD_TURNS:
-        return _newest_in_period, None
-    return (_newest_joined if reach.share >= JOIN_SHARE else _newest_by_token), newest + 1
+    ids = [
+        row[0]
+        for row in db.execute(
+            "SELECT id FROM turns INDEXED BY turns_ts WHERE ts >= ? AND ts < ? "
+            f"ORDER BY ts DESC LIMIT {PERIOD_TURNS + 1}",
+            (reach.period.start, reach.period.end),
+        )
+    ]
+    if not ids:
+        return _newest_in_runs([]), None
+    runs = _runs(sorted(ids)) if len(ids) <= PERIOD_TURNS else None
+    if runs is not None:
+        return _newest_in_runs(runs), None
+    return (_newest_joined if reach.share >= JOIN_SHARE else _newest_by_token), max(ids) + 1
+
+
+def _runs(ids: list[int]) -> list[tuple[int, int]] | None:
+    """`ids` (ascending) as at most `MAX_RUNS` ranges [first, last], split at the widest
+    gaps, or None if those still span more than `PERIOD_SPAN` ids. A period's turns
+    are mostly a run of ids; a turn caught up or imported later lies apart."""
+    widest = sorted(range(1, len(ids)), key=lambda i: ids[i - 1] - ids[i])[: MAX_RUNS - 1]
+    cuts = sorted(i for i in widest if ids[i] - ids[i - 1] > 1)
+    bounds = [0, *cuts, len(ids)]
+    runs = [(ids[a], ids[b - 1]) for a, b in itertools.pairwise(bounds)]
+    return runs if sum(last - first + 1 for first, last in runs) <= PERIOD_SPAN else None
 
 
 def _readable(reach: Reach) -> tuple[str, list[Any]]:
@@ -244,27 +266,37 @@ def _said_in(db: sqlite3.Connection, ids: list[int], period: Period) -> list[int
     ]
 
 
-def _newest_in_period(
-    db: sqlite3.Connection,
-    expressions: list[str],
-    reach: Reach,
-    first: int,
-    before: int | None = None,
-) -> list[Any]:
-    """`_newest_joined`'s rows, found from the turns of `reach.period` (few: see `_walk`),
-    read by time and each matched in FTS5 by its row id."""
-    where, where_params = _readable(reach)
-    parts, params = [], []
-    for index, expression in enumerate(expressions, first):
-        parts.append(
-            f"SELECT * FROM (SELECT {index} AS word, t.id, t.session_id, t.role, t.ts, t.content "
-            f"FROM turns AS t INDEXED BY turns_ts CROSS JOIN {FTS_TABLE} AS f "
-            "CROSS JOIN sessions AS s "
-            f"WHERE f.rowid = t.id AND f.{FTS_TABLE} MATCH ? AND t.id < ? "
-            f"AND s.id = t.session_id AND {where} ORDER BY t.id DESC LIMIT {PER_WORD})"
-        )
-        params += [expression, _bound(before), *where_params]
-    return list(db.execute(" UNION ALL ".join(parts), params))
+def _newest_in_runs(runs: list[tuple[int, int]]) -> _Walk:
+    """A walk like `_newest_joined` inside the id ranges `runs` of a period's turns, each
+    range read from FTS5 by its rowid bounds."""
+
+    def walk(
+        db: sqlite3.Connection,
+        expressions: list[str],
+        reach: Reach,
+        first: int,
+        before: int | None = None,
+    ) -> list[Any]:
+        where, where_params = _readable(reach)
+        last = _bound(before) - 1
+        within = [(low, min(high, last)) for low, high in runs if low <= last]
+        if not within:
+            return []
+        parts, params = [], []
+        for index, expression in enumerate(expressions, first):
+            ranges = " UNION ALL ".join(
+                f"SELECT {index} AS word, f.rowid AS id, t.session_id, t.role, t.ts, t.content "
+                f"FROM {FTS_TABLE} AS f JOIN turns AS t ON t.id = f.rowid "
+                "JOIN sessions AS s ON s.id = t.session_id "
+                f"WHERE f.{FTS_TABLE} MATCH ? AND f.rowid >= ? AND f.rowid <= ? AND {where}"
+                for _ in within
+            )
+            parts.append(f"SELECT * FROM ({ranges} ORDER BY id DESC LIMIT {PER_WORD})")
+            for low, high in within:
+                params += [expression, low, high, *where_params]
+        return list(db.execute(" UNION ALL ".join(parts), params))
+
+    return walk
 
 
 def in_period(db: sqlite3.Connection, reach: Reach, sessions: int, per_session: int) -> list[Turn]:

@@ -286,9 +286,9 @@ def _newest_in_runs(runs: list[tuple[int, int]]) -> _Walk:
         for index, expression in enumerate(expressions, first):
             ranges = " UNION ALL ".join(
                 f"SELECT {index} AS word, f.rowid AS id, t.session_id, t.role, t.ts, t.content "
-                f"FROM {FTS_TABLE} AS f JOIN turns AS t ON t.id = f.rowid "
-                "JOIN sessions AS s ON s.id = t.session_id "
-                f"WHERE f.{FTS_TABLE} MATCH ? AND f.rowid >= ? AND f.rowid <= ? AND {where}"
+                f"FROM {FTS_TABLE} AS f CROSS JOIN turns AS t CROSS JOIN sessions AS s "
+                f"WHERE f.{FTS_TABLE} MATCH ? AND f.rowid >= ? AND f.rowid <= ? "
+                f"AND t.id = f.rowid AND s.id = t.session_id AND {where}"
                 for _ in within
             )
             parts.append(f"SELECT * FROM ({ranges} ORDER BY id DESC LIMIT {PER_WORD})")

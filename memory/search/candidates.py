@@ -21,13 +21,18 @@ A search narrowed to a period (`Reach.period`: "last week", `--since/--until`) f
 the period's turns by time (`turns_ts`), since turn ids do not follow it: imported
 history and messages caught up after a restart keep the time they were said. It reads
 the period's newest `PERIOD_TURNS` turns by time, no further. A period with no more
-than that is searched through those turns, each matched in FTS5 by its row id: all of
-a word's turns in it are found, at a cost bounded by their number. A larger period is
+than that is searched through the ids of those turns: they lie in a few runs (a run
+for the time they were said, others for turns imported or caught up later), and FTS5
+reads each word's turns inside each run's id range, so all of a word's turns in the
+period are found at a cost bounded by their number. (FTS5 matched one rowid at a time
+costs about a millisecond a turn: it sets up the whole query each time.) A larger
+period, or one scattered over more than `MAX_RUNS` runs or `PERIOD_SPAN` ids, is
 walked as above, word by word newest first, keeping to the period, from below the
 highest id among those newest turns and through at most `PERIOD_WALK` of each word's
 turns. A word said more often than that between the end of a large period and its
 turns is not found in it (the older part of a busy month, for a common word); a
-period of up to `PERIOD_TURNS` turns (a day or a week of most histories) always is.
+period of up to `PERIOD_TURNS` turns in a few runs (a day or a week of most histories)
+always is.
 """
 
 from __future__ import annotations

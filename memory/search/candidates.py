@@ -143,22 +143,25 @@ def _walk(db: sqlite3.Connection, reach: Reach) -> tuple[_Walk, int | None]:
     the ids of the period's own turns when it is narrowed to one with few, else by
     walking the word's turns, in a period from below the ids of its newest (see the
     module)."""
+    walked: _Walk = _newest_joined if reach.share >= JOIN_SHARE else _newest_by_token
     if reach.period is None:
-        return (_newest_joined if reach.share >= JOIN_SHARE else _newest_by_token), None
-    ids = [
-        row[0]
-        for row in db.execute(
-            "SELECT id FROM turns INDEXED BY turns_ts WHERE ts >= ? AND ts < ? "
-            f"ORDER BY ts DESC LIMIT {PERIOD_TURNS + 1}",
-            (reach.period.start, reach.period.end),
-        )
-    ]
-    if not ids:
+        return walked, None
+    newest = (
+        "SELECT id FROM turns INDEXED BY turns_ts WHERE ts >= ? AND ts < ? "
+        f"ORDER BY ts DESC LIMIT {PERIOD_TURNS + 1}"
+    )
+    bounds = (reach.period.start, reach.period.end)
+    count, low, high = db.execute(
+        f"SELECT count(*), min(id), max(id) FROM ({newest})", bounds
+    ).fetchone()
+    if count == 0:
         return _newest_in_runs([]), None
-    runs = _runs(sorted(ids)) if len(ids) <= PERIOD_TURNS else None
-    if runs is not None:
-        return _newest_in_runs(runs), None
-    return (_newest_joined if reach.share >= JOIN_SHARE else _newest_by_token), max(ids) + 1
+    if count > PERIOD_TURNS:
+        return walked, high + 1
+    if high - low < PERIOD_SPAN:
+        return _newest_in_runs([(low, high)]), None
+    runs = _runs(sorted(row[0] for row in db.execute(newest, bounds)))
+    return (walked, high + 1) if runs is None else (_newest_in_runs(runs), None)
 
 
 def _runs(ids: list[int]) -> list[tuple[int, int]] | None:

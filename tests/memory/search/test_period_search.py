@@ -97,6 +97,18 @@ async def test_an_old_period_is_found_behind_many_newer_turns_of_its_word(
     assert [session for session, _ in await hits(store, "kayak", IN_MARCH)] == [old]
 
 
+@pytest.mark.parametrize("span", [3, 1], ids=["in runs", "walked"])
+async def test_a_period_whose_turns_lie_far_apart_in_ids_is_found_whole(
+    store: Store, monkeypatch: pytest.MonkeyPatch, span: int
+) -> None:
+    monkeypatch.setattr(candidates, "PERIOD_SPAN", span)
+    lived = await said(store, "lived", MARCH[0] + timedelta(days=3), "the kayak trip")
+    await said(store, "new", NOW - timedelta(days=30), *[f"kayak plan {n}" for n in range(30)])
+    imported = await said(store, "imported", MARCH[0] + timedelta(days=9), "kayak photos")
+    found = [session for session, _ in await hits(store, "kayak", IN_MARCH)]
+    assert sorted(found) == sorted([lived, imported])
+
+
 async def test_an_old_month_is_listed_behind_many_newer_turns(store: Store) -> None:
     march = await said(store, "old", MARCH[0] + timedelta(days=3), "the kayak trip")
     await said(store, "new", NOW - timedelta(days=30), *[f"plan {n}" for n in range(30)])

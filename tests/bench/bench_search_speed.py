@@ -17,10 +17,12 @@ turns, two common words, a common Japanese word, a rare token) are asked:
   on the same turns (written with `append_message`), in its own venv (see README.md).
 
 Then time in queries, on the one-common-word queries with the clock a day after the
-newest turn: the word alone, the word and "last week", the word with `--since/--until`
-an old month (the corpus's second), and that month listed (a query of only "February
-2024"). A period's turns are found by time (see memory.search.candidates): these stay
-near the word alone however much history is newer than the period.
+newest turn: the word alone, the word and "last week" (and a rare token and "last
+week": nothing there, so searched again over all time), the word with `--since/--until`
+an old month (the corpus's second) or its first week, and that month listed (a query
+of only "February 2024"). A period's turns are found by time (see
+memory.search.candidates): these stay near the word alone however much history is
+newer than the period.
 
 It prints p50/p99 per class and over the mixed set, the ratios the targets are set on
 (kioku / floor per class, hermes / kioku over the mixed set), and bytes per turn of
@@ -134,14 +136,16 @@ async def _kioku_times(store: Store, queries: list[str], when: When | None = Non
     return times
 
 
-async def _time_classes(store: Store, words: list[str], newest: datetime) -> None:
+async def _time_classes(store: Store, words: list[str], rare: list[str], newest: datetime) -> None:
     """p50/p99 of the time-in-query classes (see the module docstring)."""
     now = newest + timedelta(days=1)
     since, until = (moment.timestamp() for moment in OLD_MONTH)
     classes = {
         "word": (words, When(now)),
         'word "last week"': ([f"{w} last week" for w in words], When(now)),
+        'rare "last week"': ([f"{w} last week" for w in rare], When(now)),
         "word, old month": (words, When(now, since, until)),
+        "word, old week": (words, When(now, since, since + 7 * 86400)),
         "old month listed": ([OLD_MONTH_LISTED] * len(words), When(now)),
     }
     print(f"{'time in query':<18}{'kioku p50   p99':>16}")
@@ -241,7 +245,7 @@ async def run(args: argparse.Namespace, scratch: Path) -> None:
                 )
             print(line)
             floor.close()
-            await _time_classes(store, classes["one common word"], newest)
+            await _time_classes(store, classes["one common word"], classes["rare token"], newest)
             kioku_bytes = await store.size_bytes() / stored
             sizes_line = f"bytes per turn: kioku {kioku_bytes:.0f}"
             if hermes_here:

@@ -309,8 +309,8 @@ def _newest_in_runs(runs: list[tuple[int, int]]) -> _Walk:
 
 def in_period(db: sqlite3.Connection, reach: Reach, sessions: int, per_session: int) -> list[Turn]:
     """The newest `per_session` turns in `reach.period` of each of the `sessions` sessions
-    with the newest ones there, newest first: what a query of nothing but a time phrase
-    lists.
+    with the newest ones there, by session, the sessions and their turns newest first:
+    what a query of nothing but a time phrase lists.
 
     The period's turns are read newest first by time (`turns_ts`) until a session more
     would be needed, so the cost is that of the turns listed (and any others' turns

@@ -25,26 +25,37 @@ or an identifier, among the newest `PHRASE_SCAN` turns holding all its words (a 
 walk of their doclists: not for every query of two common words). The first
 `PHRASE_KEEP` found come first.
 
-A search narrowed to a period (`Reach.period`: "last week", `--since/--until`) keeps
-to it in the same statements, so each walk still stops at `PER_WORD` turns inside it.
-A word with fewer than that in the period is walked back through all its turns in
-scope: cheap for a recent period of a rare word, and for a common word as dear as
-reading every turn holding it (which BM25 always does). Turn ids do not bound a
-period: imported history and messages caught up after a restart keep the time they
-were said.
+A search narrowed to a period (`Reach.period`: "last week", `--since/--until`) finds
+the period's turns by time (`turns_ts`), since turn ids do not follow it: imported
+history and messages caught up after a restart keep the time they were said. It reads
+the period's newest `PERIOD_TURNS` turns by time, no further. A period with no more
+than that is searched through the ids of those turns: they lie in a few runs (a run
+for the time they were said, others for turns imported or caught up later), and FTS5
+reads each word's turns inside each run's id range, so all of a word's turns in the
+period are found at a cost bounded by their number. (FTS5 matched one rowid at a time
+costs about a millisecond a turn: it sets up the whole query each time.) A larger
+period, or one scattered over more than `MAX_RUNS` runs or `PERIOD_SPAN` ids, is
+walked as above, word by word newest first, keeping to the period, from below the
+highest id among those newest turns and through at most `PERIOD_WALK` of each word's
+turns. A word said more often than that between the end of a large period and its
+turns is not found in it (the older part of a busy month, for a common word); a
+period of up to `PERIOD_TURNS` turns in a few runs (a day or a week of most histories)
+always is.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import sqlite3
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from memory.search.phrases import Phrase
 from memory.search.scope import Reach
+from memory.search.when import Period
 from memory.search.words import Word
 from memory.store.records import ROLES, Role
 from memory.store.schema import FTS_TABLE, SCOPE_MARK
@@ -57,6 +68,24 @@ CANDIDATES = 200
 PHRASE_SCAN = 500
 PHRASE_KEEP = 20
 MAX_SOUGHT = 3
+# A period with at most this many turns (anyone's) is searched through its own turns,
+# in at most `MAX_RUNS` ranges of ids spanning at most `PERIOD_SPAN` ids.
+PERIOD_TURNS = 5000
+MAX_RUNS = 8
+PERIOD_SPAN = 2 * PERIOD_TURNS
+# In a larger period, how many of each word's newest turns are looked at for ones in it.
+PERIOD_WALK = 4000
+
+
+class _Walk(Protocol):
+    def __call__(
+        self,
+        db: sqlite3.Connection,
+        expressions: list[str],
+        reach: Reach,
+        first: int,
+        before: int | None = None,
+    ) -> list[Any]: ...
 
 
 class Turn(NamedTuple):
@@ -85,8 +114,10 @@ def find(
     """The best `CANDIDATES` turns `reach` may read for `words`, the turns saying any of
     `phrases` first."""
     expressions = [_match(w.terms) for w in words]
-    newest = _newest_joined if reach.share >= JOIN_SHARE else _newest_by_token
-    found = newest(db, expressions, reach, 0)
+    newest, start = _walk(db, reach)
+    # Every walk but the one by scope tokens reads only turns `reach` may read, with their text.
+    joined = newest is not _newest_by_token
+    found = newest(db, expressions, reach, 0, start)
     held: dict[int, list[int]] = defaultdict(list)
     for row in found:
         held[row["word"]].append(row["id"])
@@ -109,12 +140,12 @@ def find(
     said = [
         row
         for phrase in phrases[:MAX_SOUGHT]
-        for row in _saying(db, phrase, expressions, held, reach, newest is _newest_joined)
+        for row in _saying(db, phrase, expressions, held, reach, joined)
     ]
     for row in said:
         priority[row["id"]] = sum(weights) + 1
     chosen = sorted(priority, key=lambda rowid: (-priority[rowid], -rowid))[:CANDIDATES]
-    if newest is _newest_joined:
+    if joined:
         texts = {row["id"]: row for row in [*found, *said]}
         rows = [texts[rowid] for rowid in chosen]
     else:
@@ -130,6 +161,43 @@ def idf(found: int, total: int) -> float:
 
 def _match(terms: tuple[str, ...]) -> str:
     return "(" + " OR ".join(terms) + ")"
+
+
+def _walk(db: sqlite3.Connection, reach: Reach) -> tuple[_Walk, int | None]:
+    """How `find` takes each word's newest turns, and the id they are older than: through
+    the ids of the period's own turns when it is narrowed to one with few, else by
+    walking the word's turns, in a period from below the ids of its newest (see the
+    module)."""
+    walked: _Walk = _newest_joined if reach.share >= JOIN_SHARE else _newest_by_token
+    if reach.period is None:
+        return walked, None
+    newest = (
+        "SELECT id FROM turns INDEXED BY turns_ts WHERE ts >= ? AND ts < ? "
+        f"ORDER BY ts DESC LIMIT {PERIOD_TURNS + 1}"
+    )
+    bounds = (reach.period.start, reach.period.end)
+    count, low, high = db.execute(
+        f"SELECT count(*), min(id), max(id) FROM ({newest})", bounds
+    ).fetchone()
+    if count == 0:
+        return _newest_in_runs([]), None
+    if count > PERIOD_TURNS:
+        return walked, high + 1
+    if high - low < PERIOD_SPAN:
+        return _newest_in_runs([(low, high)]), None
+    runs = _runs(sorted(row[0] for row in db.execute(newest, bounds)))
+    return (walked, high + 1) if runs is None else (_newest_in_runs(runs), None)
+
+
+def _runs(ids: list[int]) -> list[tuple[int, int]] | None:
+    """`ids` (ascending) as at most `MAX_RUNS` ranges [first, last], split at the widest
+    gaps, or None if those still span more than `PERIOD_SPAN` ids. A period's turns
+    are mostly a run of ids; a turn caught up or imported later lies apart."""
+    widest = sorted(range(1, len(ids)), key=lambda i: ids[i - 1] - ids[i])[: MAX_RUNS - 1]
+    cuts = sorted(i for i in widest if ids[i] - ids[i - 1] > 1)
+    bounds = [0, *cuts, len(ids)]
+    runs = [(ids[a], ids[b - 1]) for a, b in itertools.pairwise(bounds)]
+    return runs if sum(last - first + 1 for first, last in runs) <= PERIOD_SPAN else None
 
 
 def _readable(reach: Reach) -> tuple[str, list[Any]]:
@@ -160,15 +228,17 @@ def _newest_joined(
     `reach` may read: `word` (the expression's index counted from `first`), `id`,
     `session_id`, `role` (its code), `ts`, `content`."""
     where, where_params = _readable(reach)
+    if reach.period is None:
+        matches, match = f"{FTS_TABLE} AS f", f"f.{FTS_TABLE} MATCH ? AND f.rowid < ? AND "
+    else:
+        matches, match = _newest_matches("f"), ""
     parts, params = [], []
     for index, expression in enumerate(expressions, first):
         parts.append(
             f"SELECT * FROM (SELECT {index} AS word, f.rowid AS id, t.session_id, t.role, t.ts, "
-            "t.content "
-            f"FROM {FTS_TABLE} AS f "
+            f"t.content FROM {matches} "
             "JOIN turns AS t ON t.id = f.rowid JOIN sessions AS s ON s.id = t.session_id "
-            f"WHERE f.{FTS_TABLE} MATCH ? AND f.rowid < ? AND {where} "
-            f"ORDER BY f.rowid DESC LIMIT {PER_WORD})"
+            f"WHERE {match}{where} ORDER BY f.rowid DESC LIMIT {PER_WORD})"
         )
         params += [expression, _bound(before), *where_params]
     return list(db.execute(" UNION ALL ".join(parts), params))
@@ -190,15 +260,19 @@ def _newest_by_token(
     holders are few, so they are read in order and the newest kept here.
     """
     tokens = "(" + " OR ".join(f'"{SCOPE_MARK}{s}"' for s in reach.scopes) + ")"
-    join, dated, period = _dated(reach)
     rows: list[Any] = []
     for index, expression in enumerate(expressions, first):
-        ids = db.execute(
-            f"SELECT f.rowid AS id FROM {FTS_TABLE} AS f{join} "
-            f"WHERE f.{FTS_TABLE} MATCH ? AND f.rowid < ?{dated} ORDER BY f.rowid",
-            (f"{tokens} AND {expression}", _bound(before), *period),
-        ).fetchall()
-        rows += [{"word": index, "id": row["id"]} for row in reversed(ids[-PER_WORD:])]
+        ids = [
+            row["id"]
+            for row in db.execute(
+                f"SELECT rowid AS id FROM {FTS_TABLE} "
+                f"WHERE {FTS_TABLE} MATCH ? AND rowid < ? ORDER BY rowid",
+                (f"{tokens} AND {expression}", _bound(before)),
+            )
+        ]
+        if reach.period is not None:
+            ids = _said_in(db, ids[-PERIOD_WALK:], reach.period)
+        rows += [{"word": index, "id": rowid} for rowid in reversed(ids[-PER_WORD:])]
     return rows
 
 
@@ -235,9 +309,11 @@ def _saying(
         scope = f"JOIN sessions AS s ON s.id = t.session_id WHERE {where} AND"
     else:
         tokens = " OR ".join(f'"{SCOPE_MARK}{s}"' for s in reach.scopes)
-        _, dated, params = _dated(reach)
-        expression = f"({tokens}) AND {expression}"
-        scope = f"WHERE {dated.removeprefix(' AND ')} AND" if dated else "WHERE"
+        expression, scope, params = f"({tokens}) AND {expression}", "WHERE", []
+        if reach.period is not None:
+            # The turns kept are read again through `reach` (period included) by `find`;
+            # keeping to the period here keeps their places for turns in it.
+            scope, params = "WHERE t.ts >= ? AND t.ts < ? AND", [*reach.period]
     return db.execute(
         f"SELECT {columns} FROM (SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? "
         f"ORDER BY rowid DESC LIMIT {PHRASE_SCAN}) AS f JOIN turns AS t ON t.id = f.rowid "
@@ -246,31 +322,76 @@ def _saying(
     ).fetchall()
 
 
-def _dated(reach: Reach) -> tuple[str, str, list[float]]:
-    """The join, condition and parameters that keep an FTS5 walk (`f`) inside `reach.period`."""
-    if reach.period is None:
-        return "", "", []
+def _newest_matches(alias: str) -> str:
+    """A word's newest `PERIOD_WALK` turns (`rowid`), as table `alias`: its expression
+    and the id they are older than are its parameters."""
     return (
-        " JOIN turns AS t ON t.id = f.rowid",
-        " AND t.ts >= ? AND t.ts < ?",
-        [reach.period.start, reach.period.end],
+        f"(SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? AND rowid < ? "
+        f"ORDER BY rowid DESC LIMIT {PERIOD_WALK}) AS {alias}"
     )
+
+
+def _said_in(db: sqlite3.Connection, ids: list[int], period: Period) -> list[int]:
+    """Those of `ids` (ascending) said inside `period`, ascending."""
+    if not ids:
+        return []
+    return [
+        row[0]
+        for row in db.execute(
+            f"SELECT id FROM turns WHERE id IN ({','.join('?' * len(ids))}) "
+            "AND ts >= ? AND ts < ? ORDER BY id",
+            [*ids, period.start, period.end],
+        )
+    ]
+
+
+def _newest_in_runs(runs: list[tuple[int, int]]) -> _Walk:
+    """A walk like `_newest_joined` inside the id ranges `runs` of a period's turns, each
+    range read from FTS5 by its rowid bounds."""
+
+    def walk(
+        db: sqlite3.Connection,
+        expressions: list[str],
+        reach: Reach,
+        first: int,
+        before: int | None = None,
+    ) -> list[Any]:
+        where, where_params = _readable(reach)
+        last = _bound(before) - 1
+        within = [(low, min(high, last)) for low, high in runs if low <= last]
+        if not within:
+            return []
+        parts, params = [], []
+        for index, expression in enumerate(expressions, first):
+            ranges = " UNION ALL ".join(
+                f"SELECT {index} AS word, f.rowid AS id, t.session_id, t.role, t.ts, t.content "
+                f"FROM {FTS_TABLE} AS f CROSS JOIN turns AS t CROSS JOIN sessions AS s "
+                f"WHERE f.{FTS_TABLE} MATCH ? AND f.rowid >= ? AND f.rowid <= ? "
+                f"AND t.id = f.rowid AND s.id = t.session_id AND {where}"
+                for _ in within
+            )
+            parts.append(f"SELECT * FROM ({ranges} ORDER BY id DESC LIMIT {PER_WORD})")
+            for low, high in within:
+                params += [expression, low, high, *where_params]
+        return list(db.execute(" UNION ALL ".join(parts), params))
+
+    return walk
 
 
 def in_period(db: sqlite3.Connection, reach: Reach, sessions: int, per_session: int) -> list[Turn]:
     """The newest `per_session` turns in `reach.period` of each of the `sessions` sessions
-    with the newest ones there, newest first: what a query of nothing but a time phrase
-    lists.
+    with the newest ones there, by session, the sessions and their turns newest first:
+    what a query of nothing but a time phrase lists.
 
-    The turns are walked newest first as stored, until a session more would be needed:
-    cheap for a recent period, and for an old one no dearer than reading the turns
-    since. (A session's own start and end do not bound its turns: a message caught up
-    after a restart keeps the time it was sent.)
+    The period's turns are read newest first by time (`turns_ts`) until a session more
+    would be needed, so the cost is that of the turns listed (and any others' turns
+    among them), however old the period. (A session's own start and end do not bound
+    its turns: a message caught up after a restart keeps the time it was sent.)
     """
     where, params = _readable(reach)
     rows = db.execute(
-        "SELECT t.id, t.session_id, t.role, t.ts, t.content FROM turns AS t "
-        f"CROSS JOIN sessions AS s WHERE s.id = t.session_id AND {where} ORDER BY t.id DESC",
+        "SELECT t.id, t.session_id, t.role, t.ts, t.content FROM turns AS t INDEXED BY turns_ts "
+        f"CROSS JOIN sessions AS s WHERE s.id = t.session_id AND {where} ORDER BY t.ts DESC",
         params,
     )
     taken: dict[int, list[Turn]] = {}
@@ -282,7 +403,7 @@ def in_period(db: sqlite3.Connection, reach: Reach, sessions: int, per_session: 
             turns = taken[r["session_id"]] = []
         if len(turns) < per_session:
             turns.append(Turn(r["id"], r["session_id"], ROLES[r["role"]], r["ts"], r["content"]))
-    return sorted((turn for turns in taken.values() for turn in turns), key=lambda t: -t.ts)
+    return [turn for turns in taken.values() for turn in turns]
 
 
 def _bound(before: int | None) -> int:

@@ -1,5 +1,6 @@
-"""Migrations v7 to v12 of state.db (`memory.store.migrations` runs them in order): the
-index that needs no function of kioku's, retention, schedules, media, erasures, catch-up."""
+"""Migrations v7 to v13 of state.db (`memory.store.migrations` runs them in order): the
+index that needs no function of kioku's, retention, schedules, media, erasures, catch-up,
+turns by time."""
 
 from __future__ import annotations
 
@@ -247,3 +248,13 @@ async def v12_catch_up(db: aiosqlite.Connection) -> None:
         ) WITHOUT ROWID;
         """,
     )
+
+
+async def v13_turns_by_time(db: aiosqlite.Connection) -> None:
+    """Turns in the order they were said, for a search or a listing narrowed to a period.
+
+    Turn ids do not follow time (imported history and caught-up messages keep the time
+    they were sent), so without this a period's turns are found only by walking every
+    turn, or every match of a word, newer than it.
+    """
+    await db.execute("CREATE INDEX turns_ts ON turns(ts)")

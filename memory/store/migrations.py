@@ -34,6 +34,7 @@ from memory.store.migration_steps_late import (
     v10_media,
     v11_erasures,
     v12_catch_up,
+    v13_turns_by_time,
 )
 from memory.store.scalar import scalar
 from memory.store.segment import segment
@@ -52,6 +53,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     v10_media,
     v11_erasures,
     v12_catch_up,
+    v13_turns_by_time,
 )
 SCHEMA_VERSION = schema.SCHEMA_VERSION
 

@@ -14,6 +14,11 @@ row also carries its session's scope token (`SCOPE_MARK` + scope id), so a perso
 search is narrowed inside FTS5 instead of by a join after the match. The index holds
 row ids only (`detail=none`, `columnsize=0`).
 
+Turns are also indexed by `ts` (`turns_ts`): a period's turns are found by their time,
+not their id, because ids do not follow time (imported history and messages caught up
+after a restart keep the time they were sent). A search or listing narrowed to a period
+reads through it (see `memory.search.candidates`).
+
 How an older state.db reaches this layout lives in `memory.store.migrations`, whose steps
 are history and stay as released; this module is what today's connections, writes
 and searches rely on.
@@ -27,7 +32,7 @@ from memory.store.records import ROLES
 
 # The `user_version` of a state.db in this layout: one per migration in
 # `memory.store.migrations.MIGRATIONS` (a test holds the two together).
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 FTS_TABLE = "messages_fts"
 # How long any connection to state.db waits for another's lock before giving up.
 BUSY_TIMEOUT_S = 30.0

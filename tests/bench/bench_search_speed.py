@@ -16,6 +16,14 @@ turns, two common words, a common Japanese word, a rare token) are asked:
 - **hermes**: Hermes Agent 0.19's `SessionDB.search_messages(query)` with its defaults,
   on the same turns (written with `append_message`), in its own venv (see README.md).
 
+Then time in queries, on the one-common-word queries with the clock a day after the
+newest turn: the word alone, the word and "last week" (and a rare token and "last
+week": nothing there, so searched again over all time), the word with `--since/--until`
+an old month (the corpus's second) or its first week, and that month listed (a query
+of only "February 2024"). A period's turns are found by time (see
+memory.search.candidates): these stay near the word alone however much history is
+newer than the period.
+
 It prints p50/p99 per class and over the mixed set, the ratios the targets are set on
 (kioku / floor per class, hermes / kioku over the mixed set), and bytes per turn of
 both stores. Hermes is skipped at sizes beyond `--hermes-sizes` (it writes one turn per
@@ -32,6 +40,7 @@ import statistics
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +50,16 @@ from zipf_corpus import FRIENDS, OWNER, Session, generate, query_set
 from memory.access.identities import ensure_person
 from memory.importers.jsonl import Parsed, store_parsed
 from memory.search.ranking import Scope, search
+from memory.search.when import When
 from memory.search.words import match_terms
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage, PastSession
 from memory.store.schema import SCOPE_MARK
 
 FLOOR_LIMIT = 200
+# The corpus's second month (it starts on 1 January 2024): an old month at every size.
+OLD_MONTH = (datetime(2024, 2, 1, tzinfo=UTC), datetime(2024, 3, 1, tzinfo=UTC))
+OLD_MONTH_LISTED = "February 2024"
 
 
 def _past(session: Session) -> PastSession:
@@ -114,13 +127,30 @@ class Floor:
         self.db.close()
 
 
-async def _kioku_times(store: Store, queries: list[str]) -> list[float]:
+async def _kioku_times(store: Store, queries: list[str], when: When | None = None) -> list[float]:
     times = []
     for query in queries:
         started = time.perf_counter()
-        await search(store, query, Scope.of_person(OWNER), limit=5)
+        await search(store, query, Scope.of_person(OWNER), limit=5, when=when)
         times.append(time.perf_counter() - started)
     return times
+
+
+async def _time_classes(store: Store, words: list[str], rare: list[str], newest: datetime) -> None:
+    """p50/p99 of the time-in-query classes (see the module docstring)."""
+    now = newest + timedelta(days=1)
+    since, until = (moment.timestamp() for moment in OLD_MONTH)
+    classes = {
+        "word": (words, When(now)),
+        'word "last week"': ([f"{w} last week" for w in words], When(now)),
+        'rare "last week"': ([f"{w} last week" for w in rare], When(now)),
+        "word, old month": (words, When(now, since, until)),
+        "word, old week": (words, When(now, since, since + 7 * 86400)),
+        "old month listed": ([OLD_MONTH_LISTED] * len(words), When(now)),
+    }
+    print(f"{'time in query':<18}{'kioku p50   p99':>16}")
+    for name, (queries, when) in classes.items():
+        print(f"{name:<18}{_ms(await _kioku_times(store, queries, when)):>16}", flush=True)
 
 
 def _hermes_times(db: Path, queries: list[str], scratch: Path) -> list[float]:
@@ -173,6 +203,7 @@ async def run(args: argparse.Namespace, scratch: Path) -> None:
                 )
             if use_hermes and any(later >= size for later in hermes_sizes):
                 pending_hermes += batch
+            newest = batch[-1].turns[-1].ts
             if not first:
                 first = batch
                 classes = query_set(first, args.per_class)
@@ -214,6 +245,7 @@ async def run(args: argparse.Namespace, scratch: Path) -> None:
                 )
             print(line)
             floor.close()
+            await _time_classes(store, classes["one common word"], classes["rare token"], newest)
             kioku_bytes = await store.size_bytes() / stored
             sizes_line = f"bytes per turn: kioku {kioku_bytes:.0f}"
             if hermes_here:

@@ -16,6 +16,7 @@ from memory.access.identities import ensure_person
 from memory.search import candidates
 from memory.search.ranking import Scope, search
 from memory.search.scope import resolve
+from memory.search.when import When
 from memory.store.database import Store
 from memory.store.records import Conversation, NewMessage
 from memory.store.schema import SCOPE_MARK
@@ -130,3 +131,22 @@ async def test_the_turn_saying_a_phrase_of_common_words_is_found(
         await dm(store, "alice", f"c{n:02d}", texts, T0 + timedelta(days=n + 1))
     (first, *_) = await search(store, "msg-03-03", Scope.of_person("alice"))
     assert (first.session_id, first.hits[0].content) == (said, "msg-03-03")
+
+
+@pytest.mark.parametrize("period_turns", [candidates.PERIOD_TURNS, 3], ids=["quiet", "busy"])
+async def test_a_phrase_looked_for_behind_common_words_keeps_to_the_period_and_the_scope(
+    store: Store, way: str, monkeypatch: pytest.MonkeyPatch, period_turns: int
+) -> None:
+    monkeypatch.setattr(candidates, "PER_WORD", 5)
+    monkeypatch.setattr(candidates, "PERIOD_TURNS", period_turns)
+    before = await dm(store, "alice", "old", ["msg-03-03"])
+    bobs = await dm(store, "bob", "bob", ["msg-03-03"], T0 + timedelta(days=3))
+    during = await dm(store, "alice", "mid", ["msg-03-03"], T0 + timedelta(days=3))
+    for n in (0, 1, 2, 4):
+        texts = [f"msg-{n:02d}-{i:02d}" for i in range(8)]
+        await dm(store, "alice", f"c{n:02d}", texts, T0 + timedelta(days=3, hours=n + 1))
+    when = When(T0 + timedelta(days=10), since=(T0 + timedelta(days=2)).timestamp())
+    results = await search(store, '"msg-03-03"', Scope.of_person("alice"), when=when)
+    assert [r.session_id for r in results] == [during]
+    assert before not in [r.session_id for r in results]
+    assert bobs not in [r.session_id for r in results]

@@ -160,3 +160,22 @@ async def test_each_layout_is_told_by_its_tables(tmp_path: Path) -> None:
 
 def test_the_layouts_version_is_one_per_migration() -> None:
     assert len(migrations.MIGRATIONS) == schema.SCHEMA_VERSION
+
+
+async def test_upgrading_from_version_12_indexes_the_turns_by_time(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    await _make_v2(path)
+    async with aiosqlite.connect(path, isolation_level=None) as db:
+        db.row_factory = aiosqlite.Row
+        await migrations.migrate(db, target=12)
+        assert await layout_version(db) == 12
+    async with await Store.open(path) as store:
+        plan = await store.read(
+            lambda db: db.execute(
+                "EXPLAIN QUERY PLAN SELECT id FROM turns WHERE ts >= ? AND ts < ?", (0, 1.7e9 + 2)
+            ).fetchall()
+        )
+        report = await store.check_integrity()
+    assert report.ok, report.problems
+    assert report.schema_version == 13
+    assert "USING COVERING INDEX turns_ts" in plan[0]["detail"]

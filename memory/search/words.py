@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import Literal
 
+from memory.search.irregular import verb_forms
 from memory.search.porter import porter_stem
 from memory.store.segment import Piece, bigrams, normalize, query_pieces
 
@@ -138,8 +139,9 @@ _SPELLING_ENDS = re.compile(
 
 
 def spellings(word: str) -> list[str]:
-    """`word` and its other English spellings, British or American, so either finds both."""
-    found = [word]
+    """`word` and its other English spellings, British or American, so either finds both;
+    for an irregular verb, its other forms too (buy, bought: memory.search.irregular)."""
+    found = [word, *verb_forms(word)]
     if not _SPELLING_ENDS.search(word):
         return found
     for pattern, replacement in _SPELLINGS:

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gateway.cli.search import _query_line
+from gateway.cli.search_asks import _query_line
 from inputs.limits import MAX_JSON_DEPTH
 from memory.importers.jsonl import parse_jsonl
 from tests.helpers.cli_batch import Door, Job, Ran, kioku_batch
@@ -361,4 +361,4 @@ def test_a_query_line_is_read_up_to_the_limit_and_refused_past_it(depth: int, ki
         with pytest.raises(ValueError, match="nests deeper than"):
             _query_line(line)
     else:
-        assert _query_line(line) == ("owner", "x", 10)
+        assert _query_line(line) == ("owner", "x", 10, None, None)

@@ -90,3 +90,20 @@ async def test_a_turn_found_by_an_inflected_word_counts_it(store: Store) -> None
     one = await remember(store, "b", "recipes", 2)
     found = await search(store, "family recipes", Scope.of_person("owner"))
     assert [r.session_id for r in found] == [both, one]
+
+
+async def test_a_question_in_the_base_form_finds_the_irregular_past(store: Store) -> None:
+    bought = await remember(store, "a", "We bought a kayak at the harbour shop", 1)
+    await remember(store, "b", "the harbour shop opens at nine", 2)
+    found = await search(store, "When did we buy the kayak?", Scope.of_person("owner"))
+    assert found[0].session_id == bought
+    assert found[0].hits[0].reason == "all words"
+
+
+async def test_a_past_form_searched_is_not_widened_to_its_base(store: Store) -> None:
+    paid = await remember(store, "a", "they paid the invoice", 1)
+    pay = await remember(store, "b", "pay the invoice soon", 2)
+    found = await search(store, "paid invoice", Scope.of_person("owner"))
+    reasons = {r.session_id: r.hits[0].reason for r in found}
+    assert reasons[paid] != "some words"
+    assert reasons[pay] == "some words"

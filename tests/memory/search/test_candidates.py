@@ -24,13 +24,6 @@ from memory.store.schema import SCOPE_MARK
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-@pytest.fixture(params=["joined", "by token"])
-def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Force one way of keeping to the scope, whatever the searcher's share."""
-    monkeypatch.setattr(candidates, "JOIN_SHARE", 0.0 if request.param == "joined" else 1.01)
-    return str(request.param)
-
-
 @pytest.fixture
 async def store(tmp_path: Path) -> AsyncIterator[Store]:
     async with await Store.open(tmp_path / "state.db") as opened:

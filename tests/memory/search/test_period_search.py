@@ -7,50 +7,24 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
-from memory.access.identities import ensure_person
-from memory.importers.jsonl import Parsed, store_parsed
 from memory.search import candidates
 from memory.search.ranking import Scope, search, search_in
 from memory.search.when import When
 from memory.store.database import Store
-from memory.store.records import Conversation, NewMessage, PastSession
+from tests.memory.search.lived import said
 
 NOW = datetime(2026, 12, 9, 10, 0, tzinfo=UTC)
 MARCH = (datetime(2025, 3, 1, tzinfo=UTC), datetime(2025, 4, 1, tzinfo=UTC))
 IN_MARCH = When(NOW, MARCH[0].timestamp(), MARCH[1].timestamp())
 
 
-@pytest.fixture(params=["joined", "by token"])
-def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Force one way of keeping to the scope, whatever the searcher's share."""
-    monkeypatch.setattr(candidates, "JOIN_SHARE", 0.0 if request.param == "joined" else 1.01)
-    return str(request.param)
-
-
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
-    async with await Store.open(tmp_path / "state.db") as opened:
-        await ensure_person(opened, "alice")
-        yield opened
-
-
-async def said(store: Store, chat: str, at: datetime, *texts: str) -> int:
-    """A past DM session of alice's, as it was lived: `texts` a minute apart from `at`."""
-    messages = [
-        NewMessage("user", text, speaker="alice", ts=at + timedelta(minutes=n))
-        for n, text in enumerate(texts)
-    ]
-    conversation = Conversation("telegram", chat, "dm", "alice")
-    await store_parsed(store, Parsed(sessions=[PastSession(chat, conversation, messages)]))
-    session = await store.session_by_external_id(chat)
-    assert session is not None
-    return session.id
+def store(alice_store: Store) -> Store:
+    return alice_store
 
 
 async def hits(store: Store, query: str, when: When) -> list[tuple[int, list[int]]]:

@@ -3,20 +3,16 @@ all in the searcher's zone; both ways of keeping to the scope narrow alike."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta, tzinfo
-from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from memory.access.identities import ensure_person
-from memory.importers.jsonl import Parsed, store_parsed
-from memory.search import candidates
 from memory.search.ranking import Scope, search
 from memory.search.when import When, when_for
 from memory.store.database import Store
-from memory.store.records import Conversation, NewMessage, PastSession
+from memory.store.records import Conversation, NewMessage
+from tests.memory.search.lived import said
 
 TOKYO = ZoneInfo("Asia/Tokyo")
 # Wednesday 9 December 2026, morning in Tokyo: last week is 30 Nov - 6 Dec.
@@ -26,31 +22,9 @@ EARLIER = datetime(2026, 11, 12, 15, 0, tzinfo=TOKYO)
 IN_MARCH = datetime(2026, 3, 12, 15, 0, tzinfo=TOKYO)
 
 
-@pytest.fixture(params=["joined", "by token"])
-def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Force one way of keeping to the scope, whatever the searcher's share."""
-    monkeypatch.setattr(candidates, "JOIN_SHARE", 0.0 if request.param == "joined" else 1.01)
-    return str(request.param)
-
-
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
-    async with await Store.open(tmp_path / "state.db") as opened:
-        await ensure_person(opened, "alice")
-        yield opened
-
-
-async def said(store: Store, chat: str, at: datetime, *texts: str) -> int:
-    """A past DM session of alice's, as it was lived: `texts` a minute apart from `at`."""
-    messages = [
-        NewMessage("user", text, speaker="alice", ts=at + timedelta(minutes=n))
-        for n, text in enumerate(texts)
-    ]
-    conversation = Conversation("telegram", chat, "dm", "alice")
-    await store_parsed(store, Parsed(sessions=[PastSession(chat, conversation, messages)]))
-    session = await store.session_by_external_id(chat)
-    assert session is not None
-    return session.id
+def store(alice_store: Store) -> Store:
+    return alice_store
 
 
 async def found(store: Store, query: str, when: When | None = When(NOW)) -> list[int]:

@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING, Any
 
 from memory.search.candidates import Turn, find, idf, in_period
 from memory.search.everywhere import discounted, everywhere, newest_sessions
-from memory.search.matching import Matcher, prefixes, word_stem, words_starting
+from memory.search.highlight import Highlighter
+from memory.search.matching import Matcher
 from memory.search.phrases import Phrases, read_phrases
 from memory.search.proximity import Proximity
 from memory.search.scope import Reach, Scope, resolve
@@ -53,7 +54,7 @@ from memory.search.words import (
     spellings,
 )
 from memory.store.records import ContextTurn, Hit, Reason, SessionResult, from_epoch
-from memory.store.segment import bigrams, normalize
+from memory.store.segment import normalize
 
 if TYPE_CHECKING:
     from memory.store.database import Store
@@ -70,11 +71,12 @@ __all__ = [
 ]
 
 HITS_PER_SESSION = 3
-SNIPPET_CHARS = 200
 # BM25's k1: how fast repeating a word over more of a session's turns stops adding.
 SATURATION = 1.2
 # How much more a session scores for a matching turn said in a period the query names.
 DATE_BOOST = 0.5
+# Turns of a period counted, at most, to weigh it.
+PERIOD_COUNT = 5000
 
 
 async def search(
@@ -131,7 +133,7 @@ def search_in(
     if not ranked:
         return []
     sessions, windows = _details(db, ranked, context)
-    marker, matcher = _Highlighter(words), Matcher(words)
+    marker, matcher = Highlighter(words), Matcher(words)
     return [
         SessionResult(
             session=sessions[s.session_id]["external_id"],
@@ -259,7 +261,7 @@ def _dated_rank(
     boosts: tuple[Period, ...],
 ) -> list[_Ranked]:
     """`_rank` of the turns in `reach` (and its period), sessions with a matching turn in
-    one of `boosts` raised by `DATE_BOOST`; then the query's phrases first."""
+    one of `boosts` raised (`_boost`); then the query's phrases first."""
     phrases = read_phrases(query, words)
     candidates = find(db, words, reach, phrases.sought)
     texts = {row.id: normalize(row.content) for row in candidates.rows}
@@ -268,11 +270,33 @@ def _dated_rank(
     newest = newest_sessions(db, reach)
     ranked = _rank(words, rows, candidates.found, candidates.total, newest)
     if boosts:
-        for session in ranked:
-            if any(period.holds(turn.ts) for turn in session.turns for period in boosts):
-                session.score *= 1 + DATE_BOOST
-        ranked.sort(key=lambda session: -session.score)
+        _boost(db, ranked, boosts, candidates.total)
     return _phrases_first(ranked, phrases, texts)
+
+
+def _boost(
+    db: sqlite3.Connection, ranked: list[_Ranked], boosts: tuple[Period, ...], total: int
+) -> None:
+    """Raise the sessions with a matching turn said in a period the query names, and
+    sort again. The period counts as a word the session holds, weighed by how rare
+    turns of that period are (a day named weighs as a rare word, a year as a common
+    one), or raises a session that holds the words well by `DATE_BOOST` of its score,
+    whichever is more."""
+    for period in boosts:
+        weight = idf(_turns_in(db, period), total)
+        for session in ranked:
+            if any(period.holds(turn.ts) for turn in session.turns):
+                session.score = max(session.score * (1 + DATE_BOOST), session.score + weight)
+    ranked.sort(key=lambda session: -session.score)
+
+
+def _turns_in(db: sqlite3.Connection, period: Period) -> int:
+    """About how many turns were said in `period` (counted up to a bound, by time)."""
+    return db.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM turns INDEXED BY turns_ts "
+        f"WHERE ts >= ? AND ts < ? LIMIT {PERIOD_COUNT})",
+        (period.start, period.end),
+    ).fetchone()[0]
 
 
 def _by_time(turns: list[Turn]) -> list[_Ranked]:
@@ -328,60 +352,3 @@ def _details(
             ContextTurn(r["id"], r["role"], from_epoch(r["ts"]), r["content"])
         )
     return sessions, windows
-
-
-def _marked(word: Word) -> list[str]:
-    if word.kind == "cjk" and len(word.text) > 3:
-        return bigrams(word.text)
-    return [word.text, word.text[0]] if word.kind == "okurigana" else [word.text]
-
-
-class _Highlighter:
-    """Marks the query's words in raw text (`**word**`) and cuts a window around them."""
-
-    def __init__(self, words: list[Word]) -> None:
-        self.stems = {s for w in words for s in w.stems}
-        self.prefixes = prefixes(self.stems)
-        self.cjk = sorted({m for w in words if w.kind != "latin" for m in _marked(w)})
-
-    def spans(self, text: str) -> list[tuple[int, int]]:
-        """Where the words are; none when folding the text would move its characters."""
-        folded = normalize(text)
-        if len(folded) != len(text):
-            return []
-        found = [
-            word.span()
-            for word in words_starting(folded, self.prefixes)
-            if word_stem(word.group()) in self.stems
-        ]
-        for term in self.cjk:
-            start = folded.find(term)
-            while start >= 0:
-                found.append((start, start + len(term)))
-                start = folded.find(term, start + 1)
-        return _merge(found)
-
-    def snippet(self, text: str) -> str:
-        spans = self.spans(text)
-        start = max(0, spans[0][0] - SNIPPET_CHARS // 3) if spans else 0
-        end = min(len(text), start + SNIPPET_CHARS)
-        out, position = [], start
-        for left, right in spans:
-            if left < position or right > end:
-                continue
-            out += [text[position:left], "**", text[left:right], "**"]
-            position = right
-        out.append(text[position:end])
-        prefix = "…" if start > 0 else ""
-        suffix = "…" if end < len(text) else ""
-        return prefix + "".join(out).replace("\n", " ").strip() + suffix
-
-
-def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    merged: list[tuple[int, int]] = []
-    for left, right in sorted(spans):
-        if merged and left <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], right))
-        else:
-            merged.append((left, right))
-    return merged

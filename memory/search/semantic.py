@@ -16,11 +16,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from memory.search.candidates import Turn, readable_turns
+from memory.search.highlight import SNIPPET_CHARS
 from memory.search.scope import Scope, resolve
 from memory.search.when import Period
 from memory.store.records import ContextTurn, Hit, SessionResult, from_epoch
-
-SNIPPET_CHARS = 200
 
 
 @dataclass(frozen=True)

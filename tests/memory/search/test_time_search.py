@@ -148,3 +148,15 @@ async def test_the_searchers_zone_decides_which_day_yesterday_is(
     session = await said(store, "a", datetime(2026, 3, 9, 8, 0, tzinfo=TOKYO), "breakfast")
     now = datetime(2026, 3, 9, 10, 0, tzinfo=TOKYO).astimezone(zone)
     assert await found(store, "yesterday", When(now)) == ([session] if listed else [])
+
+
+async def test_a_named_day_weighs_as_a_rare_word_for_a_session_said_that_day(
+    store: Store,
+) -> None:
+    for n in range(20):
+        word = "dinner" if n % 2 else "harbour"
+        await said(store, f"other{n}", EARLIER - timedelta(days=n + 1), f"a {word} note {n}")
+    that_day = await said(store, "day", IN_MARCH, "we had dinner out")
+    richer = await said(store, "later", EARLIER, "harbour views and a dinner again")
+    found_now = await found(store, "dinner at the harbour on 12 March")
+    assert found_now[:2] == [that_day, richer]

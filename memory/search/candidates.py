@@ -51,13 +51,13 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 from memory.search.phrases import Phrase
+from memory.search.readable import Turn, readable_rows, readable_where, turn_of
 from memory.search.scope import Reach
 from memory.search.when import Period
 from memory.search.words import Word
-from memory.store.records import ROLES, Role
 from memory.store.schema import FTS_TABLE, SCOPE_MARK
 
 PER_WORD = 200
@@ -86,16 +86,6 @@ class _Walk(Protocol):
         first: int,
         before: int | None = None,
     ) -> list[Any]: ...
-
-
-class Turn(NamedTuple):
-    """A turn worth ranking, as much of it as ranking and the hits need."""
-
-    id: int
-    session_id: int
-    role: Role
-    ts: float
-    content: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,8 +139,8 @@ def find(
         texts = {row["id"]: row for row in [*found, *said]}
         rows = [texts[rowid] for rowid in chosen]
     else:
-        rows = _readable_rows(db, chosen, reach) if chosen else []
-    turns = [Turn(r["id"], r["session_id"], ROLES[r["role"]], r["ts"], r["content"]) for r in rows]
+        rows = readable_rows(db, chosen, reach) if chosen else []
+    turns = [turn_of(r) for r in rows]
     return Candidates(turns, counts, reach.total)
 
 
@@ -200,23 +190,6 @@ def _runs(ids: list[int]) -> list[tuple[int, int]] | None:
     return runs if sum(last - first + 1 for first, last in runs) <= PERIOD_SPAN else None
 
 
-def _readable(reach: Reach) -> tuple[str, list[Any]]:
-    """The SQL condition on turn `t` of session `s` that `reach` may read it, and its
-    parameters."""
-    where = f"s.scope_id IN ({','.join('?' * len(reach.scopes))})"
-    params: list[Any] = list(reach.scopes)
-    if reach.person is not None:
-        where += (
-            " AND (s.kind = 'dm' OR EXISTS(SELECT 1 FROM participants AS p "
-            "WHERE p.person_id = ? AND p.session_id = s.id))"
-        )
-        params.append(reach.person)
-    if reach.period is not None:
-        where += " AND t.ts >= ? AND t.ts < ?"
-        params += [reach.period.start, reach.period.end]
-    return where, params
-
-
 def _newest_joined(
     db: sqlite3.Connection,
     expressions: list[str],
@@ -227,7 +200,7 @@ def _newest_joined(
     """Per expression, the newest `PER_WORD` turns (older than `before`) holding it that
     `reach` may read: `word` (the expression's index counted from `first`), `id`,
     `session_id`, `role` (its code), `ts`, `content`."""
-    where, where_params = _readable(reach)
+    where, where_params = readable_where(reach)
     if reach.period is None:
         matches, match = f"{FTS_TABLE} AS f", f"f.{FTS_TABLE} MATCH ? AND f.rowid < ? AND "
     else:
@@ -305,7 +278,7 @@ def _saying(
         return []
     expression = " AND ".join(expressions[i] for i in phrase.words)
     if joined:
-        where, params = _readable(reach)
+        where, params = readable_where(reach)
         scope = f"JOIN sessions AS s ON s.id = t.session_id WHERE {where} AND"
     else:
         tokens = " OR ".join(f'"{SCOPE_MARK}{s}"' for s in reach.scopes)
@@ -356,7 +329,7 @@ def _newest_in_runs(runs: list[tuple[int, int]]) -> _Walk:
         first: int,
         before: int | None = None,
     ) -> list[Any]:
-        where, where_params = _readable(reach)
+        where, where_params = readable_where(reach)
         last = _bound(before) - 1
         within = [(low, min(high, last)) for low, high in runs if low <= last]
         if not within:
@@ -378,50 +351,8 @@ def _newest_in_runs(runs: list[tuple[int, int]]) -> _Walk:
     return walk
 
 
-def in_period(db: sqlite3.Connection, reach: Reach, sessions: int, per_session: int) -> list[Turn]:
-    """The newest `per_session` turns in `reach.period` of each of the `sessions` sessions
-    with the newest ones there, by session, the sessions and their turns newest first:
-    what a query of nothing but a time phrase lists.
-
-    The period's turns are read newest first by time (`turns_ts`) until a session more
-    would be needed, so the cost is that of the turns listed (and any others' turns
-    among them), however old the period. (A session's own start and end do not bound
-    its turns: a message caught up after a restart keeps the time it was sent.)
-    """
-    where, params = _readable(reach)
-    rows = db.execute(
-        "SELECT t.id, t.session_id, t.role, t.ts, t.content FROM turns AS t INDEXED BY turns_ts "
-        f"CROSS JOIN sessions AS s WHERE s.id = t.session_id AND {where} ORDER BY t.ts DESC",
-        params,
-    )
-    taken: dict[int, list[Turn]] = {}
-    for r in rows:
-        turns = taken.get(r["session_id"])
-        if turns is None:
-            if len(taken) == sessions:
-                break
-            turns = taken[r["session_id"]] = []
-        if len(turns) < per_session:
-            turns.append(Turn(r["id"], r["session_id"], ROLES[r["role"]], r["ts"], r["content"]))
-    return [turn for turns in taken.values() for turn in turns]
-
-
 def _bound(before: int | None) -> int:
     return (1 << 63) - 1 if before is None else before
-
-
-def _readable_rows(db: sqlite3.Connection, chosen: list[int], reach: Reach) -> list[Any]:
-    """`id`, `session_id`, `role` (its code), `ts`, `content` of the turns in `chosen`
-    `reach` may read."""
-    where, params = _readable(reach)
-    return list(
-        db.execute(
-            "SELECT t.id, t.session_id, t.role, t.ts, t.content FROM turns AS t "
-            "JOIN sessions AS s ON s.id = t.session_id "
-            f"WHERE t.id IN ({','.join('?' * len(chosen))}) AND {where}",
-            [*chosen, *params],
-        )
-    )
 
 
 def _turns_holding(newest: list[int], total: int) -> int:
@@ -430,15 +361,3 @@ def _turns_holding(newest: list[int], total: int) -> int:
     if len(newest) < PER_WORD:
         return len(newest)
     return round(len(newest) * total / max(1, total - min(newest) + 1))
-
-
-def readable_turns(db: sqlite3.Connection, ids: Sequence[int], reach: Reach) -> list[Turn]:
-    """The turns of `ids` that `reach` may read (any order); the others, and ids no
-    longer stored, are left out. For turns found outside FTS5 (by meaning)."""
-    rows = [row for part in _parts(ids) for row in _readable_rows(db, list(part), reach)]
-    return [Turn(r["id"], r["session_id"], ROLES[r["role"]], r["ts"], r["content"]) for r in rows]
-
-
-def _parts(ids: Sequence[int], size: int = 500) -> list[Sequence[int]]:
-    """`ids` in pieces small enough for one statement's parameters."""
-    return [ids[start : start + size] for start in range(0, len(ids), size)]

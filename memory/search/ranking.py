@@ -36,12 +36,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from memory.search.candidates import Turn, find, idf, in_period
+from memory.search.candidates import find, idf
 from memory.search.everywhere import discounted, everywhere, newest_sessions
 from memory.search.highlight import Highlighter
 from memory.search.matching import Matcher
 from memory.search.phrases import Phrases, read_phrases
 from memory.search.proximity import Proximity
+from memory.search.readable import Turn, in_period
 from memory.search.scope import Reach, Scope, resolve
 from memory.search.when import Period, When, read
 from memory.search.words import (

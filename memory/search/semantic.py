@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from memory.search.candidates import Turn, readable_turns
 from memory.search.highlight import SNIPPET_CHARS
+from memory.search.readable import Turn, readable_turns
 from memory.search.scope import Scope, resolve
 from memory.search.when import Period
 from memory.store.records import ContextTurn, Hit, SessionResult, from_epoch

@@ -32,9 +32,8 @@ from __future__ import annotations
 
 import operator
 import sqlite3
-from collections import defaultdict
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memory.search.candidates import find, idf
 from memory.search.everywhere import discounted, everywhere, newest_sessions
@@ -44,6 +43,7 @@ from memory.search.phrases import Phrases, read_phrases
 from memory.search.proximity import Proximity
 from memory.search.readable import Turn, in_period
 from memory.search.scope import Reach, Scope, resolve
+from memory.search.shown import contexts, result, sessions_by_id
 from memory.search.when import Period, When, read
 from memory.search.words import (
     MAX_TERMS,
@@ -54,7 +54,7 @@ from memory.search.words import (
     query_words,
     spellings,
 )
-from memory.store.records import ContextTurn, Hit, Reason, SessionResult, from_epoch
+from memory.store.records import Hit, Reason, SessionResult, from_epoch
 from memory.store.segment import normalize
 
 if TYPE_CHECKING:
@@ -133,18 +133,14 @@ def search_in(
             ranked = ranked[:limit]
     if not ranked:
         return []
-    sessions, windows = _details(db, ranked, context)
+    sessions = sessions_by_id(db, [s.session_id for s in ranked])
+    windows = contexts(db, [(s.session_id, s.turns[0].id) for s in ranked], context)
     marker, matcher = Highlighter(words), Matcher(words)
     return [
-        SessionResult(
-            session=sessions[s.session_id]["external_id"],
-            session_id=s.session_id,
-            platform=sessions[s.session_id]["platform"],
-            title=sessions[s.session_id]["title"],
-            summary=sessions[s.session_id]["summary"],
-            started_at=from_epoch(sessions[s.session_id]["started_at"]),
-            score=round(s.score, 6),
-            hits=[
+        result(
+            sessions[s.session_id],
+            s.score,
+            [
                 Hit(
                     t.id,
                     t.role,
@@ -157,7 +153,7 @@ def search_in(
                     s.turns[:HITS_PER_SESSION], s.tiers[:HITS_PER_SESSION], strict=True
                 )
             ],
-            context=windows.get(s.session_id, []),
+            windows.get(s.session_id, []),
         )
         for s in ranked
     ]
@@ -319,37 +315,3 @@ def _reason(tier: int, found: list[float]) -> Reason:
     if tier:
         return "phrase"
     return "all words" if all(share >= 1.0 for share in found) else "some words"
-
-
-def _details(
-    db: sqlite3.Connection, ranked: list[_Ranked], size: int
-) -> tuple[dict[int, sqlite3.Row], dict[int, list[ContextTurn]]]:
-    """The ranked sessions (`external_id`, `platform`, `title`, `summary`, `started_at`)
-    and the `size` turns before and after each one's best hit, in two statements."""
-    ids = [s.session_id for s in ranked]
-    sessions = {
-        row["id"]: row
-        for row in db.execute(
-            "SELECT id, external_id, platform, title, summary, started_at FROM sessions "
-            f"WHERE id IN ({','.join('?' * len(ids))})",
-            ids,
-        )
-    }
-    windows: dict[int, list[ContextTurn]] = defaultdict(list)
-    if size <= 0:
-        return sessions, windows
-    parts: list[str] = []
-    params: list[Any] = []
-    for best in (s.turns[0] for s in ranked):
-        for op, order in (("<", "DESC"), (">", "ASC")):
-            parts.append(
-                "SELECT * FROM (SELECT id, session_id, role, ts, content FROM messages "
-                f"WHERE session_id = ? AND id {op} ? ORDER BY id {order} LIMIT ?)"
-            )
-            params += [best.session_id, best.id, size]
-    rows = db.execute(" UNION ALL ".join(parts), params).fetchall()
-    for r in sorted(rows, key=lambda r: r["id"]):
-        windows[r["session_id"]].append(
-            ContextTurn(r["id"], r["role"], from_epoch(r["ts"]), r["content"])
-        )
-    return sessions, windows

@@ -13,11 +13,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from memory.search.highlight import SNIPPET_CHARS
 from memory.search.readable import Turn, readable_turns
 from memory.search.scope import Scope, resolve
+from memory.search.shown import contexts, result, sessions_by_id
 from memory.search.when import Period
 from memory.store.records import ContextTurn, Hit, SessionResult, from_epoch
 
@@ -88,27 +88,13 @@ def near_results(
     if not found:
         return {}
     around = contexts(db, [(near.session_id, near.turns[0].id) for near in found], context)
-    ids = [near.session_id for near in found]
-    marks = ",".join("?" * len(ids))
-    sessions = {
-        row["id"]: row
-        for row in db.execute(
-            "SELECT id, external_id, platform, title, summary, started_at FROM sessions "
-            f"WHERE id IN ({marks})",
-            ids,
-        )
-    }
+    sessions = sessions_by_id(db, [near.session_id for near in found])
     return {
-        near.session_id: SessionResult(
-            session=sessions[near.session_id]["external_id"],
-            session_id=near.session_id,
-            platform=sessions[near.session_id]["platform"],
-            title=sessions[near.session_id]["title"],
-            summary=sessions[near.session_id]["summary"],
-            started_at=from_epoch(sessions[near.session_id]["started_at"]),
-            score=round(near.score, 6),
-            hits=[_hit(turn) for turn in near.turns[:hits]],
-            context=around.get(near.session_id, []),
+        near.session_id: result(
+            sessions[near.session_id],
+            near.score,
+            [_hit(turn) for turn in near.turns[:hits]],
+            around.get(near.session_id, []),
         )
         for near in found
         if near.session_id in sessions
@@ -119,26 +105,3 @@ def _hit(turn: Turn) -> Hit:
     flat = " ".join(turn.content.split())
     snippet = flat if len(flat) <= SNIPPET_CHARS else flat[: SNIPPET_CHARS - 1] + "…"
     return Hit(turn.id, turn.role, from_epoch(turn.ts), snippet, turn.content, "semantic")
-
-
-def contexts(
-    db: sqlite3.Connection, anchors: Sequence[tuple[int, int]], size: int
-) -> dict[int, list[ContextTurn]]:
-    """For each (session id, turn id) of `anchors`, the `size` turns before and after
-    that turn in its session, in order, by session id; in one statement."""
-    if size <= 0 or not anchors:
-        return {}
-    parts: list[str] = []
-    params: list[Any] = []
-    for session_id, turn_id in anchors:
-        for op, order in (("<", "DESC"), (">", "ASC")):
-            parts.append(
-                "SELECT * FROM (SELECT id, session_id, role, ts, content FROM messages "
-                f"WHERE session_id = ? AND id {op} ? ORDER BY id {order} LIMIT ?)"
-            )
-            params += [session_id, turn_id, size]
-    around: dict[int, list[ContextTurn]] = {}
-    for r in sorted(db.execute(" UNION ALL ".join(parts), params), key=lambda r: r["id"]):
-        turn = ContextTurn(r["id"], r["role"], from_epoch(r["ts"]), r["content"])
-        around.setdefault(r["session_id"], []).append(turn)
-    return around

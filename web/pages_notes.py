@@ -13,10 +13,12 @@ from aiohttp import web
 
 from memory.notes.files import NotesFileError
 from memory.notes.format import FILE_NAMES, ROLES, TARGETS, NotesState, Target
+from memory.notes.origin import NoteOrigin
 from memory.notes.person_notes import NotesResult
 from web.context import context, person, render
 from web.forms import form
 
+_WEB = NoteOrigin("web")
 log = structlog.get_logger("kioku.web")
 
 
@@ -34,11 +36,13 @@ async def change(request: web.Request) -> web.Response:
     fields = await form(request)
     notes = context(request).notes(who)
     if action == "add":
-        result = await notes.add(target, fields.get("content", ""))
+        result = await notes.add(target, fields.get("content", ""), origin=_WEB)
     elif action == "replace":
-        result = await notes.replace(target, fields.get("old_text", ""), fields.get("content", ""))
+        result = await notes.replace(
+            target, fields.get("old_text", ""), fields.get("content", ""), origin=_WEB
+        )
     else:
-        result = await notes.remove(target, fields.get("old_text", ""))
+        result = await notes.remove(target, fields.get("old_text", ""), origin=_WEB)
     log.info(
         "web_notes_changed",
         person=who,

@@ -7,6 +7,7 @@ from typing import Any
 from agent.memory_providers.base import Scope
 from agent.tools.context import ToolContext
 from agent.tools.registry import Tool, ToolError
+from memory.notes.origin import NoteOrigin
 
 _OPERATION = {
     "type": "object",
@@ -51,7 +52,9 @@ async def handle(arguments: dict[str, Any], ctx: ToolContext) -> str:
         raise ToolError("There is no known person in this conversation to keep notes for.")
     if "operations" not in arguments and "action" not in arguments:
         raise ToolError("Give either action + target (one change) or operations (several).")
-    result = await ctx.services.notes(ctx.speaker).apply(arguments)
+    source = "memory tool" if ctx.origin is not None else "reflection"
+    origin = NoteOrigin(source, ctx.session_id)
+    result = await ctx.services.notes(ctx.speaker).apply(arguments, origin=origin)
     if result.ok and result.changed:
         await _mirror(arguments, ctx, ctx.speaker)
     if ctx.reveal_notes:

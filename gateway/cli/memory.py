@@ -18,6 +18,7 @@ import typer
 from config.paths import ensure_home
 from gateway.cli.common import essentials_or_exit, fail, person_id, run_async, settings_or_exit
 from memory.access.people import OWNER, person_dir
+from memory.notes.origin import NoteOrigin
 
 if TYPE_CHECKING:
     from memory.notes.format import NotesState
@@ -34,6 +35,7 @@ class Target(StrEnum):
     user = "user"
 
 
+_CLI = NoteOrigin("cli")
 PERSON = typer.Option(OWNER, "--person", "-p", callback=person_id, help="Whose notes.")
 TARGET = typer.Option(..., "--target", "-t", help="memory (MEMORY.md) or user (USER.md).")
 
@@ -79,7 +81,7 @@ def add(
     target: Target = TARGET,
 ) -> None:
     """Add an entry to a notes file."""
-    _report(run_async(_notes(person).add(target.value, text)))
+    _report(run_async(_notes(person).add(target.value, text, origin=_CLI)))
 
 
 @app.command("replace")
@@ -90,7 +92,7 @@ def replace(
     target: Target = TARGET,
 ) -> None:
     """Replace the one entry containing OLD_TEXT with NEW_TEXT."""
-    _report(run_async(_notes(person).replace(target.value, old_text, new_text)))
+    _report(run_async(_notes(person).replace(target.value, old_text, new_text, origin=_CLI)))
 
 
 @app.command("remove")
@@ -100,7 +102,7 @@ def remove(
     target: Target = TARGET,
 ) -> None:
     """Remove the one entry containing OLD_TEXT."""
-    _report(run_async(_notes(person).remove(target.value, old_text)))
+    _report(run_async(_notes(person).remove(target.value, old_text, origin=_CLI)))
 
 
 @app.command("edit")
@@ -136,7 +138,7 @@ def edit(person: str = PERSON, target: Target = TARGET) -> None:
         draft.unlink()
         typer.echo(f"No changes; {name} is unchanged.")
         return
-    result = run_async(notes.rewrite(target.value, edited, expected=raw.entries))
+    result = run_async(notes.rewrite(target.value, edited, expected=raw.entries, origin=_CLI))
     if not result.ok:
         fail(f"{result.message}\n{kept}")
     draft.unlink()

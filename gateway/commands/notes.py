@@ -8,7 +8,9 @@ from __future__ import annotations
 from gateway.commands.context import Context
 from memory.notes.files import NotesFileError
 from memory.notes.format import FILE_NAMES, TARGETS, NotesState
+from memory.notes.origin import NoteOrigin
 
+_PERSON = NoteOrigin("person")
 PRIVATE_IN_GROUP = (
     "Your notes are private, so /{name} works only in a direct message with me. "
     "Send it to me there."
@@ -29,7 +31,9 @@ async def memory(context: Context[str]) -> str:
 async def remember(context: Context[str]) -> str:
     if not context.argument:
         return "Tell me what to remember: /remember TEXT (it goes into your USER.md)."
-    result = await context.services.notes(context.person).add("user", context.argument)
+    result = await context.services.notes(context.person).add(
+        "user", context.argument, origin=_PERSON
+    )
     return result.headline if result.ok else result.message
 
 
@@ -52,7 +56,7 @@ async def forget(context: Context[str]) -> str:
             "Send /forget with a longer piece of the one note to remove."
         )
     target = holding[0].target if holding else "user"
-    result = await notes.remove(target, text)
+    result = await notes.remove(target, text, origin=_PERSON)
     if result.ok:
         return result.headline
     if not holding:

@@ -19,6 +19,7 @@ from memory.importers.jsonl import Parsed, Progress, store_parsed
 from memory.notes.files import NotesFileError
 from memory.notes.format import TARGETS, Target
 from memory.notes.ops import NoteOp
+from memory.notes.origin import NoteOrigin
 from memory.notes.person_notes import PersonNotes
 from memory.skills.format import SkillError
 from memory.skills.imports import ImportReport
@@ -87,7 +88,7 @@ async def _import_notes(
         return 0, None
     try:
         before = {target: len((await notes.read(target)).entries) for target in TARGETS}
-        result = await notes.batch(ops)
+        result = await notes.batch(ops, origin=NoteOrigin("import"))
     except NotesFileError as exc:
         return 0, str(exc)
     if not result.ok:

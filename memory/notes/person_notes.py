@@ -32,6 +32,7 @@ from memory.notes.files import (
 )
 from memory.notes.format import FILE_NAMES, TARGETS, NotesState, Target, parse_entries
 from memory.notes.ops import NoteOp, Plan, Refusal, ops_from_request, plan_ops, plan_rewrite
+from memory.notes.origin import NoteOrigin
 from memory.notes.render import refusal_message, render_snapshot, success_message
 
 Planner = Callable[[Mapping[Target, NotesState]], Plan | Refusal]
@@ -94,30 +95,38 @@ class PersonNotes:
         """The file's exact text and entries, e.g. to hand to an editor."""
         return await asyncio.to_thread(read_notes, self.path(target))
 
-    async def add(self, target: Target, content: str) -> NotesResult:
-        return await self._run_ops([NoteOp("add", target, content=content)])
+    async def add(self, target: Target, content: str, *, origin: NoteOrigin) -> NotesResult:
+        return await self._run_ops([NoteOp("add", target, content=content)], origin)
 
-    async def replace(self, target: Target, old_text: str, content: str) -> NotesResult:
-        return await self._run_ops([NoteOp("replace", target, content=content, old_text=old_text)])
+    async def replace(
+        self, target: Target, old_text: str, content: str, *, origin: NoteOrigin
+    ) -> NotesResult:
+        op = NoteOp("replace", target, content=content, old_text=old_text)
+        return await self._run_ops([op], origin)
 
-    async def remove(self, target: Target, old_text: str) -> NotesResult:
-        return await self._run_ops([NoteOp("remove", target, old_text=old_text)])
+    async def remove(self, target: Target, old_text: str, *, origin: NoteOrigin) -> NotesResult:
+        return await self._run_ops([NoteOp("remove", target, old_text=old_text)], origin)
 
-    async def batch(self, operations: Sequence[NoteOp]) -> NotesResult:
+    async def batch(self, operations: Sequence[NoteOp], *, origin: NoteOrigin) -> NotesResult:
         """Apply all operations (on either file) or none; limits are checked on the end state."""
         if not operations:
-            return await self.apply({"operations": []})
-        return await self._run_ops(list(operations))
+            return await self.apply({"operations": []}, origin=origin)
+        return await self._run_ops(list(operations), origin)
 
-    async def apply(self, request: Mapping[str, Any]) -> NotesResult:
+    async def apply(self, request: Mapping[str, Any], *, origin: NoteOrigin) -> NotesResult:
         """The `memory` tool: `{"action", "target", "content", "old_text"}` or `{"operations"}`."""
         ops = ops_from_request(request)
         if isinstance(ops, Refusal):
             return NotesResult(False, False, ops.kind, refusal_message(ops, {}, batch=False))
-        return await self._run_ops(ops)
+        return await self._run_ops(ops, origin)
 
     async def rewrite(
-        self, target: Target, text: str, expected: Sequence[str] | None = None
+        self,
+        target: Target,
+        text: str,
+        expected: Sequence[str] | None = None,
+        *,
+        origin: NoteOrigin,
     ) -> NotesResult:
         """Replace the whole file with the entries of `text` (an edit made in `$EDITOR`).
 
@@ -135,7 +144,7 @@ class PersonNotes:
                 ("rewritten", f"Saved {name}") if changed else ("unchanged", f"No change to {name}")
             )
 
-        return await self._commit((target,), target, planner, False, describe)
+        return await self._commit((target,), target, planner, False, describe, origin)
 
     async def render_snapshot(self) -> str:
         """The block to freeze into a session's system prompt (same files, same bytes)."""
@@ -148,7 +157,7 @@ class PersonNotes:
                 problems[target] = str(exc)
         return render_snapshot(states, problems)
 
-    async def _run_ops(self, ops: list[NoteOp]) -> NotesResult:
+    async def _run_ops(self, ops: list[NoteOp], origin: NoteOrigin) -> NotesResult:
         targets = tuple(t for t in TARGETS if any(op.target == t for op in ops))
         first, batch = ops[0], len(ops) > 1
 
@@ -162,7 +171,7 @@ class PersonNotes:
                 return "batch", f"Applied {len(ops)} operations"
             return _DONE[first.action][0], f"{_DONE[first.action][1]} {FILE_NAMES[first.target]}"
 
-        return await self._commit(targets, first.target, planner, batch, describe)
+        return await self._commit(targets, first.target, planner, batch, describe, origin)
 
     async def _commit(
         self,
@@ -171,7 +180,9 @@ class PersonNotes:
         planner: Planner,
         batch: bool,
         describe: Callable[[bool], tuple[str, str]],
+        origin: NoteOrigin,
     ) -> NotesResult:
+        """Run one write cycle; `origin` is who made the change (what the journal records)."""
         async with _task_locks([self.path(t) for t in targets]):
             try:
                 commit = await asyncio.to_thread(self._commit_sync, targets, planner)

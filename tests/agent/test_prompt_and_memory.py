@@ -5,12 +5,15 @@ from __future__ import annotations
 import pytest
 
 from agent.prompt import GUIDANCE
+from memory.notes.origin import NoteOrigin
 
 BOTH = pytest.mark.parametrize("provider_kind", ["anthropic", "openai"])
 
 
 async def seed_notes(rig, person: str = "aiko") -> None:
-    await rig.agent.services.notes(person).add("user", "Aiko is a nurse in Kyoto")
+    await rig.agent.services.notes(person).add(
+        "user", "Aiko is a nurse in Kyoto", origin=NoteOrigin("cli")
+    )
 
 
 @BOTH

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from config.settings import NotesSettings
+from memory.notes.origin import NoteOrigin
 from memory.notes.person_notes import PersonNotes
 
 
@@ -19,4 +20,4 @@ def die(src: str, dst: str) -> None:
 if __name__ == "__main__":
     os.replace = die
     notes = PersonNotes(Path(sys.argv[1]), "owner", NotesSettings())
-    asyncio.run(notes.add("memory", sys.argv[2]))
+    asyncio.run(notes.add("memory", sys.argv[2], origin=NoteOrigin("cli")))

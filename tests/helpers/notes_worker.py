@@ -11,13 +11,16 @@ import sys
 from pathlib import Path
 
 from config.settings import NotesSettings
+from memory.notes.origin import NoteOrigin
 from memory.notes.person_notes import PersonNotes
 
 
 async def main(home: str, person: str, worker: str, count: int) -> None:
     notes = PersonNotes(Path(home), person, NotesSettings(memory_limit=100_000))
     for number in range(count):
-        result = await notes.add("memory", f"worker {worker} note {number}")
+        result = await notes.add(
+            "memory", f"worker {worker} note {number}", origin=NoteOrigin("cli")
+        )
         if not result.ok:
             raise SystemExit(result.message)
 

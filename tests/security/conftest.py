@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from memory.access.people import person_dir
+from memory.notes.origin import NoteOrigin
 from memory.store.records import Conversation, NewMessage
 from tests.helpers.gateway_rig import GatewayRig, gateway_rig
 from tests.helpers.recording_adapter import RecordingAdapter
@@ -37,8 +38,8 @@ async def two(home: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Gate
         rig.adapters["discord"] = RecordingAdapter(rig.gateway.handle, "discord")
         await rig.person("aiko", AIKO)
         await rig.person("ben", BEN)
-        await rig.agent.services.notes("aiko").add("user", AIKO_NOTE)
-        await rig.agent.services.notes("ben").add("user", BEN_NOTE)
+        await rig.agent.services.notes("aiko").add("user", AIKO_NOTE, origin=NoteOrigin("cli"))
+        await rig.agent.services.notes("ben").add("user", BEN_NOTE, origin=NoteOrigin("cli"))
         session = await rig.store.open_session(Conversation("telegram", "1", "dm", "aiko"))
         await rig.store.append(session.id, NewMessage("user", AIKO_HISTORY, speaker="aiko"))
         skills = person_dir(home, "aiko") / "skills"

@@ -22,6 +22,7 @@ from config.settings import NotesSettings
 from gateway.commands.parsing import parse
 from gateway.identity import link_argument
 from memory.importers.jsonl import _jsonl_row
+from memory.notes.origin import NoteOrigin
 from memory.notes.person_notes import PersonNotes
 from memory.search.ranking import Scope, search
 from memory.skills.format import SkillError, check_file_path, check_name, parse_skill
@@ -143,7 +144,7 @@ async def test_any_notes_request_is_applied_or_refused(tmp_path: Path, request_:
     notes = PersonNotes(tmp_path, "aiko", NotesSettings())
     if not isinstance(request_, dict):
         request_ = {"operations": [request_]}
-    result = await notes.apply(request_)
+    result = await notes.apply(request_, origin=NoteOrigin("cli"))
     assert result.message
 
 

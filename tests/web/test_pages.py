@@ -17,6 +17,7 @@ import pytest
 from config.settings import NotesSettings
 from memory.access.identities import person_for
 from memory.access.web_tokens import check_web_token
+from memory.notes.origin import NoteOrigin
 from memory.notes.person_notes import PersonNotes
 from memory.schedule.timezones import set_timezone
 from memory.skills.manage import SkillRequest
@@ -133,7 +134,7 @@ async def test_notes_added_on_the_page_are_in_the_file(rig: WebRig, browser: Bro
 
 
 async def test_replace_and_remove_use_the_tools_operations(rig: WebRig, browser: Browser) -> None:
-    await notes(rig, "aiko").add("memory", "Runs a home server")
+    await notes(rig, "aiko").add("memory", "Runs a home server", origin=NoteOrigin("cli"))
     await browser.sign_in("aiko")
     page = await browser.post(
         "/notes/memory/replace", old_text="Runs a home server", content="Runs two home servers"
@@ -148,7 +149,9 @@ async def test_an_over_limit_add_shows_the_tools_message(rig: WebRig, browser: B
     await browser.sign_in("aiko")
     text = "x" * (limit + 1)
     page = await browser.post("/notes/user/add", status=400, content=text)
-    refused = await PersonNotes(rig.ctx.settings.home, "ben", NotesSettings()).add("user", text)
+    refused = await PersonNotes(rig.ctx.settings.home, "ben", NotesSettings()).add(
+        "user", text, origin=NoteOrigin("cli")
+    )
     assert refused.headline.split(" chars")[0] in page.replace("&#39;", "'")
     assert (await notes(rig, "aiko").read("user")).entries == ()
 

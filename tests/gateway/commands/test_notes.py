@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from memory.notes.origin import NoteOrigin
 from tests.gateway.commands.conftest import AIKO
 from tests.helpers.gateway_rig import Chat, GatewayRig
 
@@ -27,8 +28,8 @@ async def test_remember_without_text_says_how(rig: GatewayRig) -> None:
 
 async def test_forget_removes_the_matching_entry(rig: GatewayRig) -> None:
     notes = rig.agent.services.notes("aiko")
-    await notes.add("memory", "Project: a tea shop website")
-    await notes.add("user", "Likes green tea")
+    await notes.add("memory", "Project: a tea shop website", origin=NoteOrigin("cli"))
+    await notes.add("user", "Likes green tea", origin=NoteOrigin("cli"))
     aiko = Chat(rig, AIKO)
     assert (await aiko("/forget tea shop")).startswith("Removed the entry from MEMORY.md")
     assert (await notes.read("memory")).entries == ()
@@ -41,8 +42,8 @@ async def test_forget_with_no_match_says_so(rig: GatewayRig) -> None:
 
 async def test_forget_ambiguous_lists_the_candidates(rig: GatewayRig) -> None:
     notes = rig.agent.services.notes("aiko")
-    await notes.add("user", "Likes green tea")
-    await notes.add("user", "Likes black tea")
+    await notes.add("user", "Likes green tea", origin=NoteOrigin("cli"))
+    await notes.add("user", "Likes black tea", origin=NoteOrigin("cli"))
     reply = await Chat(rig, AIKO)("/forget tea")
     assert (
         reply.startswith("Refused:") and "Likes green tea" in reply and "Likes black tea" in reply
@@ -52,15 +53,15 @@ async def test_forget_ambiguous_lists_the_candidates(rig: GatewayRig) -> None:
 
 async def test_forget_matching_both_files_is_ambiguous(rig: GatewayRig) -> None:
     notes = rig.agent.services.notes("aiko")
-    await notes.add("user", "Likes tea")
-    await notes.add("memory", "Runs a tea shop")
+    await notes.add("user", "Likes tea", origin=NoteOrigin("cli"))
+    await notes.add("memory", "Runs a tea shop", origin=NoteOrigin("cli"))
     reply = await Chat(rig, AIKO)("/forget tea")
     assert "both USER.md and MEMORY.md" in reply and "Runs a tea shop" in reply
 
 
 @pytest.mark.parametrize("command", ["/memory", "/remember secret", "/forget secret"])
 async def test_notes_commands_refuse_in_a_group(rig: GatewayRig, command: str) -> None:
-    await rig.agent.services.notes("aiko").add("user", "my secret hobby")
+    await rig.agent.services.notes("aiko").add("user", "my secret hobby", origin=NoteOrigin("cli"))
     reply = await Chat(rig, AIKO, group=True)(command)
     name = command.split()[0]
     assert reply == (
@@ -71,6 +72,8 @@ async def test_notes_commands_refuse_in_a_group(rig: GatewayRig, command: str) -
 
 
 async def test_memory_shows_only_my_notes(rig: GatewayRig) -> None:
-    await rig.agent.services.notes("ben").add("user", "Ben's private detail")
+    await rig.agent.services.notes("ben").add(
+        "user", "Ben's private detail", origin=NoteOrigin("cli")
+    )
     shown = await Chat(rig, AIKO)("/memory")
     assert "Ben" not in shown

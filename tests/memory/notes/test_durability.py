@@ -15,6 +15,7 @@ from config.settings import NotesSettings
 from memory.notes import files as notes_file
 from memory.notes.format import is_canonical, parse_entries
 from memory.notes.ops import NoteOp
+from memory.notes.origin import NoteOrigin
 from memory.notes.person_notes import PersonNotes
 from tests.helpers.paths import HELPERS
 
@@ -38,13 +39,13 @@ def stray_files(notes: PersonNotes) -> list[str]:
 async def test_failed_rename_leaves_the_old_file_intact(
     notes: PersonNotes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await notes.add("memory", "Likes tea.")
+    await notes.add("memory", "Likes tea.", origin=NoteOrigin("cli"))
 
     def failing_replace(src: str, dst: str) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(notes_file.os, "replace", failing_replace)
-    result = await notes.add("memory", "Likes coffee.")
+    result = await notes.add("memory", "Likes coffee.", origin=NoteOrigin("cli"))
     assert (result.ok, result.kind) == (False, "file_error")
     assert "No space left on device" in result.message
     assert notes.path("memory").read_text(encoding="utf-8") == "Likes tea.\n"
@@ -54,7 +55,7 @@ async def test_failed_rename_leaves_the_old_file_intact(
 async def test_process_killed_before_rename_leaves_the_old_file_intact(
     notes: PersonNotes, home: Path
 ) -> None:
-    await notes.add("memory", "Likes tea.")
+    await notes.add("memory", "Likes tea.", origin=NoteOrigin("cli"))
     crash = await asyncio.create_subprocess_exec(
         sys.executable,
         str(HELPERS / "crash_before_rename.py"),
@@ -65,7 +66,10 @@ async def test_process_killed_before_rename_leaves_the_old_file_intact(
     _, stderr = await asyncio.wait_for(crash.communicate(), timeout=60)
     assert crash.returncode == -9, stderr
     assert notes.path("memory").read_text(encoding="utf-8") == "Likes tea.\n"
-    assert (await notes.add("memory", "Jazz.")).entries == ("Likes tea.", "Jazz.")
+    assert (await notes.add("memory", "Jazz.", origin=NoteOrigin("cli"))).entries == (
+        "Likes tea.",
+        "Jazz.",
+    )
 
 
 @pytest.mark.parametrize(
@@ -82,7 +86,7 @@ async def test_hand_edited_file_is_backed_up_before_it_is_rewritten(
     notes: PersonNotes, hand_written: str
 ) -> None:
     write_by_hand(notes, hand_written)
-    result = await notes.add("memory", "Reads novels.")
+    result = await notes.add("memory", "Reads novels.", origin=NoteOrigin("cli"))
     assert result.ok and result.entries == ("Likes tea.", "Jazz.", "Reads novels.")
     (backup,) = result.backups
     assert backup.name.startswith("MEMORY.md.bak.")
@@ -95,9 +99,9 @@ async def test_hand_edited_file_is_backed_up_before_it_is_rewritten(
 
 async def test_second_backup_in_the_same_second_gets_its_own_name(notes: PersonNotes) -> None:
     write_by_hand(notes, "a\r\n")
-    first = await notes.add("memory", "b")
+    first = await notes.add("memory", "b", origin=NoteOrigin("cli"))
     write_by_hand(notes, "a\r\n")
-    second = await notes.add("memory", "b")
+    second = await notes.add("memory", "b", origin=NoteOrigin("cli"))
     assert first.backups[0] != second.backups[0]
     assert first.backups[0].exists() and second.backups[0].exists()
 
@@ -105,7 +109,7 @@ async def test_second_backup_in_the_same_second_gets_its_own_name(notes: PersonN
 @pytest.mark.parametrize("text", ["Likes tea.\n§\nJazz.\n", "Likes tea.\n§\nJazz.", "", "\n"])
 async def test_file_that_round_trips_is_not_backed_up(notes: PersonNotes, text: str) -> None:
     write_by_hand(notes, text)
-    result = await notes.add("memory", "Reads novels.")
+    result = await notes.add("memory", "Reads novels.", origin=NoteOrigin("cli"))
     assert result.ok and result.backups == ()
     assert not any(".bak." in p.name for p in notes.directory.iterdir())
 
@@ -121,24 +125,28 @@ async def test_hermes_memory_file_imports_unchanged(notes: PersonNotes) -> None:
 
 async def test_refused_write_makes_no_backup(notes: PersonNotes) -> None:
     write_by_hand(notes, "Likes tea.\r\n")
-    result = await notes.remove("memory", "coffee")
+    result = await notes.remove("memory", "coffee", origin=NoteOrigin("cli"))
     assert not result.ok
     assert not any(".bak." in p.name for p in notes.directory.iterdir())
     assert notes.path("memory").read_bytes() == b"Likes tea.\r\n"
 
 
 async def test_a_hand_edit_between_two_writes_is_kept(notes: PersonNotes) -> None:
-    await notes.add("memory", "Likes tea.")
+    await notes.add("memory", "Likes tea.", origin=NoteOrigin("cli"))
     with notes.path("memory").open("a", encoding="utf-8") as fh:
         fh.write("§\nAdded by hand.\n")
-    result = await notes.add("memory", "Likes jazz.")
+    result = await notes.add("memory", "Likes jazz.", origin=NoteOrigin("cli"))
     assert result.entries == ("Likes tea.", "Added by hand.", "Likes jazz.")
 
 
 async def test_concurrent_tasks_lose_no_entry(home: Path) -> None:
     writers = [PersonNotes(home, "owner", ROOMY) for _ in range(3)]
     results = await asyncio.gather(
-        *(w.add("memory", f"task {i} note {n}") for i, w in enumerate(writers) for n in range(10))
+        *(
+            w.add("memory", f"task {i} note {n}", origin=NoteOrigin("cli"))
+            for i, w in enumerate(writers)
+            for n in range(10)
+        )
     )
     assert all(result.ok for result in results)
     entries = (await writers[0].read("memory")).entries
@@ -148,10 +156,16 @@ async def test_concurrent_tasks_lose_no_entry(home: Path) -> None:
 async def test_concurrent_batches_over_both_files_do_not_deadlock(home: Path) -> None:
     a, b = PersonNotes(home, "owner", ROOMY), PersonNotes(home, "owner", ROOMY)
     jobs = [
-        a.batch([NoteOp("add", "memory", content=f"m{n}"), NoteOp("add", "user", content=f"u{n}")])
+        a.batch(
+            [NoteOp("add", "memory", content=f"m{n}"), NoteOp("add", "user", content=f"u{n}")],
+            origin=NoteOrigin("cli"),
+        )
         for n in range(5)
     ] + [
-        b.batch([NoteOp("add", "user", content=f"U{n}"), NoteOp("add", "memory", content=f"M{n}")])
+        b.batch(
+            [NoteOp("add", "user", content=f"U{n}"), NoteOp("add", "memory", content=f"M{n}")],
+            origin=NoteOrigin("cli"),
+        )
         for n in range(5)
     ]
     results = await asyncio.wait_for(asyncio.gather(*jobs), timeout=60)
@@ -189,7 +203,7 @@ def test_lock_timeout_is_reported_as_a_file_error(
     notes.directory.mkdir(parents=True)
     monkeypatch.setattr(notes_file, "LOCK_TIMEOUT", 0.01)
     with FileLock(notes.directory / ".MEMORY.md.lock"):
-        result = asyncio.run(notes.add("memory", "Likes tea."))
+        result = asyncio.run(notes.add("memory", "Likes tea.", origin=NoteOrigin("cli")))
     assert (result.ok, result.kind) == (False, "file_error")
     assert "stayed locked by another process" in result.message
     assert os.listdir(notes.directory) == [".MEMORY.md.lock"]
@@ -198,7 +212,7 @@ def test_lock_timeout_is_reported_as_a_file_error(
 async def test_batch_whose_second_write_fails_puts_the_first_file_back(
     notes: PersonNotes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await notes.add("memory", "Likes tea.")
+    await notes.add("memory", "Likes tea.", origin=NoteOrigin("cli"))
     real_replace = os.replace
 
     def replace_failing_for_user_md(src: str, dst: str) -> None:
@@ -208,7 +222,8 @@ async def test_batch_whose_second_write_fails_puts_the_first_file_back(
 
     monkeypatch.setattr(notes_file.os, "replace", replace_failing_for_user_md)
     result = await notes.batch(
-        [NoteOp("add", "memory", content="Likes jazz."), NoteOp("add", "user", content="Aki.")]
+        [NoteOp("add", "memory", content="Likes jazz."), NoteOp("add", "user", content="Aki.")],
+        origin=NoteOrigin("cli"),
     )
     assert (result.ok, result.kind) == (False, "file_error")
     assert notes.path("memory").read_text(encoding="utf-8") == "Likes tea.\n"

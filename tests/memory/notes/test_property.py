@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from config.settings import NotesSettings
 from memory.notes.format import TARGETS, is_canonical, parse_entries, serialise_entries
 from memory.notes.ops import NoteOp, clean_text
+from memory.notes.origin import NoteOrigin
 from memory.notes.person_notes import NotesResult, PersonNotes
 
 LIMITS = NotesSettings(memory_limit=200, user_limit=200)
@@ -41,13 +42,13 @@ def on_disk(notes: PersonNotes) -> dict[str, tuple[str, ...]]:
 
 async def run(notes: PersonNotes, step: list[NoteOp]) -> NotesResult:
     if len(step) > 1:
-        return await notes.batch(step)
+        return await notes.batch(step, origin=NoteOrigin("cli"))
     op = step[0]
     if op.action == "add":
-        return await notes.add(op.target, op.content)
+        return await notes.add(op.target, op.content, origin=NoteOrigin("cli"))
     if op.action == "replace":
-        return await notes.replace(op.target, op.old_text, op.content)
-    return await notes.remove(op.target, op.old_text)
+        return await notes.replace(op.target, op.old_text, op.content, origin=NoteOrigin("cli"))
+    return await notes.remove(op.target, op.old_text, origin=NoteOrigin("cli"))
 
 
 async def check_sequence(home: Path, sequence: list[list[NoteOp]]) -> None:

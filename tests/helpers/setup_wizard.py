@@ -10,6 +10,7 @@ import asyncio
 import io
 import os
 import re
+import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -60,6 +61,13 @@ async def services() -> AsyncIterator[Services]:
         yield Services(api, tg, discord, slack)
 
 
+def _interruptible() -> None:
+    """Ctrl-C must interrupt the child as it would in a person's terminal, even when the
+    suite itself was started in the background (`make test &`), whose SIGINT is ignored
+    and would be inherited."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Terminal:
     """`kioku ARGS` in a pseudo-terminal; `transcript` is everything it printed."""
 
@@ -73,6 +81,7 @@ class Terminal:
             encoding="utf-8",
             dimensions=(60, 200),
             timeout=WAIT,
+            preexec_fn=_interruptible,
         )
         self.child.logfile_read = self.transcript
 

@@ -22,10 +22,11 @@ chat: $(STAMP)  ## chat with the running daemon in this terminal (Ctrl-D leaves)
 
 # The suite runs in two processes, each test file whole in one of them (its shared fake
 # servers and daemons stay in one process): most of its time is spent waiting on daemons.
+# The slowest tests are listed at the end, to keep the whole run within CI's 15 minutes.
 TEST_WORKERS ?= 2
 
 test: $(STAMP)  ## the whole test suite; TEST_WORKERS=1 runs it in one process
-	$(PY) -m pytest $(if $(filter 1,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+	$(PY) -m pytest --durations=25 $(if $(filter 1,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 
 $(BENCH_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e '.[dev,bench]'

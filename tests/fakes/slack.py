@@ -91,6 +91,7 @@ class Response:
 class _Socket:
     ws: web.WebSocketResponse
     silent: bool = False
+    broken: bool = False  # a send failed on it: the client is closing it
 
 
 @dataclass
@@ -189,14 +190,25 @@ class FakeSlack:
         self, event: dict[str, Any], *, event_id: str | None = None, retry: int = 0
     ) -> str:
         """Send an events_api envelope down the newest open socket; return its envelope id."""
-        await self.wait_for(lambda: self._open() is not None)
-        socket = self._open()
-        assert socket is not None
         if _a_message(event):
             self.history.keep(event)  # what Slack delivers, it keeps
         message = envelope(event_callback(event, event_id), retry=retry)
-        await socket.ws.send_str(json.dumps(message))
+        await self._deliver(json.dumps(message))
         return str(message["envelope_id"])
+
+    async def _deliver(self, text: str) -> None:
+        """Send `text` down the newest open socket; if the client is closing that one (after
+        a frame it refused, before `closed` shows it), down the next one it opens, as Slack
+        delivers an envelope again on a new connection."""
+        while True:
+            await self.wait_for(lambda: self._open() is not None)
+            socket = self._open()
+            assert socket is not None
+            try:
+                await socket.ws.send_str(text)
+                return
+            except ConnectionError:
+                socket.broken = True
 
     async def inject(self, message: Any) -> None:
         """Send `message` (any JSON value: a recorded Socket Mode message) down the newest
@@ -369,7 +381,11 @@ class FakeSlack:
     # -- the server ----------------------------------------------------------------------------
 
     def _open(self) -> _Socket | None:
-        live = [socket for socket in self._sockets if not socket.ws.closed and not socket.silent]
+        live = [
+            socket
+            for socket in self._sockets
+            if not socket.ws.closed and not socket.silent and not socket.broken
+        ]
         return live[-1] if live else None
 
     async def _notify(self) -> None:

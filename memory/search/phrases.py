@@ -33,11 +33,16 @@ from memory.store.segment import CJK_RUN, bigrams, normalize
 # quoted phrases and identifiers are asked for (later quotes are ordinary text).
 MAX_PARTS = 48
 MAX_PHRASES = 8
+# A phrase longer than this is searched as its words: no one types one, and its LIKE
+# pattern would pass SQLite's limit (50,000 bytes) or cost a scan of its own.
+MAX_PHRASE_CHARS = 1000
 
 # Between CJK runs (memory.store.segment.CJK_RUN), the index's Latin tokens and the
 # identifiers made of them.
 _WORD = re.compile(r"[^\W_]+")
-_IDENTIFIER = re.compile(r"[^\W_]+(?:[-./:+][^\W_]+)+")
+# Starts only where a word starts, and never gives back letters it took: scanning a long
+# run of letters or digits stays linear (a backtracking pattern took minutes on 100k digits).
+_IDENTIFIER = re.compile(r"(?<![^\W_])[^\W_]++(?:[-./:+][^\W_]++)+")
 _QUOTE = re.compile('["\u201c\u201d]')
 
 
@@ -159,7 +164,7 @@ def read_phrases(query: str, words: list[Word]) -> Phrases:
     # One Latin word, or one CJK run that is one word, is a word: no phrase to say.
     several = len(whole) > 1 or (len(whole) == 1 and whole[0][0] and len(words) > 1)
     return Phrases(
-        _phrase(whole, words, asked=False) if several and len(whole) <= MAX_PARTS else None,
+        _phrase(whole, words, asked=False) if several else None,
         tuple(p for p in quoted if p is not None),
         tuple(identifiers),
     )
@@ -213,8 +218,11 @@ def _trimmed(tokens: list[tuple[bool, str]]) -> list[tuple[bool, str]]:
 
 
 def _phrase(tokens: list[tuple[bool, str]], words: list[Word], asked: bool) -> Phrase | None:
-    """The phrase of `tokens` (see `_tokens`), made of those of `words` it holds."""
-    if not tokens:
+    """The phrase of `tokens` (see `_tokens`), made of those of `words` it holds; None for
+    none, or one too long to look for as a phrase."""
+    if not tokens or len(tokens) > MAX_PARTS:
+        return None
+    if sum(len(text) for _, text in tokens) > MAX_PHRASE_CHARS:
         return None
     parts = [
         Part(text, frozenset() if cjk else frozenset(english_stem(s) for s in spellings(text)))

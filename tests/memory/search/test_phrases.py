@@ -157,3 +157,17 @@ async def test_hits_that_match_equally_go_to_the_newer_first(store: Store) -> No
     (found,) = await results(store, "backup rotation")
     first, second = found.hits
     assert first.ts > second.ts
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["1-" * 50_000, "7" * 60_000 + "-1", '"' + "bee " * 400 + '"', "v" + ".1" * 30_000],
+    ids=["100k-identifier", "huge-token-identifier", "long-quotation", "long-version"],
+)
+async def test_a_phrase_too_long_to_look_for_is_searched_as_its_words(
+    store: Store, query: str
+) -> None:
+    """Its LIKE pattern would pass SQLite's limit: the search answers instead of failing."""
+    said = await remember(store, "bees", "bee " * 3, "1-1 noted", "v.1 shipped")
+    found = await ranked(store, query)
+    assert said in found

@@ -4,8 +4,8 @@ events all happen at `WRITTEN` (so the months the snapshot shows are known)."""
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest

@@ -129,3 +129,12 @@ async def test_a_session_already_imported_for_another_person_is_refused_and_drop
     assert {p.session for p in parsed.problems} == {"hermes:20260101_abc", "hermes:cli_1"}
     parsed.drop_refused()
     assert parsed.sessions == []
+
+
+async def test_imported_notes_are_one_journal_event_from_import(
+    store: Store, tmp_path: Path
+) -> None:
+    await bring(store, make_hermes_home(tmp_path / "hermes"), tmp_path / "kioku")
+    (event,) = await NotesJournal(store).events("ben")
+    assert (event.source, event.session_id) == ("import", None)
+    assert len(event.changes) == 3 and {c.action for c in event.changes} == {"add"}

@@ -177,8 +177,8 @@ class PersonNotes:
                 return Refusal(
                     "conflict",
                     f"change {event_id} cannot be reverted: {restored}{already}.",
-                    "See `kioku memory log` and revert the later changes first, or edit the "
-                    "entry by hand.",
+                    "Revert the later changes first (the list of changes: `kioku memory log` "
+                    "or the Notes page), or edit the entry by hand.",
                 )
             plan = Plan({})
             for target in targets:
@@ -203,8 +203,10 @@ class PersonNotes:
         outside kioku as a `hand edit` (`reconcile`)."""
         states: dict[Target, NotesState] = {}
         problems: dict[Target, str] = {}
-        with contextlib.suppress(NotesFileError, StoreError):
+        try:
             await self.reconcile()
+        except (NotesFileError, StoreError) as exc:  # the snapshot still shows the files
+            log.warning("notes_hand_edit_check_failed", person=self.person, error=str(exc))
         months: dict[Target, dict[str, str]] = {}
         for target in TARGETS:
             try:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -177,26 +176,36 @@ async def test_concurrent_batches_over_both_files_do_not_deadlock(
     assert len((await a.read("user")).entries) == 10
 
 
-def test_concurrent_processes_lose_no_entry(home: Path) -> None:
+async def test_concurrent_processes_lose_no_entry_and_journal_in_the_files_order(
+    home: Path, journal: NotesJournal
+) -> None:
     workers = [
-        subprocess.Popen(
-            [sys.executable, str(HELPERS / "notes_worker.py"), str(home), "owner", str(n), "10"],
-            stdin=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+        await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(HELPERS / "notes_worker.py"),
+            str(home),
+            "owner",
+            str(n),
+            "10",
+            stdin=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
         )
         for n in range(4)
     ]
     for worker in workers:
         assert worker.stdin is not None
-        worker.stdin.write("go\n")
+        worker.stdin.write(b"go\n")
         worker.stdin.close()
     for worker in workers:
-        assert worker.wait(timeout=120) == 0, worker.stderr.read() if worker.stderr else ""
+        _, stderr = await asyncio.wait_for(worker.communicate(), timeout=120)
+        assert worker.returncode == 0, stderr.decode()
     text = (home / "people" / "owner" / "MEMORY.md").read_text(encoding="utf-8")
     expected = {f"worker {w} note {n}" for w in range(4) for n in range(10)}
     assert sorted(parse_entries(text)) == sorted(expected)
     assert is_canonical(text)
+    events = await journal.events(limit=100)
+    assert {event.source for event in events} == {"cli"}
+    assert [c.after for e in reversed(events) for c in e.changes] == parse_entries(text)
 
 
 async def test_lock_timeout_is_reported_as_a_file_error(

@@ -12,10 +12,12 @@ from tests.web.browser import Browser
 
 async def test_a_change_on_the_page_is_journaled_as_web(rig: WebRig, browser: Browser) -> None:
     await browser.sign_in("aiko")
-    await browser.post("/notes/user/add", content="Prefers green tea")
+    page = await browser.post("/notes/user/add", content="Prefers green tea")
     (event,) = await NotesJournal(rig.store).events("aiko")
     assert (event.source, event.session_id) == ("web", None)
     assert [(c.action, c.after) for c in event.changes] == [("add", "Prefers green tea")]
+    assert f'action="/notes/revert/{event.id}"' in page and f"Undo #{event.id}" in page
+    assert "added to USER.md: Prefers green tea" in page
 
 
 async def test_each_entry_shows_its_date_and_links_its_conversation(

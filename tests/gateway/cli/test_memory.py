@@ -235,3 +235,54 @@ def test_commands_work_while_the_daemon_runs(kioku: Kioku) -> None:
     finally:
         daemon.terminate()
         daemon.wait(timeout=30)
+
+
+def test_log_lists_each_change_and_revert_undoes_one(kioku: Kioku, home: Path) -> None:
+    memory = write_notes(home, "MEMORY.md", "Likes tea.\n")
+    assert kioku("memory", "replace", "-t", "memory", "tea", "Likes green tea.").returncode == 0
+    log = json.loads(kioku("memory", "log", "--json").stdout)
+    assert [(e["person"], e["source"], e["session"], e["changes"]) for e in log] == [
+        (
+            "owner",
+            "cli",
+            None,
+            [
+                {
+                    "target": "memory",
+                    "action": "replace",
+                    "before": "Likes tea.",
+                    "after": "Likes green tea.",
+                }
+            ],
+        ),
+        (
+            "owner",
+            "hand edit",
+            None,
+            [{"target": "memory", "action": "add", "before": None, "after": "Likes tea."}],
+        ),
+    ]
+    change = log[0]["id"]
+    reverted = kioku("memory", "revert", str(change))
+    assert reverted.returncode == 0, reverted.stderr
+    assert reverted.stdout.startswith(f"Reverted change {change}: now")
+    assert memory.read_text() == "Likes tea.\n"
+    listed = kioku("memory", "log", "--target", "memory", "--limit", "1").stdout
+    assert listed.startswith(f"#{change + 1}  ") and f"owner  revert  (reverts #{change})" in listed
+    assert "  ~ MEMORY.md: Likes green tea.\n      -> Likes tea.\n" in listed
+
+
+def test_revert_is_refused_when_the_entry_changed_since(kioku: Kioku, home: Path) -> None:
+    assert kioku("memory", "add", "-t", "user", "Lives in Tokyo.").returncode == 0
+    assert kioku("memory", "replace", "-t", "user", "Tokyo", "Lives in Osaka.").returncode == 0
+    (_, added) = json.loads(kioku("memory", "log", "--json").stdout)
+    refused = kioku("memory", "revert", str(added["id"]))
+    assert refused.returncode == 1
+    assert "the entry 'Lives in Tokyo.' of USER.md has changed since" in refused.stderr
+    assert (home / "people" / "owner" / "USER.md").read_text() == "Lives in Osaka.\n"
+
+
+def test_revert_of_an_unknown_change_exits_1(kioku: Kioku) -> None:
+    refused = kioku("memory", "revert", "999")
+    assert refused.returncode == 1
+    assert refused.stderr == "No change 999 in the journal; `kioku memory log` lists them.\n"

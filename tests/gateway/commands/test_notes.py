@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from memory.notes.journal import NotesJournal
 from memory.notes.origin import NoteOrigin
+from memory.schedule.timezones import effective_zone
 from tests.gateway.commands.conftest import AIKO
 from tests.helpers.gateway_rig import Chat, GatewayRig
 
@@ -77,3 +79,30 @@ async def test_memory_shows_only_my_notes(rig: GatewayRig) -> None:
     )
     shown = await Chat(rig, AIKO)("/memory")
     assert "Ben" not in shown
+
+
+async def test_remember_and_forget_are_journaled_as_the_persons_with_the_open_session(
+    rig: GatewayRig,
+) -> None:
+    aiko = Chat(rig, AIKO)
+    await aiko("hello")
+    (session,) = await rig.store.recent_sessions("aiko")
+    await aiko("/remember I prefer green tea")
+    await aiko("/forget green tea")
+    forgot, remembered = await NotesJournal(rig.store).events("aiko")
+    assert [(e.source, e.session_id) for e in (remembered, forgot)] == [
+        ("person", session.id),
+        ("person", session.id),
+    ]
+    assert [(c.action, c.before, c.after) for c in remembered.changes + forgot.changes] == [
+        ("add", None, "I prefer green tea"),
+        ("remove", "I prefer green tea", None),
+    ]
+
+
+async def test_memory_shows_the_day_each_entry_was_written(rig: GatewayRig) -> None:
+    aiko = Chat(rig, AIKO)
+    await aiko("/remember I prefer green tea")
+    (event,) = await NotesJournal(rig.store).events("aiko")
+    day = event.at.astimezone(effective_zone(None, rig.settings.schedule.default_timezone))
+    assert f"1. I prefer green tea ({day:%Y-%m-%d})" in await aiko("/memory")

@@ -12,6 +12,7 @@ from config.settings import NotesSettings, SkillsSettings
 from memory.importers.hermes import HermesError
 from memory.importers.hermes_home import HermesImport, import_hermes_home, read_hermes_history
 from memory.importers.jsonl import check_conflicts
+from memory.notes.journal import NotesJournal
 from memory.notes.person_notes import PersonNotes
 from memory.skills.library import SkillsLibrary
 from memory.store.database import Store
@@ -31,7 +32,7 @@ async def bring(
     parsed = read_hermes_history(hermes, person)
     await check_conflicts(store, parsed)
     assert not parsed.problems
-    person_notes = PersonNotes(home, person, notes or NotesSettings())
+    person_notes = PersonNotes(home, person, notes or NotesSettings(), NotesJournal(store))
     skills = SkillsLibrary(home, SkillsSettings())
     return await import_hermes_home(store, parsed, hermes, person_notes, skills)
 
@@ -128,3 +129,12 @@ async def test_a_session_already_imported_for_another_person_is_refused_and_drop
     assert {p.session for p in parsed.problems} == {"hermes:20260101_abc", "hermes:cli_1"}
     parsed.drop_refused()
     assert parsed.sessions == []
+
+
+async def test_imported_notes_are_one_journal_event_from_import(
+    store: Store, tmp_path: Path
+) -> None:
+    await bring(store, make_hermes_home(tmp_path / "hermes"), tmp_path / "kioku")
+    (event,) = await NotesJournal(store).events("ben")
+    assert (event.source, event.session_id) == ("import", None)
+    assert len(event.changes) == 3 and {c.action for c in event.changes} == {"add"}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from filelock import FileLock
 from config.settings import NotesSettings
 from memory.notes import files as notes_file
 from memory.notes.format import is_canonical, parse_entries
+from memory.notes.journal import NotesJournal
 from memory.notes.ops import NoteOp
 from memory.notes.origin import NoteOrigin
 from memory.notes.person_notes import PersonNotes
@@ -23,8 +23,8 @@ ROOMY = NotesSettings(memory_limit=100_000, user_limit=100_000)
 
 
 @pytest.fixture
-def notes(home: Path) -> PersonNotes:
-    return PersonNotes(home, "owner", ROOMY)
+def notes(home: Path, journal: NotesJournal) -> PersonNotes:
+    return PersonNotes(home, "owner", ROOMY, journal)
 
 
 def write_by_hand(notes: PersonNotes, text: str, target: str = "memory") -> None:
@@ -139,8 +139,8 @@ async def test_a_hand_edit_between_two_writes_is_kept(notes: PersonNotes) -> Non
     assert result.entries == ("Likes tea.", "Added by hand.", "Likes jazz.")
 
 
-async def test_concurrent_tasks_lose_no_entry(home: Path) -> None:
-    writers = [PersonNotes(home, "owner", ROOMY) for _ in range(3)]
+async def test_concurrent_tasks_lose_no_entry(home: Path, journal: NotesJournal) -> None:
+    writers = [PersonNotes(home, "owner", ROOMY, journal) for _ in range(3)]
     results = await asyncio.gather(
         *(
             w.add("memory", f"task {i} note {n}", origin=NoteOrigin("cli"))
@@ -153,8 +153,10 @@ async def test_concurrent_tasks_lose_no_entry(home: Path) -> None:
     assert sorted(entries) == sorted(f"task {i} note {n}" for i in range(3) for n in range(10))
 
 
-async def test_concurrent_batches_over_both_files_do_not_deadlock(home: Path) -> None:
-    a, b = PersonNotes(home, "owner", ROOMY), PersonNotes(home, "owner", ROOMY)
+async def test_concurrent_batches_over_both_files_do_not_deadlock(
+    home: Path, journal: NotesJournal
+) -> None:
+    a, b = PersonNotes(home, "owner", ROOMY, journal), PersonNotes(home, "owner", ROOMY, journal)
     jobs = [
         a.batch(
             [NoteOp("add", "memory", content=f"m{n}"), NoteOp("add", "user", content=f"u{n}")],
@@ -174,36 +176,45 @@ async def test_concurrent_batches_over_both_files_do_not_deadlock(home: Path) ->
     assert len((await a.read("user")).entries) == 10
 
 
-def test_concurrent_processes_lose_no_entry(home: Path) -> None:
+async def test_concurrent_processes_lose_no_entry_and_journal_in_the_files_order(
+    home: Path, journal: NotesJournal
+) -> None:
     workers = [
-        subprocess.Popen(
-            [sys.executable, str(HELPERS / "notes_worker.py"), str(home), "owner", str(n), "10"],
-            stdin=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+        await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(HELPERS / "notes_worker.py"),
+            str(home),
+            "owner",
+            str(n),
+            "10",
+            stdin=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
         )
         for n in range(4)
     ]
     for worker in workers:
         assert worker.stdin is not None
-        worker.stdin.write("go\n")
+        worker.stdin.write(b"go\n")
         worker.stdin.close()
     for worker in workers:
-        assert worker.wait(timeout=120) == 0, worker.stderr.read() if worker.stderr else ""
+        _, stderr = await asyncio.wait_for(worker.communicate(), timeout=120)
+        assert worker.returncode == 0, stderr.decode()
     text = (home / "people" / "owner" / "MEMORY.md").read_text(encoding="utf-8")
     expected = {f"worker {w} note {n}" for w in range(4) for n in range(10)}
     assert sorted(parse_entries(text)) == sorted(expected)
     assert is_canonical(text)
+    events = await journal.events(limit=100)
+    assert {event.source for event in events} == {"cli"}
+    assert [c.after for e in reversed(events) for c in e.changes] == parse_entries(text)
 
 
-def test_lock_timeout_is_reported_as_a_file_error(
-    home: Path, monkeypatch: pytest.MonkeyPatch
+async def test_lock_timeout_is_reported_as_a_file_error(
+    notes: PersonNotes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    notes = PersonNotes(home, "owner", ROOMY)
     notes.directory.mkdir(parents=True)
     monkeypatch.setattr(notes_file, "LOCK_TIMEOUT", 0.01)
     with FileLock(notes.directory / ".MEMORY.md.lock"):
-        result = asyncio.run(notes.add("memory", "Likes tea.", origin=NoteOrigin("cli")))
+        result = await notes.add("memory", "Likes tea.", origin=NoteOrigin("cli"))
     assert (result.ok, result.kind) == (False, "file_error")
     assert "stayed locked by another process" in result.message
     assert os.listdir(notes.directory) == [".MEMORY.md.lock"]

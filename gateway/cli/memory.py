@@ -17,6 +17,7 @@ import typer
 
 from config.paths import ensure_home
 from gateway.cli.common import essentials_or_exit, fail, person_id, run_async, settings_or_exit
+from gateway.cli.memory_tidy import tidy
 from memory.access.people import OWNER, person_dir
 from memory.notes.origin import NoteOrigin
 
@@ -205,6 +206,9 @@ def _editor() -> list[str]:
         if value:
             return shlex.split(value)
     return ["vi"]
+
+
+app.command("tidy")(tidy)
 
 
 def register(parent: typer.Typer) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import pytest
@@ -14,9 +14,9 @@ import pytest_asyncio
 
 from agent.tidy import TidyOutcome, tidy_due, tidy_file
 from config.settings import ReflectionSettings
-from memory.notes.format import char_count, parse_entries
+from memory.notes.format import Target, char_count, parse_entries
 from memory.notes.origin import NoteOrigin
-from memory.notes.person_notes import PersonNotes
+from memory.notes.person_notes import NotesResult, PersonNotes
 from memory.notes.tidy_marks import mark_path, read_mark
 from tests.helpers.gateway_rig import GatewayRig, gateway_rig
 
@@ -52,15 +52,22 @@ TIDY_WORD = "kioku tidy"
 
 
 class Recorded(PersonNotes):
-    """The person's notes, noting the origin of every write (each passes through `_commit`)."""
+    """The person's notes, noting each rewrite with its origin."""
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
-        self.origins: list[NoteOrigin] = []
+        self.rewrites: list[tuple[str, NoteOrigin]] = []
 
-    async def _commit(self, *args: Any) -> Any:
-        self.origins.append(args[-1])
-        return await super()._commit(*args)
+    async def rewrite(
+        self,
+        target: Target,
+        text: str,
+        expected: Sequence[str] | None = None,
+        *,
+        origin: NoteOrigin,
+    ) -> NotesResult:
+        self.rewrites.append((target, origin))
+        return await super().rewrite(target, text, expected, origin=origin)
 
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -107,8 +114,8 @@ def memory_entries(rig: GatewayRig) -> tuple[str, ...]:
     return tuple(parse_entries(text))
 
 
-def notes(rig: GatewayRig) -> Recorded:
-    return Recorded(rig.home, "aiko", rig.settings.memory.notes)
+def notes(rig: GatewayRig) -> PersonNotes:
+    return rig.agent.services.notes("aiko")
 
 
 def tidy_requests(rig: GatewayRig) -> list[Any]:
@@ -151,10 +158,10 @@ async def test_a_tidys_calls_change_a_draft_saved_in_one_write_with_origin_tidy(
     rig.api.reply_tool_use("memory", remove, tool_id="t1")
     rig.api.reply_tool_use("memory", {"operations": [merge, move]}, tool_id="t2")
     rig.api.reply_text("done")
-    recorded = notes(rig)
+    recorded = Recorded(rig.home, "aiko", rig.settings.memory.notes)
     outcome = await tidy(rig, recorded, session_id=7)
     assert (outcome.status, outcome.after) == ("saved", TIDIED)
-    assert recorded.origins == [NoteOrigin("tidy", 7)]
+    assert recorded.rewrites == [("memory", NoteOrigin("tidy", 7))]
     assert memory_entries(rig) == TIDIED
     assert "-Drinks green tea every morning before work" in outcome.diff()
 

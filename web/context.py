@@ -13,6 +13,7 @@ from aiohttp import web
 from config.settings import Settings
 from memory.access.people import OWNER
 from memory.access.web_tokens import WebSession
+from memory.notes.journal import NotesJournal
 from memory.notes.person_notes import PersonNotes
 from memory.skills.library import SkillsLibrary
 from memory.store.database import Store
@@ -32,7 +33,9 @@ class WebContext:
     clock: Callable[[], float] = time.time
 
     def notes(self, person: str) -> PersonNotes:
-        return PersonNotes(self.settings.home, person, self.settings.memory.notes)
+        return PersonNotes(
+            self.settings.home, person, self.settings.memory.notes, NotesJournal(self.store)
+        )
 
     def skills(self) -> SkillsLibrary:
         return SkillsLibrary(self.settings.home, self.settings.skills)

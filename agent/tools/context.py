@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from agent.deletions import PendingDeletions
 from config.settings import Settings
+from memory.notes.journal import NotesJournal
 from memory.notes.person_notes import PersonNotes
 from memory.store.database import Store
 
@@ -32,7 +33,7 @@ class Services:
     meaning: Meaning | None = None
 
     def notes(self, person: str) -> PersonNotes:
-        return PersonNotes(self.home, person, self.settings.memory.notes)
+        return PersonNotes(self.home, person, self.settings.memory.notes, NotesJournal(self.store))
 
 
 @dataclass(frozen=True)

@@ -57,12 +57,13 @@ async def _tidy(
     from agent.tidy import tidy_file
     from memory.notes.files import NotesFileError
     from memory.notes.format import FILE_NAMES, TARGETS
+    from memory.notes.journal import NotesJournal
     from memory.notes.person_notes import PersonNotes
 
     provider = build_provider(settings.llm)
     if isinstance(provider, NoProvider):
         fail(provider.reply)
-    notes = PersonNotes(settings.home, person, settings.memory.notes)
+    notes = PersonNotes(settings.home, person, settings.memory.notes, NotesJournal(store))
     outcomes: list[TidyOutcome] = []
     try:
         for target in TARGETS:

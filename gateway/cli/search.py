@@ -238,11 +238,12 @@ async def _import(
                 typer.echo(_summary(counts, 0, len(parsed.problems)))
                 return
             from memory.importers.hermes_home import HermesHistory, import_hermes_home
+            from memory.notes.journal import NotesJournal
             from memory.notes.person_notes import PersonNotes
             from memory.skills.library import SkillsLibrary
 
             assert isinstance(parsed, HermesHistory) and settings is not None
-            notes = PersonNotes(settings.home, person, settings.memory.notes)
+            notes = PersonNotes(settings.home, person, settings.memory.notes, NotesJournal(store))
             skills = SkillsLibrary(settings.home, settings.skills)
             report = await import_hermes_home(store, parsed, file, notes, skills, advance)
     _print_hermes(report, len(parsed.problems))

@@ -1,16 +1,21 @@
 """/memory, /remember and /forget: a person reads and edits their own notes (USER.md,
 MEMORY.md). They refuse in a group and point to a direct message, because a person's
-notes are private.
+notes are private. /memory dates each entry from the journal; a change is journaled
+with the conversation's open session.
 """
 
 from __future__ import annotations
 
+from datetime import tzinfo
+
+from agent.local_time import zone_of
 from gateway.commands.context import Context
 from memory.notes.files import NotesFileError
 from memory.notes.format import FILE_NAMES, TARGETS, NotesState
+from memory.notes.journal import Written
 from memory.notes.origin import NoteOrigin
+from memory.store.errors import StoreError
 
-_PERSON = NoteOrigin("person")
 PRIVATE_IN_GROUP = (
     "Your notes are private, so /{name} works only in a direct message with me. "
     "Send it to me there."
@@ -19,20 +24,33 @@ PRIVATE_IN_GROUP = (
 
 async def memory(context: Context[str]) -> str:
     notes = context.services.notes(context.person)
+    zone = await zone_of(context.store, context.settings, context.person)
     parts = []
     for target in TARGETS:
         try:
-            parts.append(_describe(await notes.read(target)))
+            state = await notes.read(target)
         except NotesFileError as exc:
             parts.append(f"{FILE_NAMES[target]} cannot be read: {exc}")
+            continue
+        try:
+            written = await notes.written(target, state.entries)
+        except StoreError:
+            written = {}
+        parts.append(_describe(state, written, zone))
     return "\n\n".join(parts)
+
+
+def _origin(context: Context[str]) -> NoteOrigin:
+    """The person's own change, from the conversation's open session if there is one."""
+    open_session = context.control.open_session(context.key)
+    return NoteOrigin("person", open_session.session.id if open_session else None)
 
 
 async def remember(context: Context[str]) -> str:
     if not context.argument:
         return "Tell me what to remember: /remember TEXT (it goes into your USER.md)."
     result = await context.services.notes(context.person).add(
-        "user", context.argument, origin=_PERSON
+        "user", context.argument, origin=_origin(context)
     )
     return result.headline if result.ok else result.message
 
@@ -56,7 +74,7 @@ async def forget(context: Context[str]) -> str:
             "Send /forget with a longer piece of the one note to remove."
         )
     target = holding[0].target if holding else "user"
-    result = await notes.remove(target, text, origin=_PERSON)
+    result = await notes.remove(target, text, origin=_origin(context))
     if result.ok:
         return result.headline
     if not holding:
@@ -64,7 +82,8 @@ async def forget(context: Context[str]) -> str:
     return result.message
 
 
-def _describe(state: NotesState) -> str:
+def _describe(state: NotesState, written: dict[str, Written], zone: tzinfo) -> str:
+    """Each entry numbered, with the day it was written in the person's zone."""
     head = f"{state.file_name} ({state.usage})"
     if not state.entries:
         return f"{head}: empty."
@@ -73,5 +92,7 @@ def _describe(state: NotesState) -> str:
         zip(state.entries, state.findings, strict=True), start=1
     ):
         blocked = f" [hidden from the assistant: {finding}]" if finding else ""
-        lines.append(f"{number}. {entry}{blocked}")
+        when = written.get(entry)
+        dated = f" ({when.at.astimezone(zone):%Y-%m-%d})" if when else ""
+        lines.append(f"{number}. {entry}{dated}{blocked}")
     return "\n".join(lines)

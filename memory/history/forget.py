@@ -6,8 +6,8 @@ run for them, which can quote their private notes), their identities, pending li
 codes and pairing requests, lockout counters, their reminders and scheduled tasks
 (with their runs, also those made in groups), the files they sent (kept media: those of
 their DMs, and those of their turns in groups), and `people/<person>/` (notes, skills
-and media). Group sessions themselves stay: they belong to the group, and kioku's own
-replies in them are the group's history.
+and media) with the journal of their notes. Group sessions themselves stay: they belong
+to the group, and kioku's own replies in them are the group's history.
 
 The database part is one transaction, scrubbed as any deletion of history is (see
 `memory.history.scrub`: nothing of the deleted text stays in state.db's pages, index
@@ -102,6 +102,9 @@ async def forget_person(store: Store, home: Path, person: str) -> ForgetReport:
             "(SELECT identity FROM identities WHERE person_id = ?)",
             (person,),
         )
+        # The notes journal holds the notes' text; its changes go with their events.
+        db.execute("DELETE FROM note_events WHERE person_id = ?", (person,))
+        db.execute("DELETE FROM note_files WHERE person_id = ?", (person,))
         # Identities, link codes, participant rows, jobs and their runs go with the person
         # (ON DELETE CASCADE).
         db.execute("DELETE FROM persons WHERE id = ?", (person,))

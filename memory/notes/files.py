@@ -1,17 +1,18 @@
 """Blocking file work for notes: read, lock, back up and replace atomically.
 
-Everything here blocks and is meant to run in `asyncio.to_thread`. A write replaces
-the file atomically (`plumbing.files.atomic_write`), so a crash at any point leaves
-either the old file or the new one. The lock is
-an flock on a hidden sibling file, so the daemon, the CLI and any other process
-serialise their read-modify-write cycles on the same notes file.
+Everything here but `locked_across_awaits` blocks and is meant to run in
+`asyncio.to_thread`. A write replaces the file atomically (`plumbing.files.atomic_write`),
+so a crash at any point leaves either the old file or the new one. The lock is an flock
+on a hidden sibling file, so the daemon, the CLI and any other process serialise their
+read-modify-write cycles (and the journal entry each one makes) on the same notes file.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -87,9 +88,33 @@ def read_notes(path: Path) -> RawNotes:
     return RawNotes(path, data, text, tuple(parse_entries(text)))
 
 
-@contextlib.contextmanager
-def locked(directory: Path, targets: Iterable[Target]) -> Iterator[None]:
-    """Hold the cross-process locks of `targets`, always taken in the same order (no deadlock).
+@contextlib.asynccontextmanager
+async def locked_across_awaits(directory: Path, targets: Iterable[Target]) -> AsyncIterator[None]:
+    """Hold the cross-process locks of `targets` while the caller awaits (a write, then its
+    journal entry), always taken in the same order (no deadlock).
+
+    They are taken and released in worker threads, so they are not tied to one thread;
+    a task cancelled while the locks are being taken releases them once they are held.
+    """
+    taking = asyncio.ensure_future(asyncio.to_thread(take_locks, directory, tuple(targets)))
+    try:
+        stack = await asyncio.shield(taking)
+    except asyncio.CancelledError:
+        taking.add_done_callback(_release_when_taken)
+        raise
+    try:
+        yield
+    finally:
+        await asyncio.to_thread(stack.close)
+
+
+def _release_when_taken(taking: asyncio.Future[contextlib.ExitStack]) -> None:
+    if not taking.cancelled() and taking.exception() is None:
+        taking.result().close()
+
+
+def take_locks(directory: Path, targets: Iterable[Target]) -> contextlib.ExitStack:
+    """Take the locks of `targets` in `TARGETS` order; closing the stack releases them.
     filelock is imported here, by writers only: reading notes (`kioku memory show`) takes no
     lock, and filelock's import costs about half a bare interpreter start."""
     from filelock import FileLock, Timeout
@@ -99,8 +124,9 @@ def locked(directory: Path, targets: Iterable[Target]) -> Iterator[None]:
         for target in TARGETS:
             if target in wanted:
                 lock_path = directory / f".{FILE_NAMES[target]}.lock"
+                lock = FileLock(lock_path, timeout=LOCK_TIMEOUT, mode=0o600, thread_local=False)
                 try:
-                    stack.enter_context(FileLock(lock_path, timeout=LOCK_TIMEOUT, mode=0o600))
+                    stack.enter_context(lock)
                 except Timeout:
                     raise NotesFileError(
                         f"{notes_path(directory, target)} stayed locked by another process for "
@@ -108,7 +134,7 @@ def locked(directory: Path, targets: Iterable[Target]) -> Iterator[None]:
                     ) from None
                 except OSError as exc:
                     raise NotesFileError(f"cannot lock {lock_path}: {exc.strerror}") from None
-        yield
+        return stack.pop_all()
 
 
 def write_entries(path: Path, entries: tuple[str, ...]) -> None:

@@ -1,6 +1,6 @@
-"""Migrations v7 to v13 of state.db (`memory.store.migrations` runs them in order): the
+"""Migrations v7 to v14 of state.db (`memory.store.migrations` runs them in order): the
 index that needs no function of kioku's, retention, schedules, media, erasures, catch-up,
-turns by time."""
+turns by time, the notes journal."""
 
 from __future__ import annotations
 
@@ -258,3 +258,46 @@ async def v13_turns_by_time(db: aiosqlite.Connection) -> None:
     turn, or every match of a word, newer than it.
     """
     await db.execute("CREATE INDEX turns_ts ON turns(ts)")
+
+
+async def v14_notes_journal(db: aiosqlite.Connection) -> None:
+    """The journal of every change to a person's notes files (see `memory.notes.journal`).
+
+    An event is one write (who or what made it, from which session, when); its changes
+    are one row per entry added, replaced or removed, with the text before and after.
+    `note_files` holds each file as the journal last knew it, so a change made outside
+    kioku is found by comparing the file with it. A deleted session leaves its events
+    without a session; forgetting a person deletes their rows (`memory.history.forget`).
+    """
+    await run_script(
+        db,
+        """
+        CREATE TABLE note_events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            person_id TEXT NOT NULL,
+            at REAL NOT NULL,
+            source TEXT NOT NULL,
+            session_id INTEGER REFERENCES sessions(id) ON DELETE SET NULL,
+            reverts INTEGER REFERENCES note_events(id) ON DELETE SET NULL
+        );
+        CREATE INDEX note_events_person ON note_events(person_id, id);
+        CREATE INDEX note_events_session ON note_events(session_id) WHERE session_id IS NOT NULL;
+        CREATE INDEX note_events_reverts ON note_events(reverts) WHERE reverts IS NOT NULL;
+        CREATE TABLE note_changes (
+            event_id INTEGER NOT NULL REFERENCES note_events(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            target TEXT NOT NULL CHECK (target IN ('memory', 'user')),
+            action TEXT NOT NULL CHECK (action IN ('add', 'replace', 'remove')),
+            position INTEGER NOT NULL,
+            before TEXT,
+            after TEXT,
+            PRIMARY KEY (event_id, seq)
+        ) WITHOUT ROWID;
+        CREATE TABLE note_files (
+            person_id TEXT NOT NULL,
+            target TEXT NOT NULL CHECK (target IN ('memory', 'user')),
+            text TEXT NOT NULL,
+            PRIMARY KEY (person_id, target)
+        ) WITHOUT ROWID;
+        """,
+    )

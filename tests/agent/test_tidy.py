@@ -15,9 +15,11 @@ import pytest_asyncio
 from agent.tidy import TidyOutcome, tidy_due, tidy_file
 from config.settings import ReflectionSettings
 from memory.notes.format import Target, char_count, parse_entries
+from memory.notes.journal import NotesJournal
 from memory.notes.origin import NoteOrigin
 from memory.notes.person_notes import NotesResult, PersonNotes
 from memory.notes.tidy_marks import mark_path, read_mark
+from memory.store.records import Conversation
 from tests.helpers.gateway_rig import GatewayRig, gateway_rig
 
 ENTRIES = (
@@ -158,12 +160,28 @@ async def test_a_tidys_calls_change_a_draft_saved_in_one_write_with_origin_tidy(
     rig.api.reply_tool_use("memory", remove, tool_id="t1")
     rig.api.reply_tool_use("memory", {"operations": [merge, move]}, tool_id="t2")
     rig.api.reply_text("done")
-    recorded = Recorded(rig.home, "aiko", rig.settings.memory.notes)
+    recorded = Recorded(rig.home, "aiko", rig.settings.memory.notes, NotesJournal(rig.store))
     outcome = await tidy(rig, recorded, session_id=7)
     assert (outcome.status, outcome.after) == ("saved", TIDIED)
     assert recorded.rewrites == [("memory", NoteOrigin("tidy", 7))]
     assert memory_entries(rig) == TIDIED
     assert "-Drinks green tea every morning before work" in outcome.diff()
+
+
+async def test_a_tidy_is_one_journaled_change_that_one_revert_undoes(rig: GatewayRig) -> None:
+    assert rig.api is not None
+    rig.api.reply_tool_use("memory", MERGE)
+    rig.api.reply_text("done")
+    person_notes = notes(rig)
+    session = await rig.store.open_session(Conversation("telegram", "100", "dm", "aiko"))
+    await tidy(rig, person_notes, session_id=session.id)
+    [tidied, *_] = await person_notes.journal.events("aiko", "memory", 10)
+    assert (tidied.source, tidied.session_id) == ("tidy", session.id)
+    assert len(tidied.changes) == 3  # two replaced, one removed, in one event
+    reverted = await person_notes.revert(tidied.id, origin=NoteOrigin("revert"))
+    assert reverted.ok and reverted.changed
+    text = (rig.home / "people" / "aiko" / "MEMORY.md").read_text(encoding="utf-8")
+    assert text == "\n§\n".join(ENTRIES) + "\n"
 
 
 async def test_a_tidy_stops_after_the_reflection_rounds_and_keeps_its_draft(

@@ -11,18 +11,23 @@ import sys
 from pathlib import Path
 
 from config.settings import NotesSettings
+from memory.notes.journal import NotesJournal
 from memory.notes.origin import NoteOrigin
 from memory.notes.person_notes import PersonNotes
+from memory.store.database import Store
 
 
 async def main(home: str, person: str, worker: str, count: int) -> None:
-    notes = PersonNotes(Path(home), person, NotesSettings(memory_limit=100_000))
-    for number in range(count):
-        result = await notes.add(
-            "memory", f"worker {worker} note {number}", origin=NoteOrigin("cli")
+    async with await Store.open(Path(home) / "state.db") as store:
+        notes = PersonNotes(
+            Path(home), person, NotesSettings(memory_limit=100_000), NotesJournal(store)
         )
-        if not result.ok:
-            raise SystemExit(result.message)
+        for number in range(count):
+            result = await notes.add(
+                "memory", f"worker {worker} note {number}", origin=NoteOrigin("cli")
+            )
+            if not result.ok:
+                raise SystemExit(result.message)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ import pytest
 from structlog.testing import capture_logs
 
 from adapters.cli.protocol import MAX_FRAME
-from memory.notes.person_notes import PersonNotes
 from memory.search.ranking import Scope, search
 from tests.helpers.gateway_rig import GatewayRig, gateway_rig
 from tests.helpers.hostile import small_items
@@ -48,6 +47,6 @@ async def test_any_text_gets_an_answer_and_changes_nothing_stored(
         assert reply and not any(marker in reply for marker in FAILED), name
         assert "Traceback" not in reply, name
         assert [e for e in logs if e.get("exc_info") or e["event"] in CRASHED] == [], name
-    notes = await PersonNotes(rig.home, "aiko", rig.settings.memory.notes).read("user")
+    notes = await rig.agent.services.notes("aiko").read("user")
     assert any("bees on the roof" in entry for entry in notes.entries)
     assert await search(rig.store, "hives", Scope.of_person("aiko")), "history stored before"

@@ -22,6 +22,7 @@ from config.settings import NotesSettings
 from gateway.commands.parsing import parse
 from gateway.identity import link_argument
 from memory.importers.jsonl import _jsonl_row
+from memory.notes.journal import NotesJournal
 from memory.notes.origin import NoteOrigin
 from memory.notes.person_notes import PersonNotes
 from memory.search.ranking import Scope, search
@@ -140,8 +141,10 @@ async def test_any_search_query_returns_results_or_nothing(store: Store, query: 
 
 @FUZZ
 @given(JSON)
-async def test_any_notes_request_is_applied_or_refused(tmp_path: Path, request_: Any) -> None:
-    notes = PersonNotes(tmp_path, "aiko", NotesSettings())
+async def test_any_notes_request_is_applied_or_refused(
+    tmp_path: Path, store: Store, request_: Any
+) -> None:
+    notes = PersonNotes(tmp_path, "aiko", NotesSettings(), NotesJournal(store))
     if not isinstance(request_, dict):
         request_ = {"operations": [request_]}
     result = await notes.apply(request_, origin=NoteOrigin("cli"))

@@ -32,7 +32,7 @@ Kioku = Callable[..., subprocess.CompletedProcess[str]]
 
 
 def notes(rig: WebRig, person: str) -> PersonNotes:
-    return PersonNotes(rig.ctx.settings.home, person, rig.ctx.settings.memory.notes)
+    return rig.ctx.notes(person)
 
 
 async def test_a_link_sets_an_httponly_strict_session_cookie(rig: WebRig) -> None:
@@ -149,9 +149,7 @@ async def test_an_over_limit_add_shows_the_tools_message(rig: WebRig, browser: B
     await browser.sign_in("aiko")
     text = "x" * (limit + 1)
     page = await browser.post("/notes/user/add", status=400, content=text)
-    refused = await PersonNotes(rig.ctx.settings.home, "ben", NotesSettings()).add(
-        "user", text, origin=NoteOrigin("cli")
-    )
+    refused = await notes(rig, "ben").add("user", text, origin=NoteOrigin("cli"))
     assert refused.headline.split(" chars")[0] in page.replace("&#39;", "'")
     assert (await notes(rig, "aiko").read("user")).entries == ()
 

@@ -12,6 +12,7 @@ from config.settings import NotesSettings, SkillsSettings
 from memory.importers.hermes import HermesError
 from memory.importers.hermes_home import HermesImport, import_hermes_home, read_hermes_history
 from memory.importers.jsonl import check_conflicts
+from memory.notes.journal import NotesJournal
 from memory.notes.person_notes import PersonNotes
 from memory.skills.library import SkillsLibrary
 from memory.store.database import Store
@@ -31,7 +32,7 @@ async def bring(
     parsed = read_hermes_history(hermes, person)
     await check_conflicts(store, parsed)
     assert not parsed.problems
-    person_notes = PersonNotes(home, person, notes or NotesSettings())
+    person_notes = PersonNotes(home, person, notes or NotesSettings(), NotesJournal(store))
     skills = SkillsLibrary(home, SkillsSettings())
     return await import_hermes_home(store, parsed, hermes, person_notes, skills)
 

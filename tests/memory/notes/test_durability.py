@@ -14,6 +14,7 @@ from filelock import FileLock
 from config.settings import NotesSettings
 from memory.notes import files as notes_file
 from memory.notes.format import is_canonical, parse_entries
+from memory.notes.journal import NotesJournal
 from memory.notes.ops import NoteOp
 from memory.notes.origin import NoteOrigin
 from memory.notes.person_notes import PersonNotes
@@ -23,8 +24,8 @@ ROOMY = NotesSettings(memory_limit=100_000, user_limit=100_000)
 
 
 @pytest.fixture
-def notes(home: Path) -> PersonNotes:
-    return PersonNotes(home, "owner", ROOMY)
+def notes(home: Path, journal: NotesJournal) -> PersonNotes:
+    return PersonNotes(home, "owner", ROOMY, journal)
 
 
 def write_by_hand(notes: PersonNotes, text: str, target: str = "memory") -> None:
@@ -139,8 +140,8 @@ async def test_a_hand_edit_between_two_writes_is_kept(notes: PersonNotes) -> Non
     assert result.entries == ("Likes tea.", "Added by hand.", "Likes jazz.")
 
 
-async def test_concurrent_tasks_lose_no_entry(home: Path) -> None:
-    writers = [PersonNotes(home, "owner", ROOMY) for _ in range(3)]
+async def test_concurrent_tasks_lose_no_entry(home: Path, journal: NotesJournal) -> None:
+    writers = [PersonNotes(home, "owner", ROOMY, journal) for _ in range(3)]
     results = await asyncio.gather(
         *(
             w.add("memory", f"task {i} note {n}", origin=NoteOrigin("cli"))
@@ -153,8 +154,10 @@ async def test_concurrent_tasks_lose_no_entry(home: Path) -> None:
     assert sorted(entries) == sorted(f"task {i} note {n}" for i in range(3) for n in range(10))
 
 
-async def test_concurrent_batches_over_both_files_do_not_deadlock(home: Path) -> None:
-    a, b = PersonNotes(home, "owner", ROOMY), PersonNotes(home, "owner", ROOMY)
+async def test_concurrent_batches_over_both_files_do_not_deadlock(
+    home: Path, journal: NotesJournal
+) -> None:
+    a, b = PersonNotes(home, "owner", ROOMY, journal), PersonNotes(home, "owner", ROOMY, journal)
     jobs = [
         a.batch(
             [NoteOp("add", "memory", content=f"m{n}"), NoteOp("add", "user", content=f"u{n}")],
@@ -196,14 +199,13 @@ def test_concurrent_processes_lose_no_entry(home: Path) -> None:
     assert is_canonical(text)
 
 
-def test_lock_timeout_is_reported_as_a_file_error(
-    home: Path, monkeypatch: pytest.MonkeyPatch
+async def test_lock_timeout_is_reported_as_a_file_error(
+    notes: PersonNotes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    notes = PersonNotes(home, "owner", ROOMY)
     notes.directory.mkdir(parents=True)
     monkeypatch.setattr(notes_file, "LOCK_TIMEOUT", 0.01)
     with FileLock(notes.directory / ".MEMORY.md.lock"):
-        result = asyncio.run(notes.add("memory", "Likes tea.", origin=NoteOrigin("cli")))
+        result = await notes.add("memory", "Likes tea.", origin=NoteOrigin("cli"))
     assert (result.ok, result.kind) == (False, "file_error")
     assert "stayed locked by another process" in result.message
     assert os.listdir(notes.directory) == [".MEMORY.md.lock"]

@@ -8,6 +8,7 @@ import pytest
 
 from config.settings import NotesSettings, Settings
 from memory.access.people import InvalidPersonId
+from memory.notes.journal import NotesJournal
 from memory.notes.ops import NoteOp
 from memory.notes.origin import NoteOrigin
 from memory.notes.person_notes import PersonNotes
@@ -16,8 +17,8 @@ SMALL = NotesSettings(memory_limit=200, user_limit=200)
 
 
 @pytest.fixture
-def notes(home: Path) -> PersonNotes:
-    return PersonNotes(home, "owner", SMALL)
+def notes(home: Path, journal: NotesJournal) -> PersonNotes:
+    return PersonNotes(home, "owner", SMALL, journal)
 
 
 def file_text(notes: PersonNotes, target: str = "memory") -> str:
@@ -355,13 +356,13 @@ async def test_unreadable_file_is_refused_and_left_alone(notes: PersonNotes) -> 
 
 
 @pytest.mark.parametrize("person", ["../etc", "Owner", "a/b", "", ".hidden", "x" * 65])
-def test_invalid_person_id_is_refused(home: Path, person: str) -> None:
+def test_invalid_person_id_is_refused(home: Path, journal: NotesJournal, person: str) -> None:
     with pytest.raises(InvalidPersonId):
-        PersonNotes(home, person, SMALL)
+        PersonNotes(home, person, SMALL, journal)
 
 
-async def test_each_person_has_their_own_files(home: Path) -> None:
-    aki, ben = PersonNotes(home, "aki", SMALL), PersonNotes(home, "ben", SMALL)
+async def test_each_person_has_their_own_files(home: Path, journal: NotesJournal) -> None:
+    aki, ben = PersonNotes(home, "aki", SMALL, journal), PersonNotes(home, "ben", SMALL, journal)
     await aki.add("user", "Name: Aki.", origin=NoteOrigin("cli"))
     assert (await ben.read("user")).entries == ()
     assert aki.path("user") == home / "people" / "aki" / "USER.md"
@@ -373,9 +374,11 @@ async def test_person_folder_is_private(notes: PersonNotes) -> None:
     assert notes.path("memory").stat().st_mode & 0o777 == 0o600
 
 
-async def test_limits_come_from_settings(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_limits_come_from_settings(
+    home: Path, journal: NotesJournal, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("KIOKU_MEMORY__NOTES__USER_LIMIT", "300")
-    notes = PersonNotes(home, "owner", Settings().memory.notes)
+    notes = PersonNotes(home, "owner", Settings().memory.notes, journal)
     result = await notes.add("user", "Name: Aki.", origin=NoteOrigin("cli"))
     assert result.limit == 300
     assert (await notes.read("memory")).limit == 2200

@@ -11,9 +11,11 @@ from hypothesis import strategies as st
 
 from config.settings import NotesSettings
 from memory.notes.format import TARGETS, is_canonical, parse_entries, serialise_entries
+from memory.notes.journal import NotesJournal
 from memory.notes.ops import NoteOp, clean_text
 from memory.notes.origin import NoteOrigin
 from memory.notes.person_notes import NotesResult, PersonNotes
+from tests.helpers.notes_store import store_from
 
 LIMITS = NotesSettings(memory_limit=200, user_limit=200)
 
@@ -51,8 +53,12 @@ async def run(notes: PersonNotes, step: list[NoteOp]) -> NotesResult:
     return await notes.remove(op.target, op.old_text, origin=NoteOrigin("cli"))
 
 
-async def check_sequence(home: Path, sequence: list[list[NoteOp]]) -> None:
-    notes = PersonNotes(home, "owner", LIMITS)
+async def check_sequence(home: Path, template: Path, sequence: list[list[NoteOp]]) -> None:
+    async with store_from(template, home) as store:
+        await check_steps(PersonNotes(home, "owner", LIMITS, NotesJournal(store)), sequence)
+
+
+async def check_steps(notes: PersonNotes, sequence: list[list[NoteOp]]) -> None:
     before = on_disk(notes)
     for step in sequence:
         result = await run(notes, step)
@@ -76,10 +82,10 @@ async def check_sequence(home: Path, sequence: list[list[NoteOp]]) -> None:
 )
 @given(sequence=steps)
 def test_random_operations_stay_within_the_limit_and_round_trip(
-    sequence: list[list[NoteOp]],
+    template: Path, sequence: list[list[NoteOp]]
 ) -> None:
     with tempfile.TemporaryDirectory() as directory:
-        asyncio.run(check_sequence(Path(directory), sequence))
+        asyncio.run(check_sequence(Path(directory), template, sequence))
 
 
 entries_lists = st.lists(

@@ -116,7 +116,7 @@ async def tidy_file(
         answer = draft.apply(call.arguments)
         return ToolResult(call.id, answer.message, not answer.ok)
 
-    messages = [ChatMessage.user(brief(start, words))]
+    messages = [ChatMessage.user(_brief(start, words))]
     reflection = settings.agent.reflection
     done = await bounded_rounds(provider, TIDY_SYSTEM, messages, (TOOL,), run, reflection)
     after = draft.state.entries
@@ -169,7 +169,7 @@ async def _mark(notes: PersonNotes, target: Target, entries: tuple[str, ...]) ->
         log.warning("tidy_mark_failed", person=notes.person, target=target, error=str(exc))
 
 
-def brief(state: NotesState, words: list[Words]) -> str:
+def _brief(state: NotesState, words: list[Words]) -> str:
     """The tidy's one user message: the file's entries, numbered, then the recent words."""
     name = state.file_name
     lines = [

@@ -140,7 +140,8 @@ async def _settle(
     session_id: int | None,
     dry_run: bool,
 ) -> TidyOutcome:
-    """Save the draft in one rewrite (unless `dry_run`), and mark the file as tidied."""
+    """Save the draft in one rewrite (unless `dry_run`), and mark the file as tidied; a file
+    not written is not marked, so it is tried again when next due."""
     target = start.target
     if dry_run:
         status: Status = "unchanged" if after == start.entries else "dry run"
@@ -152,7 +153,7 @@ async def _settle(
             expected=start.entries,
             origin=NoteOrigin("tidy", session_id),
         )
-        if not result.ok:
+        if not result.ok:  # a change got there first, or the file could not be written
             status = "conflict" if result.kind == "conflict" else "refused"
             return TidyOutcome(target, status, start.entries, after, result.message)
     await _mark(notes, target, after)

@@ -68,7 +68,8 @@ class TidyOutcome:
 
     `saved`: written as one change; `unchanged`: the model left the file as it was;
     `dry run`: shown, not written; `conflict`: the file changed during the tidy, nothing
-    written (tried again later); `refused`: the rewrite's checks refused it (`message`).
+    written (tried again later); `refused`: the rewrite failed, e.g. the file could not be
+    written (`message` says why).
     """
 
     target: Target

@@ -238,3 +238,15 @@ async def test_a_file_below_80_percent_is_not_tidied(rig: GatewayRig) -> None:
     await person_notes.remove("memory", "Drinks green", origin=NoteOrigin("cli"))
     outcomes = await tidy_due(rig.agent.provider, rig.store, person_notes, rig.settings, None)
     assert outcomes == [] and tidy_requests(rig) == []
+
+
+async def test_a_background_review_is_followed_by_a_tidy_of_a_full_file(rig: GatewayRig) -> None:
+    assert rig.api is not None
+    rig.settings.agent.reflection = ReflectionSettings(every_user_turns=1)
+    rig.api.gate(TIDY_WORD).set()  # open: only to know when the tidy's call came
+    assert await rig.ask(rig.dm("telegram:100", "Remember that I moved", "r1"))
+    await asyncio.wait_for(rig.api.arrived[TIDY_WORD].wait(), 30)
+    await rig.agent.idle()  # the review was echoed (no change), so is the tidy
+    assert len(tidy_requests(rig)) == 1
+    assert memory_entries(rig) == ENTRIES
+    assert read_mark(rig.home / "people" / "aiko", "memory") is not None

@@ -177,5 +177,24 @@ async def test_upgrading_from_version_12_indexes_the_turns_by_time(tmp_path: Pat
         )
         report = await store.check_integrity()
     assert report.ok, report.problems
-    assert report.schema_version == 13
+    assert report.schema_version == schema.SCHEMA_VERSION
     assert "USING COVERING INDEX turns_ts" in plan[0]["detail"]
+
+
+async def test_upgrading_from_version_13_adds_an_empty_notes_journal(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    await _make_v2(path)
+    async with aiosqlite.connect(path, isolation_level=None) as db:
+        db.row_factory = aiosqlite.Row
+        await migrations.migrate(db, target=13)
+        assert await layout_version(db) == 13
+    async with await Store.open(path) as store:
+        counts = await store.read(
+            lambda db: [
+                db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                for table in ("note_events", "note_changes", "note_files", "turns")
+            ]
+        )
+        report = await store.check_integrity()
+    assert report.ok and report.schema_version == 14
+    assert counts == [0, 0, 0, len(V2_MESSAGES)]

@@ -43,6 +43,8 @@ def tidy(
         if outcome.status in DONE:
             typer.echo(outcome.diff(), nl=False)
             typer.echo(f"{name}: {DONE[outcome.status]}.")
+        elif outcome.status == "conflict":
+            problems.insert(0, f"{name}: not saved: it changed while the tidy ran; run it again.")
         else:
             problems.insert(0, f"{name}: not saved. {outcome.message}")
     if problems:

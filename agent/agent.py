@@ -15,6 +15,7 @@ from agent.media.reader import MediaReader
 from agent.memory_providers.scopes import scope_of
 from agent.providers import NoProvider, OnText, Provider, ProviderError
 from agent.reflection import fallback_title, review, title_and_summary
+from agent.tidy import tidy_due
 from agent.tools.context import Services
 from agent.tools.registry import ToolRegistry
 from agent.turn import Turn, TurnOutcome
@@ -57,6 +58,7 @@ class Agent:
         self._live: dict[int, LiveSession] = {}
         self._background = Tasks()
         self._reviewing: set[int] = set()
+        self._tidying: set[str] = set()
 
     @property
     def has_model(self) -> bool:
@@ -95,7 +97,7 @@ class Agent:
         reflection = settings.agent.reflection
         if reflection.enabled and live.turns_since_reflection >= reflection.every_user_turns:
             live.turns_since_reflection = 0
-            self._background.spawn(self._review(live, speaker), f"reflect-{session_id}")
+            self._background.spawn(self._reflect(live, speaker), f"reflect-{session_id}")
 
     async def close_session(self, session_id: int, reason: str) -> None:
         """Final review, then title and summary, then the session is closed in the store.
@@ -129,6 +131,8 @@ class Agent:
         )
         if closed and summary and self.services.providers is not None:
             await self.services.providers.session_closed(scope_of(session), summary)
+        if closed and session.kind == "dm" and reason != "shutdown":  # it would be cancelled
+            self.tidy_later(session.person, session_id)
         log.info(
             "session_closed" if closed else "session_close_skipped",
             session=session_id,
@@ -169,6 +173,29 @@ class Agent:
             await self.media.aclose()
         finally:
             await self.provider.aclose()
+
+    def tidy_later(self, person: str | None, session_id: int | None) -> None:
+        """Start a background tidy of the person's notes files that are due, unless one runs
+        for them already: after a session closes and after a review, never awaited by a reply."""
+        if person is None or not self.has_model or person in self._tidying:
+            return
+        self._tidying.add(person)
+        self._background.spawn(self._tidy(person, session_id), f"tidy-{person}")
+
+    async def _tidy(self, person: str, session_id: int | None) -> None:
+        try:
+            services = self.services
+            notes = services.notes(person)
+            await tidy_due(self.provider, services.store, notes, services.settings, session_id)
+        except (ProviderError, TimeoutError) as exc:
+            log.warning("tidy_failed", person=person, error=repr(exc))
+        finally:
+            self._tidying.discard(person)
+
+    async def _reflect(self, live: LiveSession, speaker: str | None) -> None:
+        """A review in the background, then a tidy of the notes it may have filled."""
+        await self._review(live, speaker)
+        self.tidy_later(speaker or live.session.person, live.session.id)
 
     async def _review(self, live: LiveSession, speaker: str | None) -> None:
         if live.session.id in self._reviewing:

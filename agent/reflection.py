@@ -9,12 +9,22 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 
 import structlog
 
 from agent.history import for_request, normalise
 from agent.live import LiveSession
-from agent.providers import ChatMessage, ChatRequest, Provider, Text, ToolResult
+from agent.providers import (
+    ChatMessage,
+    ChatRequest,
+    Provider,
+    Text,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+)
 from agent.tools.context import ToolContext
 from agent.tools.registry import ToolRegistry
 from config.settings import ReflectionSettings
@@ -42,6 +52,49 @@ SUMMARY_REQUEST = (
 )
 
 
+Run = Callable[[ToolCall], Awaitable[ToolResult]]
+"""Answers one tool call of a background run (what may run, and on what, is the caller's)."""
+
+
+@dataclass
+class Rounds:
+    """What a bounded run did: model calls made, tool calls that succeeded and were refused."""
+
+    rounds: int = 0
+    changes: int = 0
+    refusals: int = 0
+
+
+async def bounded_rounds(
+    provider: Provider,
+    system: str,
+    messages: list[ChatMessage],
+    tools: Sequence[ToolSpec],
+    run: Run,
+    settings: ReflectionSettings,
+) -> Rounds:
+    """Let the model call tools until it answers without one, for at most `max_rounds` calls
+    and `timeout` seconds (TimeoutError past it): the machinery of every background run
+    (reflection, tidy), which no reply ever waits on. `messages` grows with the exchange."""
+    done = Rounds()
+    async with asyncio.timeout(settings.timeout):
+        while done.rounds < settings.max_rounds:
+            done.rounds += 1
+            request = ChatRequest(system, tuple(for_request(messages)), tuple(tools))
+            reply = await provider.complete(request)
+            messages.append(reply.as_message())
+            if not reply.tool_calls:
+                break
+            results: list[ToolResult] = []
+            for call in reply.tool_calls:
+                result = await run(call)
+                results.append(result)
+                done.refusals += result.is_error
+                done.changes += not result.is_error
+            messages.append(ChatMessage.tool_results(results))
+    return done
+
+
 async def review(
     live: LiveSession,
     provider: Provider,
@@ -51,32 +104,21 @@ async def review(
 ) -> None:
     """Run one bounded review of `live` (its messages are not changed); what it changed is
     logged."""
+
+    async def run(call: ToolCall) -> ToolResult:
+        if call.name not in REVIEW_TOOLS:
+            return ToolResult(call.id, "Not available during the review.", True)
+        outcome = await registry.call(call.name, call.arguments, ctx, refusal=call.refusal)
+        return ToolResult(call.id, outcome.content, outcome.is_error)
+
     messages = normalise([*live.messages, ChatMessage.user(REVIEW)])
-    changes = refusals = rounds = 0
-    async with asyncio.timeout(settings.timeout):
-        while rounds < settings.max_rounds:
-            rounds += 1
-            request = ChatRequest(live.system, tuple(for_request(messages)), live.tools)
-            reply = await provider.complete(request)
-            messages.append(reply.as_message())
-            if not reply.tool_calls:
-                break
-            results: list[ToolResult] = []
-            for call in reply.tool_calls:
-                if call.name not in REVIEW_TOOLS:
-                    results.append(ToolResult(call.id, "Not available during the review.", True))
-                    continue
-                outcome = await registry.call(call.name, call.arguments, ctx, refusal=call.refusal)
-                results.append(ToolResult(call.id, outcome.content, outcome.is_error))
-                refusals += outcome.is_error
-                changes += not outcome.is_error
-            messages.append(ChatMessage.tool_results(results))
+    done = await bounded_rounds(provider, live.system, messages, live.tools, run, settings)
     log.info(
         "reflection_done",
         session=live.session.id,
-        changes=changes,
-        refusals=refusals,
-        rounds=rounds,
+        changes=done.changes,
+        refusals=done.refusals,
+        rounds=done.rounds,
     )
 
 

@@ -38,6 +38,27 @@ class NotesSettings(Section):
 
     memory_limit: int = Field(2200, ge=200, le=100_000, description="MEMORY.md size cap (chars)")
     user_limit: int = Field(1375, ge=200, le=100_000, description="USER.md size cap (chars)")
+    tidy_at: float = Field(
+        0.8,
+        gt=0,
+        le=1,
+        description="tidy a file in the background once it holds this share of its cap",
+    )
+    tidy_every: str = Field(
+        "7d", description='and once this long has passed since its last tidy; "0": only when full'
+    )
+
+    @field_validator("tidy_every")
+    @classmethod
+    def _a_duration_or_never(cls, value: str) -> str:
+        if value.strip() != "0":
+            parse_duration(value)
+        return value
+
+    @property
+    def tidy_every_seconds(self) -> float | None:
+        """How often a file that changed is tidied however full it is; None: never by age."""
+        return None if self.tidy_every.strip() == "0" else parse_duration(self.tidy_every)
 
 
 class MemorySettings(Section):

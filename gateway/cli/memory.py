@@ -25,6 +25,7 @@ from gateway.cli.common import (
     settings_or_exit,
     with_store,
 )
+from gateway.cli.memory_tidy import tidy
 from memory.access.people import OWNER, person_dir
 from memory.notes.origin import NoteOrigin
 
@@ -304,6 +305,9 @@ def _editor() -> list[str]:
         if value:
             return shlex.split(value)
     return ["vi"]
+
+
+app.command("tidy")(tidy)
 
 
 def register(parent: typer.Typer) -> None:

@@ -165,3 +165,27 @@ def test_a_default_timezone_that_is_no_zone_is_refused_with_an_example(
     monkeypatch.setenv("KIOKU_SCHEDULE__DEFAULT_TIMEZONE", zone)
     with pytest.raises(ConfigError, match="is not a time zone; give an IANA name such as"):
         load_settings()
+
+
+def test_tidy_every_that_is_no_duration_says_how_to_write_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("KIOKU_MEMORY__NOTES__TIDY_EVERY", "weekly")
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    assert "KIOKU_MEMORY__NOTES__TIDY_EVERY" in str(caught.value)
+    assert "write a number and a unit" in str(caught.value)
+
+
+def test_tidy_at_above_the_whole_cap_is_refused(home: Path) -> None:
+    write(home, "config.toml", "[memory.notes]\ntidy_at = 1.5\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    assert "[memory.notes] tidy_at" in str(caught.value)
+    assert "less than or equal to 1" in str(caught.value)
+
+
+def test_tidy_every_0_turns_the_tidy_by_age_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert load_settings().memory.notes.tidy_every_seconds == 7 * 86_400
+    monkeypatch.setenv("KIOKU_MEMORY__NOTES__TIDY_EVERY", "0")
+    assert load_settings().memory.notes.tidy_every_seconds is None

@@ -104,6 +104,10 @@ class ScriptedServer(ABC):
     def enqueue(self, step: Step) -> None:
         self._script.append(step)
 
+    def clear_script(self) -> None:
+        """Drop the steps still queued (a shared fake between tests)."""
+        self._script.clear()
+
     def hang(self) -> None:
         """The next request gets no answer at all (for timeouts and cancellation)."""
         self.enqueue(Hang())

@@ -53,7 +53,7 @@ def show_json(kioku: Kioku, *args: str) -> dict[str, dict[str, object]]:
 def test_memory_help_lists_every_command_with_one_line(kioku: Kioku) -> None:
     done = kioku("memory", "--help")
     assert done.returncode == 0
-    for command in ("show", "add", "replace", "remove", "edit"):
+    for command in ("show", "add", "replace", "remove", "edit", "tidy"):
         assert re.search(rf"(?m)^  {command}\s+\S", done.stdout), done.stdout
 
 

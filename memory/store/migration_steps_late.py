@@ -1,6 +1,6 @@
-"""Migrations v7 to v13 of state.db (`memory.store.migrations` runs them in order): the
+"""Migrations v7 to v14 of state.db (`memory.store.migrations` runs them in order): the
 index that needs no function of kioku's, retention, schedules, media, erasures, catch-up,
-turns by time."""
+turns by time, who turned reflection off."""
 
 from __future__ import annotations
 
@@ -258,3 +258,19 @@ async def v13_turns_by_time(db: aiosqlite.Connection) -> None:
     turn, or every match of a word, newer than it.
     """
     await db.execute("CREATE INDEX turns_ts ON turns(ts)")
+
+
+async def v14_reflection_off(db: aiosqlite.Connection) -> None:
+    """The people who turned the background review of their memory off (`/memory auto off`).
+
+    A row is a choice made; a person without one follows `agent.reflection.enabled`.
+    """
+    await run_script(
+        db,
+        """
+        CREATE TABLE reflection_off (
+            person_id TEXT PRIMARY KEY REFERENCES persons(id) ON DELETE CASCADE,
+            since REAL NOT NULL
+        ) WITHOUT ROWID;
+        """,
+    )

@@ -63,6 +63,8 @@ async def handle(arguments: dict[str, Any], ctx: ToolContext) -> str:
             raise ToolError(result.message)
         return result.message
     # In a group the notes themselves must not reach the other people reading along.
+    if result.kind == "near_duplicate":
+        raise ToolError("Not saved: the speaker's private notes already say this.")
     if not result.ok:
         raise ToolError(
             f"Not saved ({result.kind.replace('_', ' ')}). The details would show the person's "

@@ -21,7 +21,7 @@ from memory.notes.format import (
     is_separator_line,
     normalise_newlines,
 )
-from memory.notes.repeats import plain_form, repeated_entry
+from memory.notes.repeats import repeated_entry, same_text
 from memory.safety import scan_text
 
 Action = Literal["add", "replace", "remove"]
@@ -191,7 +191,7 @@ def _apply(
         if refusal is not None:
             return refusal
     if op.action == "add":
-        if any(plain_form(entry) == plain_form(content) for entry in entries):
+        if content in entries or any(same_text(entry, content) for entry in entries):
             return f"already in {name}"
         kept = repeated_entry(content, entries) if refuse_repeats else None
         if kept is not None:

@@ -10,8 +10,10 @@ endings) and the new one repeats the old one only when it brings nothing of its 
   is compared by character n-grams, since it has no spaces between words);
 - no number the old entry lacks ("Meeting at 4pm" beside "Meeting at 3pm");
 - the same negations and changes of state ("no longer", "used to", 「もう」「やめた」);
-- its words close together in the old entry, not scattered over several facts;
-- for Japanese, most of its character pairs (hiragana too) found in the old entry.
+- its words close together in the old entry, not scattered over several facts, and in
+  the same order around a comparison ("tea over coffee", 「コーヒーより紅茶」);
+- at most one pair of hiragana the old entry lacks: okurigana may differ, a word
+  written in kana (りんご, みかん) may not.
 
 An update ("Moved to Osaka" beside "Lives in Tokyo") always brings a word of its own, so
 it is never refused: the check is built to miss a paraphrase rather than refuse a new
@@ -30,7 +32,6 @@ from memory.search.porter import porter_stem
 
 _HAN = "\u3005\u3006\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _KANA = "\u3041-\u309f\u30a1-\u30ff\u31f0-\u31ff"
-_CJK = re.compile(f"[{_HAN}{_KANA}]+")
 _HIRAGANA_RUN = re.compile("[\u3041-\u309f]+")
 _HARD_RUN = re.compile(f"[{_HAN}]+|[\u30a1-\u30ff\u31f0-\u31ff]+")
 _TOKEN = re.compile(f"(\\d+)(?:\\s*(am|pm)\\b)?|([a-z]+)|([{_HAN}{_KANA}]+)")
@@ -88,6 +89,8 @@ _JA_ENDINGS = (
     (re.compile(r"^ユーザー(?:は|が)"), ""),
     (re.compile(r"大(?=好き|嫌い)"), ""),
 )
+COMPARED_CHARS = 20_000
+"""Longer texts (ten times a full MEMORY.md: a file edited by hand) are compared only as text."""
 SPAN_SLACK = 2
 """How many words of the old entry may sit between those of the new one (scattered facts)."""
 KANA_NEW = 1
@@ -113,6 +116,12 @@ def plain_form(text: str) -> str:
     return " ".join(kept.split())
 
 
+def same_text(one: str, other: str) -> bool:
+    """True when the two differ at most in width, case, punctuation and spaces."""
+    plain = plain_form(one)
+    return bool(plain) and plain == plain_form(other)
+
+
 def repeated_entry(new: str, entries: Sequence[str]) -> str | None:
     """The first of `entries` that `new` only repeats, or None when `new` says something new."""
     for entry in entries:
@@ -123,6 +132,8 @@ def repeated_entry(new: str, entries: Sequence[str]) -> str | None:
 
 def repeats(new: str, old: str) -> bool:
     """True when `new` brings nothing that `old` does not already say."""
+    if max(len(new), len(old)) > COMPARED_CHARS:
+        return same_text(new, old)
     fresh, kept = _profile(new), _profile(old)
     if fresh.plain == kept.plain:
         return bool(fresh.plain)
@@ -151,7 +162,7 @@ def _profile(text: str) -> _Profile:
     tokens = _TOKEN.findall(folded)
     for place, (number, clock, word, run) in enumerate(tokens):
         if number or word in _NUMBER_WORDS:
-            numbers.append(str(int(number)) + clock if number else _NUMBER_WORDS[word])
+            numbers.append((number.lstrip("0") or "0") + clock if number else _NUMBER_WORDS[word])
             units.append("#" + numbers[-1])
         elif word:
             # "a" is an article before a word ("a cat"), a name otherwise ("blood type A").
@@ -204,19 +215,22 @@ def _same_order(wanted: Sequence[str], within: Sequence[str]) -> bool:
 
 
 def _span(wanted: Sequence[str], within: Sequence[str]) -> int:
-    """Length of the shortest stretch of `within` holding every unit of `wanted`."""
+    """Length of the shortest stretch of `within` holding every unit of `wanted` (one pass)."""
     need = set(wanted)
-    best = len(within)
-    for start, unit in enumerate(within):
+    counts: dict[str, int] = {}
+    best, start = len(within), 0
+    for end, unit in enumerate(within):
         if unit not in need:
             continue
-        seen: set[str] = set()
-        for end in range(start, len(within)):
-            if within[end] in need:
-                seen.add(within[end])
-                if len(seen) == len(need):
-                    best = min(best, end - start + 1)
-                    break
+        counts[unit] = counts.get(unit, 0) + 1
+        while len(counts) == len(need):
+            first = within[start]
+            if first in counts:
+                best = min(best, end - start + 1)
+                counts[first] -= 1
+                if not counts[first]:
+                    del counts[first]
+            start += 1
     return best
 
 

@@ -33,6 +33,17 @@ async def test_memory_tool_refuses_a_near_duplicate_naming_the_entry(rig) -> Non
     assert await entries(rig) == (KEPT,)
 
 
+async def test_memory_tool_in_a_group_refuses_a_near_duplicate_without_showing_it(rig) -> None:
+    await seed(rig)
+    session = await rig.group()
+    rig.call_tool("memory", {"action": "add", "target": "memory", "content": "Lives in Tokyo"})
+    rig.say("Noted.")
+    await rig.agent.respond(rig.turn(session, "I live in Tokyo"))
+    result = rig.texts_of(rig.api.last)
+    assert "Not saved: the speaker's private notes already say this." in result
+    assert "Mochi" not in result
+
+
 async def test_memory_tool_adds_an_update(rig) -> None:
     await seed(rig)
     session = await rig.dm()

@@ -6,13 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from config.settings import NotesSettings
 from memory.notes.format import NotesState
 from memory.notes.ops import NoteOp, Plan, Refusal, plan_ops
 from memory.notes.origin import NoteOrigin
 from memory.notes.person_notes import PersonNotes
-from memory.notes.repeats import repeated_entry, repeats
+from memory.notes.repeats import plain_form, repeated_entry, repeats
 
 CLI = NoteOrigin("cli")
 TOOL = NoteOrigin("memory tool", 7)
@@ -141,3 +143,13 @@ def test_a_blocked_entry_is_not_quoted_in_the_refusal() -> None:
     outcome = plan_ops(_state(hidden), [NoteOp("add", "memory", "Prefers short answers")])
     assert isinstance(outcome, Refusal) and outcome.kind == "near_duplicate"
     assert "Ignore" not in outcome.reason and "withheld" in outcome.reason
+
+
+@given(st.text(min_size=1, max_size=200))
+def test_any_text_with_letters_or_digits_repeats_itself(text: str) -> None:
+    assert repeats(text, text) == bool(plain_form(text))
+
+
+@given(st.text(max_size=200), st.integers(min_value=0, max_value=10**9))
+def test_one_more_number_than_the_old_text_is_never_a_repeat(old: str, number: int) -> None:
+    assert not repeats(f"{old} {number}", old)

@@ -2,8 +2,9 @@
 
 Each line of `tests/fixtures/notes_duplicates.jsonl` is an existing entry, a new one,
 whether the new one only repeats the old (`duplicate`) and why. The check was tuned on
-the `dev` part only; the `held-out` part shows how it does on text it was not tuned
-on. Precision matters most: a false "duplicate" refuses a new fact.
+the `dev` part only; the `held-out` part (written with it, before any tuning) and the
+`fresh` part (written after the check was frozen, run once) show how it does on text it
+was not tuned on. Precision matters most: a false "duplicate" refuses a new fact.
 
     .venv/bin/python tests/bench/bench_note_duplicates.py [--errors] [--split dev]
 """
@@ -20,13 +21,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from memory.notes.repeats import repeats
 
+SPLITS = ("dev", "held-out", "fresh")
 PAIRS = Path(__file__).resolve().parents[1] / "fixtures" / "notes_duplicates.jsonl"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--errors", action="store_true", help="list every pair judged wrong")
-    parser.add_argument("--split", choices=["dev", "held-out"], help="errors of one part only")
+    parser.add_argument("--split", choices=SPLITS, help="errors of one part only")
     args = parser.parse_args()
     pairs = [json.loads(line) for line in PAIRS.read_text(encoding="utf-8").splitlines()]
     started = time.perf_counter()
@@ -37,7 +39,7 @@ def main() -> None:
         f"{'part':<14}{'lang':<6}{'pairs':>6}{'dups':>6}{'TP':>5}{'FP':>5}{'FN':>5}"
         f"{'precision':>11}{'recall':>8}"
     )
-    for split in ("dev", "held-out"):
+    for split in SPLITS:
         for lang in ("en", "ja", "all"):
             chosen = [
                 (pair, said)

@@ -19,6 +19,7 @@ from agent.tidy import tidy_due
 from agent.tools.context import Services
 from agent.tools.registry import ToolRegistry
 from agent.turn import Turn, TurnOutcome
+from memory.notes.auto import reflection_on
 from memory.store.records import Session
 from plumbing.tasks import Tasks
 
@@ -198,11 +199,17 @@ class Agent:
         self.tidy_later(speaker or live.session.person, live.session.id)
 
     async def _review(self, live: LiveSession, speaker: str | None) -> None:
+        """One review of `live` for the person whose memory it may change, unless that
+        person turned reflection off for themself (`/memory auto off`)."""
         if live.session.id in self._reviewing:
             return
         self._reviewing.add(live.session.id)
         try:
-            ctx = live.tool_context(self.services, speaker or live.session.person)
+            person = speaker or live.session.person
+            if person is not None and not await reflection_on(self.services.store, person):
+                log.info("reflection_skipped", session=live.session.id, reason="person_off")
+                return
+            ctx = live.tool_context(self.services, person)
             await review(
                 live, self.provider, self.registry, ctx, self.services.settings.agent.reflection
             )

@@ -64,7 +64,7 @@ MEMORY_MAY_IMPORT = {
     "backup": {"store"},
     "media": {"store", "access"},
     "history": {"store", "access", "media"},
-    "notes": {"store", "access", "safety"},
+    "notes": {"store", "access", "safety", "search"},
     "skills": {"store", "access", "safety"},
     "importers": {"store", "access", "notes", "skills"},
 }

@@ -42,8 +42,9 @@ DESCRIPTION = (
     "'memory' = MEMORY.md (their projects, environment, decisions). add a new entry; replace or "
     "remove the one entry containing old_text. Use 'operations' for several changes at once "
     "(atomic; limits checked on the result). Files are size-capped: when a write is refused "
-    "for size, consolidate with replace/remove and retry in the same turn. Changes show in the "
-    "notes snapshot from the next session on."
+    "for size, consolidate with replace/remove and retry in the same turn. An add that only "
+    "repeats an entry is refused: to correct or extend it, replace that entry. Changes show in "
+    "the notes snapshot from the next session on."
 )
 
 
@@ -62,6 +63,8 @@ async def handle(arguments: dict[str, Any], ctx: ToolContext) -> str:
             raise ToolError(result.message)
         return result.message
     # In a group the notes themselves must not reach the other people reading along.
+    if result.kind == "near_duplicate":
+        raise ToolError("Not saved: the speaker's private notes already say this.")
     if not result.ok:
         raise ToolError(
             f"Not saved ({result.kind.replace('_', ' ')}). The details would show the person's "

@@ -46,8 +46,9 @@ SLASH_COMMANDS = Registry(
         ),
         SlashCommand(
             ("memory",),
-            "your notes (USER.md, MEMORY.md)",
+            "your notes (USER.md, MEMORY.md); auto on|off: my background review of them",
             notes.memory,
+            argument="[auto [on|off]]",
             direct_only=notes.PRIVATE_IN_GROUP,
             needs_person=True,
         ),

@@ -1,8 +1,9 @@
 """Planning notes changes: pure functions from the current entries to new ones or a refusal.
 
-Nothing here touches the disk, so the rules (exact-one match, duplicate adds, limits
-checked on the final state, safety of new text) are the same for a single tool call,
-a batch over both files and an edit in `$EDITOR`, and are easy to test exhaustively.
+Nothing here touches the disk, so the rules (exact-one match, duplicate and
+near-duplicate adds, limits checked on the final state, safety of new text) are the
+same for a single tool call, a batch over both files and an edit in `$EDITOR`, and
+are easy to test exhaustively.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from memory.notes.format import (
     is_separator_line,
     normalise_newlines,
 )
+from memory.notes.repeats import repeated_entry, same_text
 from memory.safety import scan_text
 
 Action = Literal["add", "replace", "remove"]
@@ -30,6 +32,7 @@ RefusalKind = Literal[
     "separator",
     "unsafe",
     "duplicate_entry",
+    "near_duplicate",
     "no_match",
     "ambiguous",
     "over_limit",
@@ -121,14 +124,20 @@ def op_from_mapping(raw: Any, where: str) -> NoteOp | Refusal:
     return NoteOp(action, target, fields["content"] or "", fields["old_text"] or "")
 
 
-def plan_ops(states: Mapping[Target, NotesState], ops: Sequence[NoteOp]) -> Plan | Refusal:
-    """Apply `ops` in order to copies of the entries; the limits are checked on the result."""
+def plan_ops(
+    states: Mapping[Target, NotesState], ops: Sequence[NoteOp], *, refuse_repeats: bool = True
+) -> Plan | Refusal:
+    """Apply `ops` in order to copies of the entries; the limits are checked on the result.
+
+    An add that only repeats an entry in other words is refused (`repeats`), except with
+    `refuse_repeats` False: an import keeps every entry it brings, as it was written.
+    """
     working = {target: list(state.entries) for target, state in states.items()}
     no_ops: list[tuple[int, str]] = []
     batch = len(ops) > 1
     for index, op in enumerate(ops, start=1):
         where = f"Operation {index} ({op.label}): " if batch else ""
-        outcome = _apply(working[op.target], op, where)
+        outcome = _apply(working[op.target], op, where, refuse_repeats)
         if isinstance(outcome, Refusal):
             return outcome
         if outcome:
@@ -171,7 +180,9 @@ def plan_rewrite(
     return _over_limit({target: state}, after, ()) or Plan(after)
 
 
-def _apply(entries: list[str], op: NoteOp, where: str) -> str | Refusal | None:
+def _apply(
+    entries: list[str], op: NoteOp, where: str, refuse_repeats: bool
+) -> str | Refusal | None:
     """Change `entries` in place; a string result names a harmless no-op."""
     name = FILE_NAMES[op.target]
     content = clean_text(op.content)
@@ -180,8 +191,11 @@ def _apply(entries: list[str], op: NoteOp, where: str) -> str | Refusal | None:
         if refusal is not None:
             return refusal
     if op.action == "add":
-        if content in entries:
+        if content in entries or any(same_text(entry, content) for entry in entries):
             return f"already in {name}"
+        kept = repeated_entry(content, entries) if refuse_repeats else None
+        if kept is not None:
+            return _repeats(kept, op, where)
         entries.append(content)
         return None
     found = _find(entries, op, where)
@@ -202,6 +216,19 @@ def _apply(entries: list[str], op: NoteOp, where: str) -> str | Refusal | None:
         )
     entries[found] = content
     return None
+
+
+def _repeats(kept: str, op: NoteOp, where: str) -> Refusal:
+    """An add that only says again what `kept` says: name it, and say how to change it."""
+    shown = kept if scan_text(kept) is None else "[an entry withheld: it failed the safety check]"
+    return Refusal(
+        "near_duplicate",
+        f"{where}{FILE_NAMES[op.target]} already says this, in the entry {shown!r}.",
+        "If your text corrects or adds to that entry, replace it (action replace, old_text: a "
+        "short piece of that entry, content: the whole new entry). If it says nothing new, "
+        "there is nothing to save.",
+        (op.target,),
+    )
 
 
 def _check_content(content: str, op: NoteOp, where: str) -> Refusal | None:

@@ -239,7 +239,7 @@ class PersonNotes:
         first, batch = ops[0], len(ops) > 1
 
         def planner(states: Mapping[Target, NotesState]) -> Plan | Refusal:
-            return plan_ops(states, ops)
+            return plan_ops(states, ops, refuse_repeats=origin.source != "import")
 
         def describe(changed: bool) -> tuple[str, str]:
             if not changed:

@@ -37,6 +37,7 @@ from memory.store.migration_steps_late import (
     v13_turns_by_time,
     v14_notes_journal,
 )
+from memory.store.migration_steps_recent import v15_reflection_off
 from memory.store.scalar import scalar
 from memory.store.segment import segment
 
@@ -56,6 +57,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     v12_catch_up,
     v13_turns_by_time,
     v14_notes_journal,
+    v15_reflection_off,
 )
 SCHEMA_VERSION = schema.SCHEMA_VERSION
 

@@ -16,7 +16,7 @@ HELP = """Commands:
 /status — this conversation: session, queue, model
 /whoami — who kioku knows you as, and your linked accounts
 /link [CODE] — a code to link another account; with CODE, link this account
-/memory — your notes (USER.md, MEMORY.md)
+/memory [auto [on|off]] — your notes (USER.md, MEMORY.md); auto on|off: my background review of them
 /remember TEXT — add TEXT to your notes about you (USER.md)
 /forget TEXT — remove the note containing TEXT
 /search QUERY — search your past conversations

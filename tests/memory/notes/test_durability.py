@@ -165,7 +165,7 @@ async def test_concurrent_batches_over_both_files_do_not_deadlock(
         for n in range(5)
     ] + [
         b.batch(
-            [NoteOp("add", "user", content=f"U{n}"), NoteOp("add", "memory", content=f"M{n}")],
+            [NoteOp("add", "user", content=f"v{n}"), NoteOp("add", "memory", content=f"k{n}")],
             origin=NoteOrigin("cli"),
         )
         for n in range(5)

@@ -196,5 +196,5 @@ async def test_upgrading_from_version_13_adds_an_empty_notes_journal(tmp_path: P
             ]
         )
         report = await store.check_integrity()
-    assert report.ok and report.schema_version == 14
+    assert report.ok and report.schema_version == schema.SCHEMA_VERSION
     assert counts == [0, 0, 0, len(V2_MESSAGES)]

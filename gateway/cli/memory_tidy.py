@@ -57,6 +57,7 @@ async def _tidy(
     """Each file's outcome, in order, and why the run stopped early (None if it did not)."""
     from agent.providers import NoProvider, ProviderError, build_provider
     from agent.tidy import tidy_file
+    from agent.usage import ChargedProvider, Payer, charger
     from memory.notes.files import NotesFileError
     from memory.notes.format import FILE_NAMES, TARGETS
     from memory.notes.journal import NotesJournal
@@ -65,6 +66,7 @@ async def _tidy(
     provider = build_provider(settings.llm)
     if isinstance(provider, NoProvider):
         fail(provider.reply)
+    charged = ChargedProvider(provider, settings.llm, charger(store, "tidy", Payer(person)))
     notes = PersonNotes(settings.home, person, settings.memory.notes, NotesJournal(store))
     outcomes: list[TidyOutcome] = []
     try:
@@ -72,7 +74,7 @@ async def _tidy(
             name = FILE_NAMES[target]
             try:
                 outcomes.append(
-                    await tidy_file(provider, store, notes, target, settings, dry_run=dry_run)
+                    await tidy_file(charged, store, notes, target, settings, dry_run=dry_run)
                 )
             except NotesFileError as exc:
                 return outcomes, f"{name}: not tidied: {exc}."

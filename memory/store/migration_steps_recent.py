@@ -1,5 +1,5 @@
 """Migrations v15 on of state.db (`memory.store.migrations` runs them in order): who
-turned reflection off."""
+turned reflection off, what model calls used and cost."""
 
 from __future__ import annotations
 
@@ -20,5 +20,35 @@ async def v15_reflection_off(db: aiosqlite.Connection) -> None:
             person_id TEXT PRIMARY KEY REFERENCES persons(id) ON DELETE CASCADE,
             since REAL NOT NULL
         ) WITHOUT ROWID;
+        """,
+    )
+
+
+async def v16_usage(db: aiosqlite.Connection) -> None:
+    """What each model call used and cost, charged to the person or group that caused it.
+
+    No foreign keys: a row outlives the session and the history it came from (deleting
+    history does not give the money back). `cost_usd` NULL is a model without a price.
+    """
+    await run_script(
+        db,
+        """
+        CREATE TABLE usage (
+            id INTEGER PRIMARY KEY,
+            at REAL NOT NULL,
+            person TEXT,
+            conversation TEXT,
+            session_id INTEGER,
+            kind TEXT NOT NULL CHECK (kind IN ('reply', 'reflection', 'compaction', 'summary',
+                'schedule', 'media', 'provider', 'tidy')),
+            model TEXT NOT NULL,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+            cost_usd REAL
+        );
+        CREATE INDEX usage_person_at ON usage(person, at);
+        CREATE INDEX usage_at ON usage(at);
         """,
     )

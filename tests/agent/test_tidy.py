@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -111,6 +112,9 @@ async def rig(shared: GatewayRig) -> GatewayRig:
     return shared
 
 
+ALL_TIME = (datetime(2000, 1, 1, tzinfo=UTC), datetime(2100, 1, 1, tzinfo=UTC))
+
+
 def memory_entries(rig: GatewayRig) -> tuple[str, ...]:
     text = (rig.home / "people" / "aiko" / "MEMORY.md").read_text(encoding="utf-8")
     return tuple(parse_entries(text))
@@ -150,6 +154,8 @@ async def test_a_file_past_80_percent_is_tidied_after_its_session_closes_while_r
     assert memory_entries(rig) == TIDIED
     brief = tidy_requests(rig)[0].body.decode()
     assert "We moved to Osaka last month" in brief and "Lives in Tokyo" in brief
+    spent = await rig.store.usage_totals("kind", ALL_TIME[0], ALL_TIME[1], person="aiko")
+    assert {t.key: t.calls for t in spent}.get("tidy") == len(tidy_requests(rig))
 
 
 async def test_a_tidys_calls_change_a_draft_saved_in_one_write_with_origin_tidy(

@@ -7,8 +7,9 @@ model is called, so a crash, a timeout or `/stop` never loses what was said.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import structlog
 
@@ -59,6 +60,14 @@ NOT_RUN = (
 )
 
 
+@dataclass
+class Spent:
+    """Seconds one turn has spent so far calling the model and running tools."""
+
+    model: float = 0.0
+    tools: float = 0.0
+
+
 class TurnRunner:
     """Runs turns for every session; holds no per-session state of its own."""
 
@@ -90,11 +99,15 @@ class TurnRunner:
                 await on_text(delta)
 
         replies: list[int] = []
+        spent = Spent()
         try:
-            outcome = await self._rounds(live, ctx, relay, replies)
+            outcome = await self._rounds(live, ctx, relay, replies, spent)
         except ProviderError as exc:
             log.warning("turn_failed", session=live.session.id, error=str(exc))
-            return TurnOutcome(exc.user_message, error=str(exc))
+            why = str(exc)
+            return TurnOutcome(
+                exc.user_message, error=why, model_seconds=spent.model, tool_seconds=spent.tools
+            )
         except asyncio.CancelledError:
             partial = "".join(streamed).strip()
             note = f"{partial}\n\n(interrupted)" if partial else "(interrupted)"
@@ -223,15 +236,17 @@ class TurnRunner:
         return text
 
     async def _rounds(
-        self, live: LiveSession, ctx: ToolContext, relay: OnText, replies: list[int]
+        self, live: LiveSession, ctx: ToolContext, relay: OnText, replies: list[int], spent: Spent
     ) -> TurnOutcome:
         """Call the model until it answers; the ids of the answer's stored turns go to
-        `replies`."""
+        `replies`, the time spent on the model and the tools to `spent`."""
         limit = self.services.settings.agent.max_tool_rounds
         answer: list[str] = []
         calls = 0
         for round_number in range(limit + 1):
+            began = time.perf_counter()
             reply = await self._call(live, relay)
+            spent.model += time.perf_counter() - began
             live.add(reply.as_message())
             if reply.text.strip():
                 answer.append(reply.text.strip())
@@ -242,13 +257,20 @@ class TurnRunner:
                 )
             if not reply.tool_calls or round_number == limit:
                 break
+            began = time.perf_counter()
             results = await self._run_tools(reply.tool_calls, ctx)
+            spent.tools += time.perf_counter() - began
             calls += len(results)
             blocks: list[ToolResult | Text] = list(results)
             if round_number + 1 == limit:
                 blocks.append(Text(FORCE_ANSWER))
             live.add(ChatMessage("user", tuple(blocks)))
-        return TurnOutcome("\n\n".join(answer) or NO_ANSWER, tool_calls=calls)
+        return TurnOutcome(
+            "\n\n".join(answer) or NO_ANSWER,
+            tool_calls=calls,
+            model_seconds=spent.model,
+            tool_seconds=spent.tools,
+        )
 
     async def _call(self, live: LiveSession, relay: OnText) -> ModelReply:
         messages = tuple(for_request(live.messages))

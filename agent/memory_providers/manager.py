@@ -17,6 +17,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -38,6 +39,7 @@ from config.provider_settings import ProviderSettings, ProvidersSettings
 from memory.history.erasures import forget_erasures
 from memory.outbox import Outbox
 from memory.store.database import Store
+from plumbing.meter import QUIET, Meter
 
 log = structlog.get_logger("kioku.providers")
 
@@ -66,8 +68,15 @@ class MemoryProviders:
     """Owns the enabled providers and their mirror; `start` with the daemon, `aclose` at
     its end. With no provider enabled it does nothing and costs nothing."""
 
-    def __init__(self, settings: ProvidersSettings, home: Path, search: LexicalSearch) -> None:
+    def __init__(
+        self,
+        settings: ProvidersSettings,
+        home: Path,
+        search: LexicalSearch,
+        meter: Meter = QUIET,
+    ) -> None:
         self.settings = settings
+        self.meter = meter
         self.home = home
         self.search = search
         self.entries = {
@@ -222,6 +231,9 @@ class MemoryProviders:
             for entry in entries
         }
         began = time.perf_counter()
+        if hook == "recall":
+            for name, task in tasks.items():
+                task.add_done_callback(partial(self._recalled, name, began))
         _, late = await asyncio.wait(tasks.values(), timeout=self.settings.recall_timeout)
         for task in late:
             task.cancel()
@@ -244,6 +256,10 @@ class MemoryProviders:
         if late:
             await asyncio.gather(*late, return_exceptions=True)
         return answers
+
+    def _recalled(self, name: str, began: float, task: asyncio.Task[Any]) -> None:
+        """Tell the meter how long `name` took to recall, or that it was cut off."""
+        self.meter.recall(name, time.perf_counter() - began, timed_out=task.cancelled())
 
     async def _mirror(
         self, scope: Scope, kind: str, payload: dict[str, Any], turn_ids: Sequence[int] = ()

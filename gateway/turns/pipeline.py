@@ -10,6 +10,7 @@ agent path (`_respond`); only its answer is handed back to the scheduler instead
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from functools import partial
@@ -36,6 +37,7 @@ from memory.store import deliveries
 from memory.store.database import Store
 from memory.store.errors import StoreFull
 from memory.store.records import Conversation, NewMessage, Session
+from plumbing.meter import QUIET, Meter, TurnTimes
 
 log = structlog.get_logger("kioku.gateway")
 
@@ -71,8 +73,10 @@ class Turns:
         queues: ConversationQueues,
         deletions: ChatDeletions,
         outbound: Dispatcher,
+        meter: Meter = QUIET,
     ) -> None:
         self.store = store
+        self.meter = meter
         self.agent = agent
         self._settings = settings
         self.sessions = sessions
@@ -89,18 +93,23 @@ class Turns:
         conversation = conversation_for(inbound, person, self._settings().sessions.dm_scope)
         make = partial(Turn, speaker=person, text=inbound.text, context=context)
         answered: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        queued = time.monotonic()
 
         async def job() -> None:
             if answered.done():
                 return  # the scheduler stopped waiting: this try already counts as failed
+            began = time.monotonic()
             try:
                 session, outcome = await self._respond(conversation, make, None)
             except Exception as exc:
+                self._measure(inbound.platform, "failed", None, queued, began)
                 _settle(answered, error=exc)
                 return
             except BaseException:
+                self._measure(inbound.platform, "stopped", None, queued, began)
                 _settle(answered, error=TurnStopped("the scheduled turn was stopped"))
                 raise
+            self._measure(inbound.platform, _outcome(outcome), outcome, queued, began)
             if answered.done():
                 return  # the scheduler gave up waiting meanwhile
             if outcome.error is not None:
@@ -129,14 +138,15 @@ class Turns:
         """A queued message's turn; whatever fails, the person hears of it and the line
         goes on."""
 
-        async def work() -> None:
+        async def work() -> TurnOutcome | None:
             settled = await self.deletions.settle(inbound, person, conversation.key, arrived)
             if settled.reply is not None:
                 await self.outbound.reply(inbound.address, settled.reply)
-            if not settled.consumed:
-                await self._answer([(inbound, delivery)], person, conversation)
+            if settled.consumed:
+                return None
+            return await self._answer([(inbound, delivery)], person, conversation)
 
-        await self._answered([(inbound, delivery)], conversation, work)
+        await self._answered([(inbound, delivery)], conversation, work, arrived)
 
     async def missed(
         self,
@@ -202,7 +212,7 @@ class Turns:
         person: str | None,
         conversation: Conversation,
         unanswered: Sequence[Taken],
-    ) -> None:
+    ) -> TurnOutcome:
         """The model answers the session's history as it stands (`Turn.stored`)."""
         await self.outbound.working(inbound.address)
         await self._keep_unanswered(unanswered, person, conversation)
@@ -219,6 +229,7 @@ class Turns:
         )
         await self.outbound.reply(inbound.address, outcome.text, session.id)
         await self._after(session, person)
+        return outcome
 
     async def _said(self, delivery: Delivery | None) -> StoredSaid | None:
         return None if delivery is None else await find_said(self.store, *delivery)
@@ -227,21 +238,50 @@ class Turns:
         self,
         messages: Sequence[Taken],
         conversation: Conversation,
-        work: Callable[[], Awaitable[None]],
+        work: Callable[[], Awaitable[TurnOutcome | None]],
+        arrived: float | None = None,
     ) -> None:
-        """Run a turn's `work`; whatever fails, the person hears of it and the line goes
-        on. Its messages stop waiting in the ledger once it is over, answered or failed;
-        a turn cancelled (kioku stopping) leaves them waiting, answered at the next start."""
+        """Run a turn's `work` (`arrived`: when its message was queued, if it was one);
+        whatever fails, the person hears of it and the line goes on. Its messages stop
+        waiting in the ledger once it is over, answered or failed; a turn cancelled (kioku
+        stopping) leaves them waiting, answered at the next start."""
         address = messages[-1][0].address
+        platform = messages[-1][0].platform
+        began = time.monotonic()
         try:
-            await work()
+            outcome = await work()
         except StoreFull as exc:
+            self._measure(platform, "store_full", None, arrived, began)
             log.error("store_full", conversation=conversation.key, error=str(exc))
             await self.outbound.reply(address, STORE_FULL)
         except Exception:
+            self._measure(platform, "failed", None, arrived, began)
             log.exception("turn_failed", conversation=conversation.key)
             await self.outbound.reply(address, TURN_FAILED)
+        except BaseException:
+            self._measure(platform, "stopped", None, arrived, began)
+            raise
+        else:
+            self._measure(platform, _outcome(outcome), outcome, arrived, began)
         await _record_all(self.store, [d for _, d in messages if d is not None])
+
+    def _measure(
+        self,
+        platform: str,
+        outcome: str,
+        answer: TurnOutcome | None,
+        arrived: float | None,
+        began: float,
+    ) -> None:
+        """Tell the meter how a turn ended and where its time went."""
+        now = time.monotonic()
+        times = TurnTimes(
+            queued=None if arrived is None else began - arrived,
+            model=0.0 if answer is None else answer.model_seconds,
+            tools=0.0 if answer is None else answer.tool_seconds,
+            total=now - (began if arrived is None else arrived),
+        )
+        self.meter.turn(platform, outcome, times)
 
     async def _keep_unanswered(
         self, messages: Sequence[Taken], person: str | None, conversation: Conversation
@@ -267,8 +307,9 @@ class Turns:
         person: str | None,
         conversation: Conversation,
         unanswered: Sequence[Taken] = (),
-    ) -> None:
-        """The last of `messages` is the turn's own; those before it are answered with it."""
+    ) -> TurnOutcome | None:
+        """The last of `messages` is the turn's own; those before it are answered with it;
+        its outcome, or None when nothing in them could be read (nothing to answer)."""
         inbound = messages[-1][0]
         address = inbound.address
         await self.outbound.working(address)
@@ -283,7 +324,7 @@ class Turns:
                 )
         if not said:
             await self._keep_unanswered(unanswered, person, conversation)
-            return
+            return None
         make = partial(
             Turn,
             speaker=person,
@@ -304,6 +345,7 @@ class Turns:
         if listing is not None:
             await self.outbound.reply(address, listing, session.id)
         await self._after(session, person)
+        return outcome
 
     async def _respond(
         self, conversation: Conversation, make: MakeTurn, on_text: OnText | None
@@ -337,6 +379,14 @@ class Turns:
             )
         if intake.echo:
             await self.outbound.reply(address, intake.echo, more=more)
+
+
+def _outcome(answer: TurnOutcome | None) -> str:
+    """A turn's outcome as `/metrics` counts it: answered, the model failing, or stored
+    without asking the model (a deletion's confirmation, missed messages too old)."""
+    if answer is None:
+        return "stored"
+    return "model_error" if answer.error is not None else "answered"
 
 
 def _context(inbound: Inbound, when: datetime) -> TurnContext:

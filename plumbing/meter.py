@@ -11,6 +11,7 @@ a message's words.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -34,6 +35,12 @@ class Meter:
 
     def recall(self, provider: str, seconds: float, *, timed_out: bool) -> None:
         """A memory provider answered a recall in `seconds`, or was left out after it."""
+
+    def charged(
+        self, kind: str, model: str, tokens: Mapping[str, int], cost_usd: float | None
+    ) -> None:
+        """A model call of `kind` (reply, reflection, ...) on `model` used `tokens` (by
+        type: input, output, cache_read, cache_write) and cost `cost_usd` (None: unknown)."""
 
     def search(self, seconds: float) -> None:
         """A session search (the tool's or /search) took `seconds`."""

@@ -1,5 +1,5 @@
-"""The owner's pages: pairing requests, people and identities, adapters, errors, database
-and kept media.
+"""The owner's pages: pairing requests, people and identities, everyone's model usage,
+adapters, errors, database and kept media.
 
 Pairing decisions call `memory.access.codes.approve_pairing` / `deny_pairing` (one store
 transaction each), exactly as `kioku pairing approve|deny` does, and log the same events.
@@ -18,6 +18,7 @@ from memory.media import count_media
 from memory.skills.format import SkillError
 from web.context import context, render
 from web.forms import form
+from web.usage_view import everyone_usage_view
 
 log = structlog.get_logger("kioku.web")
 APPROVED_BY = "owner (web)"
@@ -43,6 +44,7 @@ async def admin(
         media=await count_media(ctx.store),
         proposals=proposals,
         proposal_problems=problems,
+        **await everyone_usage_view(ctx),
         error=error,
         notice=notice,
     )

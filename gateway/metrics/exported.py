@@ -8,6 +8,8 @@ parts call; what kioku is at a moment (queues, adapters, file sizes) is set by
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
 
 from plumbing.meter import Meter, TurnTimes
@@ -51,6 +53,25 @@ class Metrics(Meter):
             "kioku_provider_recall_timeouts",
             "Recalls a memory provider did not answer within providers.recall_timeout",
             ["provider"],
+            registry=r,
+        )
+        self.tokens = Counter(
+            "kioku_tokens",
+            "Tokens of model calls by kind (what caused them), model and type "
+            "(input, output, cache_read, cache_write)",
+            ["kind", "model", "type"],
+            registry=r,
+        )
+        self.cost = Counter(
+            "kioku_cost_usd",
+            "Cost of model calls in USD by kind and model (calls without a price add none)",
+            ["kind", "model"],
+            registry=r,
+        )
+        self.unpriced = Counter(
+            "kioku_unpriced_calls",
+            "Model calls whose cost is unknown (no price for the model), by kind and model",
+            ["kind", "model"],
             registry=r,
         )
         self.search_seconds = Histogram(
@@ -111,6 +132,16 @@ class Metrics(Meter):
             self.recall_timeouts.labels(provider).inc()
         else:
             self.recall_seconds.labels(provider).observe(seconds)
+
+    def charged(
+        self, kind: str, model: str, tokens: Mapping[str, int], cost_usd: float | None
+    ) -> None:
+        for kind_of_token, count in tokens.items():
+            self.tokens.labels(kind, model, kind_of_token).inc(count)
+        if cost_usd is None:
+            self.unpriced.labels(kind, model).inc()
+        else:
+            self.cost.labels(kind, model).inc(cost_usd)
 
     def search(self, seconds: float) -> None:
         self.search_seconds.observe(seconds)

@@ -53,7 +53,8 @@ def draw(
         if panel["type"] == "row":
             figure.text(0.01, top - 0.1 / height, panel["title"], fontsize=13, weight="bold")
             continue
-        box = (left, top - (pos["h"] - 1.3) * UNIT / height, width, (pos["h"] - 2.1) * UNIT / height)
+        lower, tall = top - (pos["h"] - 1.3) * UNIT / height, (pos["h"] - 2.1) * UNIT / height
+        box = (left, lower, width, tall)
         _panel(figure.add_axes(box), panel, results)
     FigureCanvasAgg(figure).print_png(str(out))
 

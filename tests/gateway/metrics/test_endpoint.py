@@ -108,6 +108,13 @@ def test_metrics_carries_every_metric_issue_38_names(exposition: str) -> None:
     assert {name: families.get(name) for name in ISSUE_38_FAMILIES} == ISSUE_38_FAMILIES
 
 
+def test_the_fakes_tokens_are_counted_by_kind_and_model(exposition: str) -> None:
+    reply = {"kind": "reply", "model": "claude-test"}
+    assert value(exposition, "kioku_tokens_total", type="input", **reply) == 2 * 12
+    assert value(exposition, "kioku_tokens_total", type="output", **reply) == 2 * 7
+    assert value(exposition, "kioku_unpriced_calls_total", **reply) == 2  # no price for it
+
+
 def test_turns_searches_catch_up_and_the_process_are_counted(exposition: str) -> None:
     assert value(exposition, "kioku_turns_total", platform="telegram", outcome="answered") == 2
     stages = {"queue": 1, "model": 2, "tools": 2, "total": 2}  # catch-up turns: no queue wait

@@ -9,8 +9,10 @@ parts call; what kioku is at a moment (queues, adapters, file sizes) is set by
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
+from prometheus_client.metrics import MetricWrapperBase
 
 from plumbing.meter import Meter, TurnTimes
 
@@ -27,6 +29,7 @@ class Metrics(Meter):
     """The daemon's registry and its metrics; as a `Meter`, it counts what the parts report."""
 
     def __init__(self) -> None:
+        self._children: dict[tuple[MetricWrapperBase, tuple[str, ...]], Any] = {}
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         self.turns = Counter(
@@ -119,13 +122,22 @@ class Metrics(Meter):
         )
         ProcessCollector(registry=r)
 
+    def child(self, metric: MetricWrapperBase, *labels: str) -> Any:
+        """`metric.labels(*labels)`, looked up once: a turn counts a dozen series, and
+        prometheus_client checks and locks on every `labels` call."""
+        key = (metric, labels)
+        found = self._children.get(key)
+        if found is None:
+            found = self._children[key] = metric.labels(*labels)
+        return found
+
     def turn(self, platform: str, outcome: str, times: TurnTimes) -> None:
-        self.turns.labels(platform, outcome).inc()
+        self.child(self.turns, platform, outcome).inc()
         if times.queued is not None:
-            self.turn_seconds.labels(platform, "queue").observe(times.queued)
-        self.turn_seconds.labels(platform, "model").observe(times.model)
-        self.turn_seconds.labels(platform, "tools").observe(times.tools)
-        self.turn_seconds.labels(platform, "total").observe(times.total)
+            self.child(self.turn_seconds, platform, "queue").observe(times.queued)
+        self.child(self.turn_seconds, platform, "model").observe(times.model)
+        self.child(self.turn_seconds, platform, "tools").observe(times.tools)
+        self.child(self.turn_seconds, platform, "total").observe(times.total)
 
     def recall(self, provider: str, seconds: float, *, timed_out: bool) -> None:
         if timed_out:
@@ -137,11 +149,13 @@ class Metrics(Meter):
         self, kind: str, model: str, tokens: Mapping[str, int], cost_usd: float | None
     ) -> None:
         for kind_of_token, count in tokens.items():
-            self.tokens.labels(kind, model, kind_of_token).inc(count)
+            counter = self.child(self.tokens, kind, model, kind_of_token)
+            if count:
+                counter.inc(count)
         if cost_usd is None:
-            self.unpriced.labels(kind, model).inc()
+            self.child(self.unpriced, kind, model).inc()
         else:
-            self.cost.labels(kind, model).inc(cost_usd)
+            self.child(self.cost, kind, model).inc(cost_usd)
 
     def search(self, seconds: float) -> None:
         self.search_seconds.observe(seconds)

@@ -407,6 +407,22 @@ def measured(args: argparse.Namespace, *, metrics: bool) -> tuple[float, float]:
     return figures
 
 
+def meter_cost_ms(turns: int = 20_000) -> float:
+    """CPU ms the daemon's meter spends on one turn: what `Turns` and `charge` tell it
+    (the other events are rarer than turns), timed in this process."""
+    from gateway.metrics.exported import Metrics
+    from plumbing.meter import TurnTimes
+
+    metrics = Metrics()
+    times = TurnTimes(queued=0.002, model=0.5, tools=0.0, total=0.51)
+    tokens = {"input": 1200, "output": 80, "cache_read": 0, "cache_write": 0}
+    began = time.process_time()
+    for _ in range(turns):
+        metrics.turn("cli", "answered", times)
+        metrics.charged("reply", "claude-sonnet-4-5", tokens, 0.0048)
+    return (time.process_time() - began) * 1000 / turns
+
+
 def compare(runs: dict[bool, list[tuple[float, float]]]) -> None:
     """Each run's figures, the medians of off and on, and on's difference from off."""
     print(f"{'metrics':<9}{'messages/s':>12}{'CPU ms/message':>16}")
@@ -418,6 +434,11 @@ def compare(runs: dict[bool, list[tuple[float, float]]]) -> None:
     print(f"{'median':<9}{'messages/s':>12}{'CPU ms/message':>16}")
     print(f"{'off':<9}{off[0]:>12.1f}{off[1]:>16.3f}")
     print(f"{'on':<9}{on[0]:>12.1f}{on[1]:>16.3f}")
+    per_turn = meter_cost_ms()
+    print(
+        f"the meter's own work per turn (a turn and a model call counted, in process): "
+        f"{per_turn * 1000:.1f} µs, {per_turn / off[1] * 100:.2f} % of off's CPU per message"
+    )
     rate_change, cpu_change = (on[0] / off[0] - 1) * 100, (on[1] / off[1] - 1) * 100
     within = abs(rate_change) <= 3 and abs(cpu_change) <= 3
     print(

@@ -23,15 +23,14 @@ which other load on the machine barely changes). Targets: >= 300 messages/s, p99
 (`tests/helpers/echo_socket.py`).
 
 `--metrics on` serves `/metrics` (`metrics.listen` on a free loopback port) and scrapes
-it every `--scrape-every` seconds during the run, as Prometheus would (more often than
-its default 15 s); `--metrics compare` runs `--pairs` pairs, off and on in turn (the
-order swapped every pair so a machine slowing down does not favour one side), and
-prints each run, the medians and how far on is from off (target: within 3 % in
-messages/s and CPU per message).
+it every `--scrape-every` seconds during the run, as Prometheus would (15 s, the
+interval of Prometheus's example configuration; 1 s to stress it); `--metrics compare` runs `--pairs` pairs of daemons, off and on at
+the same time (`metrics_pairs.py`), and prints how far on is from off (target: within
+3 % in messages/s and CPU per message).
 
     .venv/bin/python tests/bench/bench_gateway.py [--model http|instant]
         [--conversations 50] [--duration 30] [--warmup 3] [--rate 300] [--socket-only] [--keep]
-        [--metrics off|on|compare] [--pairs 3] [--scrape-every 1]
+        [--metrics off|on|compare] [--pairs 3] [--scrape-every 15]
 """
 
 from __future__ import annotations
@@ -43,7 +42,6 @@ import os
 import shutil
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -307,6 +305,22 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+@contextmanager
+def daemon(
+    home: Path, command: list[str], extra_env: dict[str, str]
+) -> Iterator[subprocess.Popen[bytes]]:
+    """The daemon with default settings in `home`; stopped with SIGTERM."""
+    env = {**os.environ, "KIOKU_HOME": str(home), "KIOKU_LOG__FORMAT": "json", **extra_env}
+    with (home / "daemon.log").open("wb") as log:
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=log, cwd=ROOT)
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+
+
 async def scrape_metrics(port: int, every: float, schedule: Schedule, tally: Tally) -> None:
     """Scrape /metrics every `every` s until the run ends, as Prometheus would; the last
     scrape's count of turns shows the daemon counted them."""
@@ -328,22 +342,6 @@ async def scrape_metrics(port: int, every: float, schedule: Schedule, tally: Tal
                     if sample.name == "kioku_turns_total"
                 )
             await asyncio.sleep(every)
-
-
-@contextmanager
-def daemon(
-    home: Path, command: list[str], extra_env: dict[str, str]
-) -> Iterator[subprocess.Popen[bytes]]:
-    """The daemon with default settings in `home`; stopped with SIGTERM."""
-    env = {**os.environ, "KIOKU_HOME": str(home), "KIOKU_LOG__FORMAT": "json", **extra_env}
-    with (home / "daemon.log").open("wb") as log:
-        process = subprocess.Popen(command, env=env, stdout=log, stderr=log, cwd=ROOT)
-    try:
-        yield process
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-        process.wait(timeout=60)
 
 
 async def load(
@@ -373,12 +371,9 @@ def run(args: argparse.Namespace) -> None:
     if args.metrics != "compare":
         measured(args, metrics=args.metrics == "on")
         return
-    runs: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
-    for pair in range(args.pairs):
-        for metrics in (False, True) if pair % 2 == 0 else (True, False):
-            print(f"-- pair {pair + 1}, metrics {'on' if metrics else 'off'}")
-            runs[metrics].append(measured(args, metrics=metrics))
-    compare(runs)
+    from tests.bench.metrics_pairs import compare_pairs
+
+    compare_pairs(args)
 
 
 def measured(args: argparse.Namespace, *, metrics: bool) -> tuple[float, float]:
@@ -405,46 +400,6 @@ def measured(args: argparse.Namespace, *, metrics: bool) -> tuple[float, float]:
     else:
         shutil.rmtree(home)
     return figures
-
-
-def meter_cost_ms(turns: int = 20_000) -> float:
-    """CPU ms the daemon's meter spends on one turn: what `Turns` and `charge` tell it
-    (the other events are rarer than turns), timed in this process."""
-    from gateway.metrics.exported import Metrics
-    from plumbing.meter import TurnTimes
-
-    metrics = Metrics()
-    times = TurnTimes(queued=0.002, model=0.5, tools=0.0, total=0.51)
-    tokens = {"input": 1200, "output": 80, "cache_read": 0, "cache_write": 0}
-    began = time.process_time()
-    for _ in range(turns):
-        metrics.turn("cli", "answered", times)
-        metrics.charged("reply", "claude-sonnet-4-5", tokens, 0.0048)
-    return (time.process_time() - began) * 1000 / turns
-
-
-def compare(runs: dict[bool, list[tuple[float, float]]]) -> None:
-    """Each run's figures, the medians of off and on, and on's difference from off."""
-    print(f"{'metrics':<9}{'messages/s':>12}{'CPU ms/message':>16}")
-    for metrics, figures in runs.items():
-        for rate, cpu in figures:
-            print(f"{'on' if metrics else 'off':<9}{rate:>12.1f}{cpu:>16.3f}")
-    off = [statistics.median(f) for f in zip(*runs[False], strict=True)]
-    on = [statistics.median(f) for f in zip(*runs[True], strict=True)]
-    print(f"{'median':<9}{'messages/s':>12}{'CPU ms/message':>16}")
-    print(f"{'off':<9}{off[0]:>12.1f}{off[1]:>16.3f}")
-    print(f"{'on':<9}{on[0]:>12.1f}{on[1]:>16.3f}")
-    per_turn = meter_cost_ms()
-    print(
-        f"the meter's own work per turn (a turn and a model call counted, in process): "
-        f"{per_turn * 1000:.1f} µs, {per_turn / off[1] * 100:.2f} % of off's CPU per message"
-    )
-    rate_change, cpu_change = (on[0] / off[0] - 1) * 100, (on[1] / off[1] - 1) * 100
-    within = abs(rate_change) <= 3 and abs(cpu_change) <= 3
-    print(
-        f"on vs off: messages/s {rate_change:+.1f} %, CPU per message {cpu_change:+.1f} % "
-        f"(target: within 3 %: {'yes' if within else 'NO'})"
-    )
 
 
 def report(
@@ -517,7 +472,10 @@ def main() -> None:
     )
     parser.add_argument("--pairs", type=int, default=3, help="--metrics compare: pairs of runs")
     parser.add_argument(
-        "--scrape-every", type=float, default=1.0, help="seconds between scrapes (--metrics on)"
+        "--scrape-every",
+        type=float,
+        default=15.0,
+        help="seconds between scrapes (--metrics on); 15: Prometheus's example configuration",
     )
     parser.add_argument("--fake-model", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--instant-daemon", action="store_true", help=argparse.SUPPRESS)

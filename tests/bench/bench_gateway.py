@@ -24,9 +24,9 @@ which other load on the machine barely changes). Targets: >= 300 messages/s, p99
 
 `--metrics on` serves `/metrics` (`metrics.listen` on a free loopback port) and scrapes
 it every `--scrape-every` seconds during the run, as Prometheus would (15 s, the
-interval of Prometheus's example configuration; 1 s to stress it); `--metrics compare` runs `--pairs` pairs of daemons, off and on at
-the same time (`metrics_pairs.py`), and prints how far on is from off (target: within
-3 % in messages/s and CPU per message).
+interval of Prometheus's example configuration; 1 s to stress it). `--metrics compare`
+runs `--pairs` pairs of daemons, off and on at the same time (`metrics_pairs.py`), and
+prints how far on is from off (target: within 3 % in messages/s and CPU per message).
 
     .venv/bin/python tests/bench/bench_gateway.py [--model http|instant]
         [--conversations 50] [--duration 30] [--warmup 3] [--rate 300] [--socket-only] [--keep]

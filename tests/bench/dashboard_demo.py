@@ -4,8 +4,9 @@ Starts `kioku serve` in a fresh home with `/metrics` on a free loopback port, it
 the fake Anthropic API in echo mode (the same as `bench_gateway.py --model http`, with
 known token counts per call), and Debian's `prometheus` scraping it every 5 s. For
 `--minutes` it talks to kioku through the CLI socket: `--conversations` conversations
-at a rate that rises and falls (so the graphs move), one message in ten a `/search`, and
-a reminder every minute. Then it asks Prometheus (`/api/v1/query_range`) for every
+at a rate that rises and falls (so the graphs move), one message in ten a `/search`
+(reminders need a chat platform, which this run has none of: its scheduled-runs panel
+stays at 0). Then it asks Prometheus (`/api/v1/query_range`) for every
 target of every panel of `deploy/grafana/kioku.json` over the run and draws them in the
 dashboard's layout (`plot_dashboard.py`), because no Grafana can be installed here:
 what is drawn is exactly what Prometheus answered, nothing added.
@@ -20,7 +21,6 @@ import argparse
 import asyncio
 import json
 import math
-import os
 import shutil
 import subprocess
 import sys
@@ -38,7 +38,6 @@ sys.path.insert(0, str(ROOT))
 
 from adapters.cli.names import socket_path  # noqa: E402
 from tests.bench.bench_gateway import (  # noqa: E402
-    KIOKU,
     daemon,
     daemon_command,
     free_port,
@@ -122,28 +121,6 @@ async def talk(path: Path, conversations: int, peak: float, until: float) -> int
     return answered
 
 
-def remind_every_minute(home: Path, env: dict[str, str]) -> None:
-    """A reminder for the owner every minute, sent to their CLI identity."""
-    subprocess.run(
-        [
-            str(KIOKU),
-            "schedule",
-            "add",
-            "--person",
-            "owner",
-            "--to",
-            f"cli:{os.getuid()}",
-            "--every",
-            "1m",
-            "--text",
-            "stretch your legs",
-        ],
-        env={**os.environ, **env, "KIOKU_HOME": str(home)},
-        check=True,
-        capture_output=True,
-    )
-
-
 def query_range(port: int, expr: str, start: float, end: float) -> list[dict[str, Any]]:
     query = urllib.parse.urlencode({"query": expr, "start": start, "end": end, "step": 15})
     url = f"http://127.0.0.1:{port}/api/v1/query_range?{query}"
@@ -162,13 +139,10 @@ def run(args: argparse.Namespace) -> None:
         raise SystemExit(f"no {args.prometheus!r} on PATH: apt-get install prometheus")
     home = Path(tempfile.mkdtemp(prefix="kioku-dashboard-"))
     metrics_port = free_port()
-    settings = {"KIOKU_SCHEDULE__MIN_INTERVAL": "1m"}
     with ExitStack() as stack:
         command, env = daemon_command("http", stack, metrics_port)
-        env |= settings
         process = stack.enter_context(daemon(home, command, env))
         asyncio.run(wait_for_socket(socket_path(home), process))
-        remind_every_minute(home, env)
         prom = stack.enter_context(prometheus(binary, home, metrics_port))
         start = time.time()
         until = time.monotonic() + args.minutes * 60

@@ -91,4 +91,4 @@ def _prometheus_version() -> str:
         ).stdout.splitlines()[0]
     except (OSError, subprocess.CalledProcessError, IndexError):
         return "version unknown"
-    return line.split(",")[0]
+    return line.split(" (")[0].replace(",", "")  # "prometheus version 2.42.0+ds"

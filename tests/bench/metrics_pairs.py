@@ -4,9 +4,9 @@ On a machine shared with other work, runs one after another differ by far more t
 3 % (15 s runs of the same build moved from 97 to 179 messages/s here). So each pair
 runs two daemons at the same time, one without /metrics and one serving it and scraped
 every `--scrape-every` s, each with its own `--conversations` clients: whatever else
-the machine does falls on both alike. Printed: every pair, the medians, on against off,
-and the meter's own CPU per turn timed in process (what the paired runs cannot resolve
-below their noise).
+the machine does falls on both alike; which starts first alternates. Printed: every
+pair, the medians, on against off, and the meter's own CPU per turn timed in process
+(what the paired runs cannot resolve below their noise).
 """
 
 from __future__ import annotations
@@ -39,14 +39,16 @@ def compare_pairs(args: argparse.Namespace) -> None:
     runs: dict[bool, list[Figures]] = {False: [], True: []}
     for pair in range(args.pairs):
         print(f"-- pair {pair + 1}: metrics off and on at the same time")
-        for metrics, figures in together(args).items():
+        order = (False, True) if pair % 2 == 0 else (True, False)
+        for metrics, figures in together(args, order).items():
             runs[metrics].append(figures)
     compare(runs)
 
 
-def together(args: argparse.Namespace) -> dict[bool, Figures]:
-    """One daemon without /metrics and one with it, loaded at once; each reported."""
-    homes = {metrics: Path(tempfile.mkdtemp(prefix="kioku-bench-")) for metrics in (False, True)}
+def together(args: argparse.Namespace, order: tuple[bool, bool]) -> dict[bool, Figures]:
+    """One daemon without /metrics and one with it, loaded at once, started and loaded in
+    `order` (swapped pair by pair: the one started first is not favoured); each reported."""
+    homes = {metrics: Path(tempfile.mkdtemp(prefix="kioku-bench-")) for metrics in order}
     port = free_port()
     with ExitStack() as stack:
         processes = {

@@ -156,7 +156,7 @@ class Daemon:
             meter = self.meter
             providers = await stack.enter_async_context(
                 MemoryProviders(
-                    self.settings.providers, home, lexical_search(store), meter
+                    self.settings.providers, home, lexical_search(store), self.settings.llm, meter
                 ).running(store)
             )
             provider = await self._provider()

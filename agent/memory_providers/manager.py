@@ -30,12 +30,14 @@ from agent.memory_providers.base import (
     Scope,
     TurnRecord,
 )
+from agent.memory_providers.charges import ProviderCharges
 from agent.memory_providers.loading import NotLoadable, prepared
 from agent.memory_providers.mirror import Mirror
 from agent.memory_providers.scopes import admits
 from agent.memory_providers.screening import screened
 from agent.untrusted import shorten
 from config.provider_settings import ProviderSettings, ProvidersSettings
+from config.settings import LLMSettings
 from memory.history.erasures import forget_erasures
 from memory.outbox import Outbox
 from memory.store.database import Store
@@ -73,12 +75,15 @@ class MemoryProviders:
         settings: ProvidersSettings,
         home: Path,
         search: LexicalSearch,
+        llm: LLMSettings,
         meter: Meter = QUIET,
     ) -> None:
         self.settings = settings
         self.meter = meter
         self.home = home
         self.search = search
+        self.llm = llm
+        self._charges: ProviderCharges | None = None
         self.entries = {
             name: Running(name, section) for name, section in settings.configured().items()
         }
@@ -94,7 +99,9 @@ class MemoryProviders:
         is logged and shown in status, and the others go on. Then the mirror starts.
 
         With none enabled and no queue left from an earlier run, the erasure log is only
-        emptied: no `providers/` folder appears in a home that never used one."""
+        emptied: no `providers/` folder appears in a home that never used one. The
+        providers' model calls are charged on `store` (`ProviderCharges`)."""
+        self._charges = ProviderCharges(store, self.llm, self.meter)
         for entry in self.entries.values():
             if entry.settings.enabled:
                 await self._start_one(entry)
@@ -132,6 +139,9 @@ class MemoryProviders:
         if self._outbox is not None:
             await self._outbox.close()
             self._outbox = None
+        if self._charges is not None:
+            await self._charges.aclose()
+            self._charges = None
 
     async def prompt_block(self, scope: Scope) -> str:
         """Each admitting provider's block for a new session of `scope`, fenced, in
@@ -205,7 +215,8 @@ class MemoryProviders:
 
     async def _start_one(self, entry: Running) -> None:
         try:
-            provider = await prepared(entry.name, self.home, self.search)
+            assert self._charges is not None
+            provider = await prepared(entry.name, self.home, self.search, self._charges)
             await asyncio.wait_for(
                 provider.start(entry.settings.model_dump()), entry.settings.timeout
             )

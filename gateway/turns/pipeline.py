@@ -31,6 +31,7 @@ from gateway.queues import ConversationQueues
 from gateway.sessions import Sessions, conversation_for
 from gateway.turns.deletions import ChatDeletions
 from gateway.turns.intake import Intake, take_in
+from gateway.turns.measured import measure, outcome_of
 from gateway.turns.pending import Delivery
 from memory.history.said import Said as StoredSaid
 from memory.history.said import answered, find_said
@@ -38,7 +39,7 @@ from memory.store import deliveries
 from memory.store.database import Store
 from memory.store.errors import StoreFull
 from memory.store.records import Conversation, NewMessage, Session
-from plumbing.meter import QUIET, Meter, TurnTimes
+from plumbing.meter import QUIET, Meter
 
 log = structlog.get_logger("kioku.gateway")
 
@@ -103,14 +104,14 @@ class Turns:
             try:
                 session, outcome = await self._respond(conversation, make, None)
             except Exception as exc:
-                self._measure(inbound.platform, "failed", None, queued, began)
+                measure(self.meter, inbound.platform, "failed", None, queued, began)
                 _settle(answered, error=exc)
                 return
             except BaseException:
-                self._measure(inbound.platform, "stopped", None, queued, began)
+                measure(self.meter, inbound.platform, "stopped", None, queued, began)
                 _settle(answered, error=TurnStopped("the scheduled turn was stopped"))
                 raise
-            self._measure(inbound.platform, _outcome(outcome), outcome, queued, began)
+            measure(self.meter, inbound.platform, outcome_of(outcome), outcome, queued, began)
             if answered.done():
                 return  # the scheduler gave up waiting meanwhile
             if outcome.error is not None:
@@ -252,37 +253,19 @@ class Turns:
         try:
             outcome = await work()
         except StoreFull as exc:
-            self._measure(platform, "store_full", None, arrived, began)
+            measure(self.meter, platform, "store_full", None, arrived, began)
             log.error("store_full", conversation=conversation.key, error=str(exc))
             await self.outbound.reply(address, STORE_FULL)
         except Exception:
-            self._measure(platform, "failed", None, arrived, began)
+            measure(self.meter, platform, "failed", None, arrived, began)
             log.exception("turn_failed", conversation=conversation.key)
             await self.outbound.reply(address, TURN_FAILED)
         except BaseException:
-            self._measure(platform, "stopped", None, arrived, began)
+            measure(self.meter, platform, "stopped", None, arrived, began)
             raise
         else:
-            self._measure(platform, _outcome(outcome), outcome, arrived, began)
+            measure(self.meter, platform, outcome_of(outcome), outcome, arrived, began)
         await _record_all(self.store, [d for _, d in messages if d is not None])
-
-    def _measure(
-        self,
-        platform: str,
-        outcome: str,
-        answer: TurnOutcome | None,
-        arrived: float | None,
-        began: float,
-    ) -> None:
-        """Tell the meter how a turn ended and where its time went."""
-        now = time.monotonic()
-        times = TurnTimes(
-            queued=None if arrived is None else began - arrived,
-            model=0.0 if answer is None else answer.model_seconds,
-            tools=0.0 if answer is None else answer.tool_seconds,
-            total=now - (began if arrived is None else arrived),
-        )
-        self.meter.turn(platform, outcome, times)
 
     async def _keep_unanswered(
         self, messages: Sequence[Taken], person: str | None, conversation: Conversation
@@ -382,14 +365,6 @@ class Turns:
             )
         if intake.echo:
             await self.outbound.reply(address, intake.echo, more=more)
-
-
-def _outcome(answer: TurnOutcome | None) -> str:
-    """A turn's outcome as `/metrics` counts it: answered, the model failing, or stored
-    without asking the model (a deletion's confirmation, missed messages too old)."""
-    if answer is None:
-        return "stored"
-    return "model_error" if answer.error is not None else "answered"
 
 
 def _context(inbound: Inbound, when: datetime) -> TurnContext:

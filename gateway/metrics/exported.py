@@ -30,8 +30,14 @@ class Metrics(Meter):
 
     def __init__(self) -> None:
         self._children: dict[tuple[MetricWrapperBase, tuple[str, ...]], Any] = {}
-        self.registry = CollectorRegistry(auto_describe=True)
-        r = self.registry
+        self.registry = r = CollectorRegistry(auto_describe=True)
+        self._turns(r)
+        self._model_calls(r)
+        self._moment(r)
+        ProcessCollector(registry=r)
+
+    def _turns(self, r: CollectorRegistry) -> None:
+        """Turns, and the searches and scheduled runs that happen in them."""
         self.turns = Counter(
             "kioku_turns",
             "Turns ended, by platform and outcome",
@@ -45,6 +51,29 @@ class Metrics(Meter):
             buckets=TURN_BUCKETS,
             registry=r,
         )
+        self.search_seconds = Histogram(
+            "kioku_search_duration_seconds",
+            "Seconds of a session search (session_search tool, /search)",
+            buckets=QUICK_BUCKETS,
+            registry=r,
+        )
+        self.caught_up_messages = Counter(
+            "kioku_catch_up_messages",
+            "Messages found by catch-up passes: answered, stored unanswered, or already had",
+            ["platform", "outcome"],
+            registry=r,
+        )
+        self.scheduled_runs = Counter(
+            "kioku_scheduled_runs",
+            "Scheduled runs: due (claimed to send), late (sent after their time), failed (a try)",
+            ["event"],
+            registry=r,
+        )
+        for event in SCHEDULED_EVENTS:
+            self.scheduled_runs.labels(event)
+
+    def _model_calls(self, r: CollectorRegistry) -> None:
+        """Model calls' tokens and cost, and the memory providers' recall."""
         self.recall_seconds = Histogram(
             "kioku_provider_recall_duration_seconds",
             "Seconds a memory provider took to answer a recall (within providers.recall_timeout)",
@@ -77,26 +106,9 @@ class Metrics(Meter):
             ["kind", "model"],
             registry=r,
         )
-        self.search_seconds = Histogram(
-            "kioku_search_duration_seconds",
-            "Seconds of a session search (session_search tool, /search)",
-            buckets=QUICK_BUCKETS,
-            registry=r,
-        )
-        self.caught_up_messages = Counter(
-            "kioku_catch_up_messages",
-            "Messages found by catch-up passes: answered, stored unanswered, or already had",
-            ["platform", "outcome"],
-            registry=r,
-        )
-        self.scheduled_runs = Counter(
-            "kioku_scheduled_runs",
-            "Scheduled runs: due (claimed to send), late (sent after their time), failed (a try)",
-            ["event"],
-            registry=r,
-        )
-        for event in SCHEDULED_EVENTS:
-            self.scheduled_runs.labels(event)
+
+    def _moment(self, r: CollectorRegistry) -> None:
+        """The metrics `gateway.metrics.state` sets before each scrape, and reconnects."""
         self.reconnects = Counter(
             "kioku_adapter_reconnects",
             "Times an adapter failed and its supervisor started it again",
@@ -120,7 +132,6 @@ class Metrics(Meter):
         self.wal_bytes = Gauge(
             "kioku_database_wal_bytes", "Size of state.db's write-ahead log (bytes)", registry=r
         )
-        ProcessCollector(registry=r)
 
     def child(self, metric: MetricWrapperBase, *labels: str) -> Any:
         """`metric.labels(*labels)`, looked up once: a turn counts a dozen series, and

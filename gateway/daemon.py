@@ -261,7 +261,7 @@ class Daemon:
         )
         supervisor = Supervisor(configured_adapters(self.settings, wiring), meter=self.meter)
         self.supervisor = supervisor
-        web_page = WebServer(self.settings, store, status)
+        web_page = WebServer(self.settings, store, status, self.meter)
         sweeper = RetentionSweeper(store, lambda: self.settings.history.keep_days)
         if self.metrics is None:
             return [web_page, sweeper, supervisor, scheduler]

@@ -43,7 +43,7 @@ class Meter:
         type: input, output, cache_read, cache_write) and cost `cost_usd` (None: unknown)."""
 
     def search(self, seconds: float) -> None:
-        """A session search (the tool's or /search) took `seconds`."""
+        """A session search (the tool's, /search's or the web page's) took `seconds`."""
 
     def caught_up(self, platform: str, answered: int, unanswered: int, already_had: int) -> None:
         """A catch-up pass on `platform` found these missed messages."""

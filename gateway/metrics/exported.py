@@ -53,7 +53,7 @@ class Metrics(Meter):
         )
         self.search_seconds = Histogram(
             "kioku_search_duration_seconds",
-            "Seconds of a session search (session_search tool, /search)",
+            "Seconds of a session search (session_search tool, /search, the web page)",
             buckets=QUICK_BUCKETS,
             registry=r,
         )

@@ -228,7 +228,8 @@ class Agent:
 
     def _charged(self, live: LiveSession, person: str | None, kind: UsageKind) -> Provider:
         """The provider for background work on `live` caused by `person`, charged as `kind`."""
-        charged = charger(self.services.store, kind, payer_of(live.session, person))
+        services = self.services
+        charged = charger(services.store, kind, payer_of(live.session, person), services.meter)
         return ChargedProvider(self.provider, self.services.settings.llm, charged)
 
     async def idle(self) -> None:

@@ -14,6 +14,7 @@ from agent.tools.defaults import default_registry
 from agent.tools.skills_tools import skills_index
 from config.settings import Settings
 from memory.store.database import Store
+from plumbing.meter import QUIET, Meter
 
 
 def build_agent(
@@ -22,12 +23,19 @@ def build_agent(
     provider: Provider | None = None,
     mcp: McpManager | None = None,
     providers: MemoryProviders | None = None,
+    meter: Meter = QUIET,
 ) -> Agent:
     """The configured agent; `provider` overrides the one the settings choose (tests);
     `mcp` adds its servers' tools, `providers` the memory providers' blocks, recall and
-    tools. Its media reader reads files for that provider."""
+    tools; `meter` hears how long its searches take. Its media reader reads files for
+    that provider."""
     services = Services(
-        store, settings.home, settings, providers=providers, meaning=meaning_of(providers)
+        store,
+        settings.home,
+        settings,
+        providers=providers,
+        meaning=meaning_of(providers),
+        meter=meter,
     )
     sources = [
         *([] if mcp is None else [mcp]),

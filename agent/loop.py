@@ -7,6 +7,7 @@ model is called, so a crash, a timeout or `/stop` never loses what was said.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -60,6 +61,14 @@ NOT_RUN = (
 )
 
 
+@dataclass
+class Spent:
+    """Seconds one turn has spent so far calling the model and running tools."""
+
+    model: float = 0.0
+    tools: float = 0.0
+
+
 class TurnRunner:
     """Runs turns for every session; holds no per-session state of its own."""
 
@@ -92,11 +101,15 @@ class TurnRunner:
                 await on_text(delta)
 
         replies: list[int] = []
+        spent = Spent()
         try:
-            outcome = await self._rounds(live, ctx, relay, replies, calls)
+            outcome = await self._rounds(live, ctx, relay, replies, calls, spent)
         except ProviderError as exc:
             log.warning("turn_failed", session=live.session.id, error=str(exc))
-            return TurnOutcome(exc.user_message, error=str(exc))
+            why = str(exc)
+            return TurnOutcome(
+                exc.user_message, error=why, model_seconds=spent.model, tool_seconds=spent.tools
+            )
         except asyncio.CancelledError:
             partial = "".join(streamed).strip()
             note = f"{partial}\n\n(interrupted)" if partial else "(interrupted)"
@@ -234,14 +247,18 @@ class TurnRunner:
         relay: OnText,
         replies: list[int],
         charged: Calls,
+        spent: Spent,
     ) -> TurnOutcome:
         """Call the model until it answers; the ids of the answer's stored turns go to
-        `replies`, its calls to `charged`, each stored with the next row stored after it."""
+        `replies`, its calls to `charged`, each stored with the next row stored after it,
+        the time spent on the model and the tools to `spent`."""
         limit = self.services.settings.agent.max_tool_rounds
         answer: list[str] = []
         calls = 0
         for round_number in range(limit + 1):
+            began = time.perf_counter()
             reply = await self._call(live, relay, charged)
+            spent.model += time.perf_counter() - began
             live.add(reply.as_message())
             if reply.text.strip():
                 answer.append(reply.text.strip())
@@ -251,13 +268,20 @@ class TurnRunner:
                 replies.append(await self.services.store.append(live.session.id, said))
             if not reply.tool_calls or round_number == limit:
                 break
+            began = time.perf_counter()
             results = await self._run_tools(reply.tool_calls, ctx, charged.made)
+            spent.tools += time.perf_counter() - began
             calls += len(results)
             blocks: list[ToolResult | Text] = list(results)
             if round_number + 1 == limit:
                 blocks.append(Text(FORCE_ANSWER))
             live.add(ChatMessage("user", tuple(blocks)))
-        return TurnOutcome("\n\n".join(answer) or NO_ANSWER, tool_calls=calls)
+        return TurnOutcome(
+            "\n\n".join(answer) or NO_ANSWER,
+            tool_calls=calls,
+            model_seconds=spent.model,
+            tool_seconds=spent.tools,
+        )
 
     async def _call(self, live: LiveSession, relay: OnText, charged: Calls) -> ModelReply:
         messages = tuple(for_request(live.messages))
@@ -265,7 +289,8 @@ class TurnRunner:
         reply = await self.provider.complete(request, relay)
         live.prompt_tokens = reply.usage.total_input_tokens
         llm = self.services.settings.llm
-        charged.made.add(charge(charged.kind, charged.payer, llm, self.provider.model, reply.usage))
+        model, meter = self.provider.model, self.services.meter
+        charged.made.add(charge(charged.kind, charged.payer, llm, model, reply.usage, meter))
         return reply
 
     async def _run_tools(

@@ -57,8 +57,11 @@ class Turn:
 
 @dataclass(frozen=True)
 class TurnOutcome:
-    """The reply to deliver. `error` holds the logged cause when `text` is an apology."""
+    """The reply to deliver. `error` holds the logged cause when `text` is an apology;
+    `model_seconds` and `tool_seconds` are the turn's time spent on each (`/metrics`)."""
 
     text: str
     error: str | None = None
     tool_calls: int = 0
+    model_seconds: float = 0.0
+    tool_seconds: float = 0.0

@@ -18,6 +18,7 @@ from config.settings import LLMSettings
 from memory.store.database import Store
 from memory.store.records import Conversation, Session, group_scope
 from memory.store.usage import UsageKind, UsageRecord
+from plumbing.meter import QUIET, Meter
 
 
 @dataclass(frozen=True)
@@ -45,11 +46,17 @@ def payer_in(conversation: Conversation, person: str | None) -> Payer:
 
 
 def charge(
-    kind: UsageKind, payer: Payer, llm: LLMSettings, model: str, usage: Usage
+    kind: UsageKind,
+    payer: Payer,
+    llm: LLMSettings,
+    model: str,
+    usage: Usage,
+    meter: Meter = QUIET,
 ) -> UsageRecord:
     """One model call as it is recorded, priced by `llm.prices` and the shipped prices.
-    Every recorded call, a reply's or a background one's, is made here."""
-    return UsageRecord(
+    Every recorded call, a reply's or a background one's, is made here, and `meter`
+    counts its tokens and cost by kind and model (`/metrics`)."""
+    record = UsageRecord(
         at=datetime.now(UTC),
         person=payer.person,
         conversation=payer.conversation,
@@ -68,6 +75,14 @@ def charge(
             usage.cache_write_tokens,
         ),
     )
+    tokens = {
+        "input": record.input_tokens,
+        "output": record.output_tokens,
+        "cache_read": record.cache_read_tokens,
+        "cache_write": record.cache_write_tokens,
+    }
+    meter.charged(kind, model, tokens, record.cost_usd)
+    return record
 
 
 class Charger(Protocol):
@@ -77,11 +92,12 @@ class Charger(Protocol):
     async def __call__(self, llm: LLMSettings, model: str, usage: Usage) -> None: ...
 
 
-def charger(store: Store, kind: UsageKind, payer: Payer) -> Charger:
-    """Background calls of `kind` for `payer`, each written in a write of its own."""
+def charger(store: Store, kind: UsageKind, payer: Payer, meter: Meter = QUIET) -> Charger:
+    """Background calls of `kind` for `payer`, each written in a write of its own (and
+    counted by `meter`)."""
 
     async def charged(llm: LLMSettings, model: str, usage: Usage) -> None:
-        await store.record_usage(charge(kind, payer, llm, model, usage))
+        await store.record_usage(charge(kind, payer, llm, model, usage, meter))
 
     return charged
 

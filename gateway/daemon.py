@@ -37,6 +37,9 @@ from gateway import instance
 from gateway.commands.builtin import SLASH_COMMANDS
 from gateway.gateway import Gateway
 from gateway.identity import Identities
+from gateway.metrics.exported import Metrics
+from gateway.metrics.server import MetricsServer
+from gateway.metrics.state import Sources
 from gateway.scheduling.delivery import Courier
 from gateway.scheduling.scheduler import Scheduler, schedule_status
 from gateway.service.notify import Notifier
@@ -48,6 +51,7 @@ from memory.media import count_media
 from memory.store.database import Store
 from memory.store.errors import StoreCorrupt, StoreError, is_disk_full
 from memory.store.migrations import SchemaVersionError
+from plumbing.meter import QUIET, Meter
 from plumbing.tasks import Tasks
 from web.app import WebServer
 
@@ -134,6 +138,9 @@ class Daemon:
         self.started_at = datetime.now(UTC)
         self.supervisor: Supervisor | None = None
         self.mcp = McpManager(settings.mcp)
+        self.metrics = Metrics() if settings.metrics.listen is not None else None
+        """What /metrics serves (None with `metrics.listen` unset: nothing is counted)."""
+        self.meter: Meter = QUIET if self.metrics is None else self.metrics
         self._stop = asyncio.Event()
         self._reloading = asyncio.Lock()
 
@@ -146,19 +153,22 @@ class Daemon:
             store = await stack.enter_async_context(await self._open_store())
             await stack.enter_async_context(self.mcp)
             home = self.settings.home
+            meter = self.meter
             providers = await stack.enter_async_context(
                 MemoryProviders(
-                    self.settings.providers, home, lexical_search(store), self.settings.llm
+                    self.settings.providers, home, lexical_search(store), self.settings.llm, meter
                 ).running(store)
             )
             provider = await self._provider()
             agent = await stack.enter_async_context(
-                build_agent(self.settings, store, provider, mcp=self.mcp, providers=providers)
+                build_agent(
+                    self.settings, store, provider, mcp=self.mcp, providers=providers, meter=meter
+                )
             )
             identities = Identities(store, self.settings)
             await identities.ensure_owner(os.getuid())
             gateway = await stack.enter_async_context(
-                Gateway(store, agent, identities, self.settings, self.outlet)
+                Gateway(store, agent, identities, self.settings, self.outlet, meter)
             )
             tasks = await stack.enter_async_context(Tasks())
             status = self._status(store, gateway, providers)
@@ -225,9 +235,9 @@ class Daemon:
         gateway: Gateway,
         status: Callable[[], Awaitable[dict[str, Any]]],
     ) -> list[contextlib.AbstractAsyncContextManager[Any]]:
-        """The parts that serve, in the order they start: the web page, the retention
-        sweep, the adapters under their supervisor, and the scheduler last, so a reminder
-        due at start-up finds its platform connected."""
+        """The parts that serve, in the order they start: the web page, /metrics, the
+        retention sweep, the adapters under their supervisor, and the scheduler last, so a
+        reminder due at start-up finds its platform connected."""
         schedule = self.settings.schedule
         courier = Courier(
             store,
@@ -235,8 +245,11 @@ class Daemon:
             gateway.turns,
             lambda: schedule.default_timezone,
             first_retry=parse_duration(schedule.retry),
+            meter=self.meter,
         )
-        scheduler = Scheduler(store, courier.deliver, lambda: parse_duration(schedule.grace))
+        scheduler = Scheduler(
+            store, courier.deliver, lambda: parse_duration(schedule.grace), self.meter
+        )
         wiring = Wiring(
             gateway.handle,
             status,
@@ -246,10 +259,18 @@ class Daemon:
             claim_owner=gateway.claims.expect,
             catch_up=gateway.cursors.plan,
         )
-        self.supervisor = Supervisor(configured_adapters(self.settings, wiring))
-        web_page = WebServer(self.settings, store, status)
+        supervisor = Supervisor(configured_adapters(self.settings, wiring), meter=self.meter)
+        self.supervisor = supervisor
+        web_page = WebServer(self.settings, store, status, self.meter)
         sweeper = RetentionSweeper(store, lambda: self.settings.history.keep_days)
-        return [web_page, sweeper, self.supervisor, scheduler]
+        if self.metrics is None:
+            return [web_page, sweeper, supervisor, scheduler]
+        metrics = MetricsServer(
+            self.settings.metrics,
+            self.metrics,
+            Sources(gateway.stats, supervisor.states, store.path),
+        )
+        return [web_page, metrics, sweeper, supervisor, scheduler]
 
     @contextlib.contextmanager
     def _signals(self, identities: Identities, gateway: Gateway, tasks: Tasks) -> Iterator[None]:

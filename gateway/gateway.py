@@ -38,6 +38,7 @@ from memory.store import deliveries
 from memory.store.database import Store
 from memory.store.errors import StoreFull
 from memory.store.records import Conversation
+from plumbing.meter import QUIET, Meter
 from plumbing.tasks import Tasks
 
 if TYPE_CHECKING:
@@ -64,6 +65,7 @@ class Gateway:
         identities: Identities,
         settings: Settings,
         outlets: Outlets,
+        meter: Meter = QUIET,
     ) -> None:
         self.store = store
         self.agent = agent
@@ -85,6 +87,7 @@ class Gateway:
             self.queues,
             self.deletions,
             self.outbound,
+            meter,
         )
         self._accepting = True
         self._tasks = Tasks()

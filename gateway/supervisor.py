@@ -19,6 +19,7 @@ import structlog
 
 from adapters.base import Adapter
 from plumbing.backoff import Backoff
+from plumbing.meter import QUIET, Meter
 from plumbing.tasks import Tasks
 
 log = structlog.get_logger("kioku.supervisor")
@@ -49,6 +50,7 @@ class Supervisor:
         start_timeout: float = 60.0,
         stop_timeout: float = 10.0,
         stable_after: float = 60.0,
+        meter: Meter = QUIET,
     ) -> None:
         self._adapters = {adapter.name: adapter for adapter in adapters}
         self._states = {name: AdapterState("stopped") for name in self._adapters}
@@ -57,6 +59,7 @@ class Supervisor:
         self._stop_timeout = stop_timeout
         self._stable_after = stable_after
         self._loops = Tasks()
+        self._meter = meter
 
     async def start(self) -> None:
         """Start every adapter; return once each is running or waiting to retry."""
@@ -108,6 +111,7 @@ class Supervisor:
             delay = backoff.next_delay()
             self._set(adapter.name, "backoff", error)
             log.warning("adapter_restart_scheduled", adapter=adapter.name, delay=round(delay, 2))
+            self._meter.reconnect(adapter.name)
             first_try.set()
             await asyncio.sleep(delay)
 

@@ -19,6 +19,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 from config.settings import Settings
 from memory.store.database import Store
+from plumbing.meter import QUIET, Meter
 from web import (
     auth,
     pages_admin,
@@ -105,8 +106,10 @@ def local(when: datetime) -> str:
 class WebServer:
     """The page on `web.listen`, owned by the daemon: served for its `async with`."""
 
-    def __init__(self, settings: Settings, store: Store, status: StatusSource) -> None:
-        self.ctx = WebContext(settings, store, status)
+    def __init__(
+        self, settings: Settings, store: Store, status: StatusSource, meter: Meter = QUIET
+    ) -> None:
+        self.ctx = WebContext(settings, store, status, meter=meter)
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> None:

@@ -17,6 +17,7 @@ from memory.notes.journal import NotesJournal
 from memory.notes.person_notes import PersonNotes
 from memory.skills.library import SkillsLibrary
 from memory.store.database import Store
+from plumbing.meter import QUIET, Meter
 from web.log_buffer import RecentErrors
 
 StatusSource = Callable[[], Awaitable[dict[str, Any]]]
@@ -24,13 +25,15 @@ StatusSource = Callable[[], Awaitable[dict[str, Any]]]
 
 @dataclass
 class WebContext:
-    """The daemon's parts the page reads and changes (`status` is None outside the daemon)."""
+    """The daemon's parts the page reads and changes (`status` is None outside the daemon;
+    `meter` hears how long its searches take)."""
 
     settings: Settings
     store: Store
     status: StatusSource | None = None
     errors: RecentErrors = field(default_factory=RecentErrors)
     clock: Callable[[], float] = time.time
+    meter: Meter = QUIET
 
     def notes(self, person: str) -> PersonNotes:
         return PersonNotes(

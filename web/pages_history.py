@@ -10,6 +10,7 @@ shows no Delete button: group history is the owner's to delete (`/admin/history`
 from __future__ import annotations
 
 import re
+import time
 from datetime import datetime
 from itertools import groupby
 
@@ -121,7 +122,9 @@ async def search_page(request: web.Request) -> web.Response:
             await timezone_of(ctx.store, who), ctx.settings.schedule.default_timezone
         )
         when = When(datetime.fromtimestamp(ctx.clock(), zone))
+        began = time.perf_counter()
         results = await search(ctx.store, query, Scope.of_person(who), limit=RESULTS, when=when)
+        ctx.meter.search(time.perf_counter() - began)
     return render(request, "search.html", query=query, results=results)
 
 

@@ -14,6 +14,7 @@ from agent.usage import Payer, charge
 from config.settings import LLMSettings
 from memory.store.database import Store
 from memory.store.usage import UsageRecord
+from plumbing.meter import QUIET, Meter
 from plumbing.tasks import Tasks
 
 
@@ -28,15 +29,17 @@ class ProviderCharges:
     """`Host.charge` of every provider the daemon runs: priced by `llm.prices` (an endpoint
     on this machine or the private network is free), written in the background."""
 
-    def __init__(self, store: Store, llm: LLMSettings) -> None:
+    def __init__(self, store: Store, llm: LLMSettings, meter: Meter = QUIET) -> None:
         self._store = store
         self._llm = llm
+        self._meter = meter
         self._waiting: list[UsageRecord] = []
         self._tasks = Tasks()
 
     async def __call__(self, scope: Scope, model: str, usage: Usage, base_url: str | None) -> None:
         served = self._llm.model_copy(update={"provider": "openai", "base_url": base_url})
-        self._waiting.append(charge("provider", payer_of_scope(scope), served, model, usage))
+        payer = payer_of_scope(scope)
+        self._waiting.append(charge("provider", payer, served, model, usage, self._meter))
         if not len(self._tasks):
             self._tasks.spawn(self._write(), "providers-usage")
 

@@ -17,6 +17,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,6 +41,7 @@ from config.settings import LLMSettings
 from memory.history.erasures import forget_erasures
 from memory.outbox import Outbox
 from memory.store.database import Store
+from plumbing.meter import QUIET, Meter
 
 log = structlog.get_logger("kioku.providers")
 
@@ -69,9 +71,15 @@ class MemoryProviders:
     its end. With no provider enabled it does nothing and costs nothing."""
 
     def __init__(
-        self, settings: ProvidersSettings, home: Path, search: LexicalSearch, llm: LLMSettings
+        self,
+        settings: ProvidersSettings,
+        home: Path,
+        search: LexicalSearch,
+        llm: LLMSettings,
+        meter: Meter = QUIET,
     ) -> None:
         self.settings = settings
+        self.meter = meter
         self.home = home
         self.search = search
         self.llm = llm
@@ -93,7 +101,7 @@ class MemoryProviders:
         With none enabled and no queue left from an earlier run, the erasure log is only
         emptied: no `providers/` folder appears in a home that never used one. The
         providers' model calls are charged on `store` (`ProviderCharges`)."""
-        self._charges = ProviderCharges(store, self.llm)
+        self._charges = ProviderCharges(store, self.llm, self.meter)
         for entry in self.entries.values():
             if entry.settings.enabled:
                 await self._start_one(entry)
@@ -234,6 +242,9 @@ class MemoryProviders:
             for entry in entries
         }
         began = time.perf_counter()
+        if hook == "recall":
+            for name, task in tasks.items():
+                task.add_done_callback(partial(self._recalled, name, began))
         _, late = await asyncio.wait(tasks.values(), timeout=self.settings.recall_timeout)
         for task in late:
             task.cancel()
@@ -256,6 +267,10 @@ class MemoryProviders:
         if late:
             await asyncio.gather(*late, return_exceptions=True)
         return answers
+
+    def _recalled(self, name: str, began: float, task: asyncio.Task[Any]) -> None:
+        """Tell the meter how long `name` took to recall, or that it was cut off."""
+        self.meter.recall(name, time.perf_counter() - began, timed_out=task.cancelled())
 
     async def _mirror(
         self, scope: Scope, kind: str, payload: dict[str, Any], turn_ids: Sequence[int] = ()

@@ -11,6 +11,7 @@ from config.settings import Settings
 from memory.notes.journal import NotesJournal
 from memory.notes.person_notes import PersonNotes
 from memory.store.database import Store
+from plumbing.meter import QUIET, Meter
 
 if TYPE_CHECKING:
     from agent.memory_providers.builtin.search_meaning import Meaning
@@ -31,6 +32,7 @@ class Services:
     deletions: PendingDeletions = field(default_factory=PendingDeletions)
     providers: MemoryProviders | None = None
     meaning: Meaning | None = None
+    meter: Meter = QUIET
 
     def notes(self, person: str) -> PersonNotes:
         return PersonNotes(self.home, person, self.settings.memory.notes, NotesJournal(self.store))

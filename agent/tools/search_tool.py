@@ -66,6 +66,7 @@ async def handle(arguments: dict[str, Any], ctx: ToolContext) -> str:
         context=1,
         meaning=services.meaning,
         when=when,
+        meter=services.meter,
     )
     if not results:
         return f"No past conversation matches {query!r}. Try other words, or ask the person."

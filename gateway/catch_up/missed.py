@@ -122,6 +122,9 @@ class MissedMessages:
             sum(1 for m in messages if m.is_direct or m.addressed) - len(fresh),
         )
         self.reports[missed.platform] = report
+        front.turns.meter.caught_up(
+            missed.platform, report.answered, report.unanswered, report.already_had
+        )
         log.info("caught_up", platform=missed.platform, **report.to_json())
 
     async def resume(self) -> int:

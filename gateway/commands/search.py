@@ -40,6 +40,7 @@ async def _found(context: Context[str] | Context[str | None], scope: Scope) -> s
         limit=SEARCH_SESSIONS,
         meaning=context.services.meaning,
         when=When(datetime.now(zone)),
+        meter=context.services.meter,
     )
     if not results:
         return f"Nothing found for {query!r}."

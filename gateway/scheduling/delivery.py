@@ -30,6 +30,7 @@ from memory.schedule.timezones import effective_zone, timezone_of
 from memory.schedule.timing import local_time
 from memory.store.database import Store
 from plumbing.backoff import doubling
+from plumbing.meter import QUIET, Meter
 
 log = structlog.get_logger("kioku.scheduler")
 
@@ -62,6 +63,7 @@ class Courier:
     answers: Answers
     default_zone: Callable[[], str | None]
     first_retry: float = FIRST_RETRY
+    meter: Meter = QUIET
 
     async def deliver(self, run: Run) -> None:
         """Send `run` once, or record why not and when to try again; never raises for a
@@ -109,6 +111,7 @@ class Courier:
             seconds=retry_delay(run.attempts, self.first_retry)
         )
         await mark_failed(self.store, run, error, retry_at)
+        self.meter.scheduled("failed")
         log.warning(
             "job_failed",
             job=run.job.id,

@@ -33,6 +33,7 @@ from memory.schedule.jobs import (
 )
 from memory.store.database import Store
 from memory.store.errors import StoreError
+from plumbing.meter import QUIET, Meter
 
 log = structlog.get_logger("kioku.scheduler")
 
@@ -54,8 +55,10 @@ class Scheduler:
         store: Store,
         deliver: Callable[[Run], Awaitable[None]],
         grace: Callable[[], float],
+        meter: Meter = QUIET,
     ) -> None:
         self._store = store
+        self._meter = meter
         self._deliver = deliver
         self._grace = grace
         self._task: asyncio.Task[None] | None = None
@@ -120,7 +123,12 @@ class Scheduler:
         grace = self._grace()
         owed = await owed_runs(self._store, now, grace)
         runs = [run for run in owed if run.delivery not in self._sending]
-        runs += await claim_due(self._store, now, grace)
+        due = await claim_due(self._store, now, grace)
+        for run in due:
+            self._meter.scheduled("due")
+            if run.late:
+                self._meter.scheduled("late")
+        runs += due
         for run in runs:
             if run.attempts:
                 log.info("job_retry", job=run.job.id, delivery=run.delivery, attempts=run.attempts)

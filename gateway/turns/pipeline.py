@@ -10,6 +10,7 @@ agent path (`_respond`); only its answer is handed back to the scheduler instead
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from functools import partial
@@ -30,6 +31,7 @@ from gateway.queues import ConversationQueues
 from gateway.sessions import Sessions, conversation_for
 from gateway.turns.deletions import ChatDeletions
 from gateway.turns.intake import Intake, take_in
+from gateway.turns.measured import measure, outcome_of
 from gateway.turns.pending import Delivery
 from memory.history.said import Said as StoredSaid
 from memory.history.said import answered, find_said
@@ -37,6 +39,7 @@ from memory.store import deliveries
 from memory.store.database import Store
 from memory.store.errors import StoreFull
 from memory.store.records import Conversation, NewMessage, Session
+from plumbing.meter import QUIET, Meter
 
 log = structlog.get_logger("kioku.gateway")
 
@@ -72,8 +75,10 @@ class Turns:
         queues: ConversationQueues,
         deletions: ChatDeletions,
         outbound: Dispatcher,
+        meter: Meter = QUIET,
     ) -> None:
         self.store = store
+        self.meter = meter
         self.agent = agent
         self._settings = settings
         self.sessions = sessions
@@ -90,18 +95,23 @@ class Turns:
         conversation = conversation_for(inbound, person, self._settings().sessions.dm_scope)
         make = partial(Turn, speaker=person, text=inbound.text, context=context, kind="schedule")
         answered: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        queued = time.monotonic()
 
         async def job() -> None:
             if answered.done():
                 return  # the scheduler stopped waiting: this try already counts as failed
+            began = time.monotonic()
             try:
                 session, outcome = await self._respond(conversation, make, None)
             except Exception as exc:
+                measure(self.meter, inbound.platform, "failed", None, queued, began)
                 _settle(answered, error=exc)
                 return
             except BaseException:
+                measure(self.meter, inbound.platform, "stopped", None, queued, began)
                 _settle(answered, error=TurnStopped("the scheduled turn was stopped"))
                 raise
+            measure(self.meter, inbound.platform, outcome_of(outcome), outcome, queued, began)
             if answered.done():
                 return  # the scheduler gave up waiting meanwhile
             if outcome.error is not None:
@@ -130,14 +140,15 @@ class Turns:
         """A queued message's turn; whatever fails, the person hears of it and the line
         goes on."""
 
-        async def work() -> None:
+        async def work() -> TurnOutcome | None:
             settled = await self.deletions.settle(inbound, person, conversation.key, arrived)
             if settled.reply is not None:
                 await self.outbound.reply(inbound.address, settled.reply)
-            if not settled.consumed:
-                await self._answer([(inbound, delivery)], person, conversation)
+            if settled.consumed:
+                return None
+            return await self._answer([(inbound, delivery)], person, conversation)
 
-        await self._answered([(inbound, delivery)], conversation, work)
+        await self._answered([(inbound, delivery)], conversation, work, arrived)
 
     async def missed(
         self,
@@ -203,7 +214,7 @@ class Turns:
         person: str | None,
         conversation: Conversation,
         unanswered: Sequence[Taken],
-    ) -> None:
+    ) -> TurnOutcome:
         """The model answers the session's history as it stands (`Turn.stored`)."""
         await self.outbound.working(inbound.address)
         await self._keep_unanswered(unanswered, person, conversation)
@@ -220,6 +231,7 @@ class Turns:
         )
         await self.outbound.reply(inbound.address, outcome.text, session.id)
         await self._after(session, person)
+        return outcome
 
     async def _said(self, delivery: Delivery | None) -> StoredSaid | None:
         return None if delivery is None else await find_said(self.store, *delivery)
@@ -228,20 +240,31 @@ class Turns:
         self,
         messages: Sequence[Taken],
         conversation: Conversation,
-        work: Callable[[], Awaitable[None]],
+        work: Callable[[], Awaitable[TurnOutcome | None]],
+        arrived: float | None = None,
     ) -> None:
-        """Run a turn's `work`; whatever fails, the person hears of it and the line goes
-        on. Its messages stop waiting in the ledger once it is over, answered or failed;
-        a turn cancelled (kioku stopping) leaves them waiting, answered at the next start."""
+        """Run a turn's `work` (`arrived`: when its message was queued, if it was one);
+        whatever fails, the person hears of it and the line goes on. Its messages stop
+        waiting in the ledger once it is over, answered or failed; a turn cancelled (kioku
+        stopping) leaves them waiting, answered at the next start."""
         address = messages[-1][0].address
+        platform = messages[-1][0].platform
+        began = time.monotonic()
         try:
-            await work()
+            outcome = await work()
         except StoreFull as exc:
+            measure(self.meter, platform, "store_full", None, arrived, began)
             log.error("store_full", conversation=conversation.key, error=str(exc))
             await self.outbound.reply(address, STORE_FULL)
         except Exception:
+            measure(self.meter, platform, "failed", None, arrived, began)
             log.exception("turn_failed", conversation=conversation.key)
             await self.outbound.reply(address, TURN_FAILED)
+        except BaseException:
+            measure(self.meter, platform, "stopped", None, arrived, began)
+            raise
+        else:
+            measure(self.meter, platform, outcome_of(outcome), outcome, arrived, began)
         await _record_all(self.store, [d for _, d in messages if d is not None])
 
     async def _keep_unanswered(
@@ -268,8 +291,9 @@ class Turns:
         person: str | None,
         conversation: Conversation,
         unanswered: Sequence[Taken] = (),
-    ) -> None:
-        """The last of `messages` is the turn's own; those before it are answered with it."""
+    ) -> TurnOutcome | None:
+        """The last of `messages` is the turn's own; those before it are answered with it;
+        its outcome, or None when nothing in them could be read (nothing to answer)."""
         inbound = messages[-1][0]
         address = inbound.address
         await self.outbound.working(address)
@@ -284,7 +308,7 @@ class Turns:
                 )
         if not said:
             await self._keep_unanswered(unanswered, person, conversation)
-            return
+            return None
         make = partial(
             Turn,
             speaker=person,
@@ -305,6 +329,7 @@ class Turns:
         if listing is not None:
             await self.outbound.reply(address, listing, session.id)
         await self._after(session, person)
+        return outcome
 
     async def _respond(
         self, conversation: Conversation, make: MakeTurn, on_text: OnText | None
@@ -328,7 +353,7 @@ class Turns:
         if not inbound.attachments:
             return Intake(inbound.text, (), (), None)
         settings = self._settings()
-        charged = charger(self.store, "media", payer)
+        charged = charger(self.store, "media", payer, self.meter)
         return await take_in(inbound, self.agent.media, settings.media, settings.stt, charged)
 
     async def _tell(self, address: Address, intake: Intake, *, more: bool) -> None:

@@ -22,8 +22,15 @@ which other load on the machine barely changes). Targets: >= 300 messages/s, p99
 `--socket-only` measures the CLI socket adapter alone, answered by an echo gateway
 (`tests/helpers/echo_socket.py`).
 
+`--metrics on` serves `/metrics` (`metrics.listen` on a free loopback port) and scrapes
+it every `--scrape-every` seconds during the run, as Prometheus would (15 s, the
+interval of Prometheus's example configuration; 1 s to stress it). `--metrics compare`
+runs `--pairs` pairs of daemons, off and on at the same time (`metrics_pairs.py`), and
+prints how far on is from off (target: within 3 % in messages/s and CPU per message).
+
     .venv/bin/python tests/bench/bench_gateway.py [--model http|instant]
         [--conversations 50] [--duration 30] [--warmup 3] [--rate 300] [--socket-only] [--keep]
+        [--metrics off|on|compare] [--pairs 3] [--scrape-every 15]
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -67,6 +75,8 @@ class Tally:
     errors: list[str] = field(default_factory=list)
     wrong: int = 0
     cpu_seconds: float = float("nan")  # the daemon's user + system CPU inside the window
+    scrapes: int = 0  # /metrics scrapes answered during the run (--metrics on)
+    turns_counted: float = 0.0  # kioku_turns_total at the last scrape
 
 
 class InstantModel:
@@ -270,19 +280,29 @@ def fake_model() -> Iterator[int]:
         model.wait(timeout=10)
 
 
-def daemon_command(model: str, stack: ExitStack) -> tuple[list[str], dict[str, str]]:
-    """The daemon's command line and extra environment for `model`; `http` starts the
-    fake API (on `stack`)."""
+def daemon_command(
+    model: str, stack: ExitStack, metrics_port: int | None = None
+) -> tuple[list[str], dict[str, str]]:
+    """The daemon's command line and extra environment for `model` (and /metrics on
+    `metrics_port`); `http` starts the fake API (on `stack`)."""
+    metrics = {} if metrics_port is None else {"KIOKU_METRICS__LISTEN": f"127.0.0.1:{metrics_port}"}
     if model == "instant":
-        return [sys.executable, __file__, "--instant-daemon"], {}
+        return [sys.executable, __file__, "--instant-daemon"], metrics
     port = stack.enter_context(fake_model())
     env = {
         "KIOKU_LLM__PROVIDER": "anthropic",
         "KIOKU_LLM__API_KEY": "bench",
         "KIOKU_LLM__BASE_URL": f"http://127.0.0.1:{port}",
         "NO_PROXY": "127.0.0.1,localhost",
+        **metrics,
     }
     return [str(KIOKU), "serve"], env
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 @contextmanager
@@ -301,6 +321,29 @@ def daemon(
         process.wait(timeout=60)
 
 
+async def scrape_metrics(port: int, every: float, schedule: Schedule, tally: Tally) -> None:
+    """Scrape /metrics every `every` s until the run ends, as Prometheus would; the last
+    scrape's count of turns shows the daemon counted them."""
+    import aiohttp
+    from prometheus_client.parser import text_string_to_metric_families
+
+    url = f"http://127.0.0.1:{port}/metrics"
+    async with aiohttp.ClientSession() as client:
+        while time.monotonic() < schedule.stop_at:
+            async with client.get(url) as response:
+                text = await response.text()
+            if response.status == 200:
+                tally.scrapes += 1
+                tally.turns_counted = sum(
+                    sample.value
+                    for family in text_string_to_metric_families(text)
+                    if family.name == "kioku_turns"
+                    for sample in family.samples
+                    if sample.name == "kioku_turns_total"
+                )
+            await asyncio.sleep(every)
+
+
 async def load(
     path: Path,
     process: subprocess.Popen[Any],
@@ -308,45 +351,60 @@ async def load(
     duration: float,
     warmup: float,
     rate: float,
+    scrape: tuple[int, float] | None = None,
 ) -> Tally:
     await wait_for_socket(path, process)
     tally = Tally()
     start = time.monotonic()
     interval = conversations / rate if rate > 0 else None
     schedule = Schedule(start, start + warmup, start + warmup + duration, interval, conversations)
+    scraping = [] if scrape is None else [scrape_metrics(*scrape, schedule, tally)]
     await asyncio.gather(
         measure_cpu(process.pid, schedule, tally),
+        *scraping,
         *(converse(path, n, schedule, tally) for n in range(conversations)),
     )
     return tally
 
 
 def run(args: argparse.Namespace) -> None:
+    if args.metrics != "compare":
+        measured(args, metrics=args.metrics == "on")
+        return
+    from tests.bench.metrics_pairs import compare_pairs
+
+    compare_pairs(args)
+
+
+def measured(args: argparse.Namespace, *, metrics: bool) -> tuple[float, float]:
+    """One run, reported; its messages/s and daemon CPU ms per message."""
     home = Path(tempfile.mkdtemp(prefix="kioku-bench-"))
+    port = free_port() if metrics else None
+    scrape = None if port is None else (port, args.scrape_every)
     with ExitStack() as stack:
         if args.socket_only:
             process = stack.enter_context(echo_process(socket_path(home), quiet=True))
         else:
-            process = stack.enter_context(daemon(home, *daemon_command(args.model, stack)))
+            command = daemon_command(args.model, stack, port)
+            process = stack.enter_context(daemon(home, *command))
+        path = socket_path(home)
         tally = asyncio.run(
-            load(
-                socket_path(home),
-                process,
-                args.conversations,
-                args.duration,
-                args.warmup,
-                args.rate,
-            )
+            load(path, process, args.conversations, args.duration, args.warmup, args.rate, scrape)
         )
         rss = peak_rss_mb(process.pid)
-    report(args, tally, rss, process.returncode)
+    figures = report(args, tally, rss, process.returncode)
+    if metrics:
+        print(f"/metrics scraped {tally.scrapes} times; turns counted: {tally.turns_counted:.0f}")
     if args.keep:
         print(f"daemon log and data kept in {home}")
     else:
         shutil.rmtree(home)
+    return figures
 
 
-def report(args: argparse.Namespace, tally: Tally, rss: float, exit_code: int) -> None:
+def report(
+    args: argparse.Namespace, tally: Tally, rss: float, exit_code: int
+) -> tuple[float, float]:
     latencies = sorted(tally.latencies)
     # Paced: the messages due inside the window that were answered, so the last ones'
     # replies landing just after the window closes do not read as falling behind.
@@ -378,6 +436,7 @@ def report(args: argparse.Namespace, tally: Tally, rss: float, exit_code: int) -
         print(f"{name:<22}{value:>12}  {target:<10}  {'yes' if ok else 'NO'}")
     for error in tally.errors[:10]:
         print(f"error: {error}")
+    return rate, cpu_ms
 
 
 def main() -> None:
@@ -404,6 +463,19 @@ def main() -> None:
         "--socket-only",
         action="store_true",
         help="the CLI socket adapter alone, answered by an echo gateway (no agent, no store)",
+    )
+    parser.add_argument(
+        "--metrics",
+        choices=("off", "on", "compare"),
+        default="off",
+        help="on: serve /metrics and scrape it; compare: pairs of runs off and on",
+    )
+    parser.add_argument("--pairs", type=int, default=3, help="--metrics compare: pairs of runs")
+    parser.add_argument(
+        "--scrape-every",
+        type=float,
+        default=15.0,
+        help="seconds between scrapes (--metrics on); 15: Prometheus's example configuration",
     )
     parser.add_argument("--fake-model", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--instant-daemon", action="store_true", help=argparse.SUPPRESS)

@@ -27,6 +27,7 @@ from gateway.gateway import Gateway
 from gateway.identity import Identities
 from memory.access.identities import ensure_person, link_identity
 from memory.store.database import Store
+from plumbing.meter import QUIET, Meter
 from tests.fakes.anthropic_api import FakeAnthropic, _last_user_text
 from tests.helpers.recording_adapter import RecordingAdapter
 
@@ -123,7 +124,9 @@ def _outlets(adapters: dict[str, RecordingAdapter]):
 
 
 @asynccontextmanager
-async def gateway_rig(home: Path, *, model: bool = True) -> AsyncIterator[GatewayRig]:
+async def gateway_rig(
+    home: Path, *, model: bool = True, meter: Meter = QUIET
+) -> AsyncIterator[GatewayRig]:
     settings = load_settings()
     ensure_home(home)
     store = await Store.open(home / "state.db")
@@ -141,10 +144,10 @@ async def gateway_rig(home: Path, *, model: bool = True) -> AsyncIterator[Gatewa
             )
         else:
             provider = NoProvider("No model is configured.")
-        agent = build_agent(settings, store, provider)
+        agent = build_agent(settings, store, provider, meter=meter)
         identities = Identities(store, settings)
         adapters: dict[str, RecordingAdapter] = {}
-        gateway = Gateway(store, agent, identities, settings, _outlets(adapters))
+        gateway = Gateway(store, agent, identities, settings, _outlets(adapters), meter)
         for name, streams in (("telegram", False), ("cli", True)):
             adapters[name] = RecordingAdapter(gateway.handle, name, streams)
         rig = GatewayRig(gateway, store, agent, identities, settings, home, api, adapters)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,7 @@ from memory.search.when import When, read
 from memory.search.words import has_content
 from memory.store.database import Store
 from memory.store.records import SessionResult
+from plumbing.meter import QUIET, Meter
 
 if TYPE_CHECKING:
     from agent.memory_providers.builtin.search_meaning import Meaning
@@ -57,11 +59,28 @@ async def search_sessions(
     context: int = 2,
     meaning: Meaning | None = None,
     when: When | None = None,
+    meter: Meter = QUIET,
 ) -> list[SessionResult]:
     """Sessions for `query` within `scope`, best first: by words, and by meaning too
     when `meaning` is given. Time in the query (with `when`, memory.search.when) keeps
     meaning to the period the words are narrowed to; a query of nothing but time is a
-    listing, which meaning has nothing to add to."""
+    listing, which meaning has nothing to add to. `meter` hears how long it took."""
+    began = time.perf_counter()
+    try:
+        return await _sessions(store, query, scope, limit, context, meaning, when)
+    finally:
+        meter.search(time.perf_counter() - began)
+
+
+async def _sessions(
+    store: Store,
+    query: str,
+    scope: Scope,
+    limit: int,
+    context: int,
+    meaning: Meaning | None,
+    when: When | None,
+) -> list[SessionResult]:
     reading = read(query, when)
     if meaning is None or not has_content(reading.text):
         return await search(store, query, scope, limit=limit, context=context, when=when)

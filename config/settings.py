@@ -24,6 +24,7 @@ from config.paths import kioku_home
 from config.platform_settings import (
     CliSettings,
     DiscordSettings,
+    MatrixSettings,
     SlackSettings,
     TelegramSettings,
 )
@@ -334,6 +335,7 @@ class Settings(BaseSettings):
     telegram: TelegramSettings = TelegramSettings()
     discord: DiscordSettings = DiscordSettings()
     slack: SlackSettings = SlackSettings()
+    matrix: MatrixSettings = MatrixSettings()
     mcp: McpSettings = McpSettings()
     web: WebSettings = WebSettings()
     history: HistorySettings = HistorySettings()

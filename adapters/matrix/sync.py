@@ -21,7 +21,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import structlog
 from nio import (
     AsyncClient,
@@ -77,14 +76,17 @@ class Syncing:
         self._missed_before = started - CLOCK_SKEW
         self._pass_due = plan.enabled
         self._task: asyncio.Task[None] | None = None
+        self._first: SyncResponse | None = None
         self.token: str | None = None
         self.synced = asyncio.Event()
         """Set after each sync whose events the gateway has: for whoever waits on one."""
 
     async def first(self) -> None:
-        """The first sync of this start (the catch-up), before `start` returns."""
+        """The first sync of this start, before `start` returns: the rooms, their state
+        and members are known from then on (a reply can be sent). What it brought is
+        handed to the gateway by the loop, once the adapter serves."""
         self.token = await asyncio.to_thread(sync_token, self.folder)
-        await self._once(wait_ms=0, full_state=True, history=self.token is not None)
+        self._first = await self._fetch(wait_ms=0, full_state=True)
         await self._keys()
 
     def start(self) -> None:
@@ -100,18 +102,24 @@ class Syncing:
         backoff = Backoff(base=1.0, cap=60.0)
         while True:
             try:
-                await self._once(wait_ms=self.poll_ms, full_state=False, history=True)
-                await self._keys()
+                if self._first is not None:
+                    # The first start of all has no token: old history is not kioku's.
+                    await self._settle(self._first, history=self.token is not None)
+                    self._first = None
+                else:
+                    answer = await self._fetch(wait_ms=self.poll_ms, full_state=False)
+                    await self._settle(answer, history=True)
+                    await self._keys()
                 backoff.reset()
             except LoginFailed as exc:
                 self.failed(exc)
                 return
-            except (aiohttp.ClientError, TimeoutError, SyncFailed) as exc:
+            except Exception as exc:  # a network error, the homeserver's, the gateway's
                 delay = backoff.next_delay()
-                log.warning("matrix_sync_failed", error=str(exc), retry_in=round(delay, 1))
+                log.warning("matrix_sync_failed", error=repr(exc), retry_in=round(delay, 1))
                 await asyncio.sleep(delay)
 
-    async def _once(self, *, wait_ms: int, full_state: bool, history: bool) -> None:
+    async def _fetch(self, *, wait_ms: int, full_state: bool) -> SyncResponse:
         answer = await self.client.sync(
             timeout=wait_ms,
             since=self.token,
@@ -122,6 +130,12 @@ class Syncing:
             if answer.status_code == "M_UNKNOWN_TOKEN":
                 raise LoginFailed(f"the homeserver no longer accepts kioku's token: {answer}")
             raise SyncFailed(str(answer))
+        return answer
+
+    async def _settle(self, answer: SyncResponse, *, history: bool) -> None:
+        """Answer the invites, hand the events over, and only then move the token past
+        them: a kioku stopped in between is given them again (the gateway drops what it
+        already has)."""
         await self._invites(answer)
         if history:
             await self._take(answer)

@@ -62,8 +62,8 @@ class MatrixAdapter(Adapter):
         catch_up: CatchUpSource = no_catch_up,
     ) -> None:
         super().__init__(deliver, catch_up)
-        if settings.user_id is None or settings.homeserver is None:
-            raise ValueError("the Matrix adapter needs matrix.homeserver and matrix.user_id")
+        if settings.user_id is None:
+            raise ValueError("the Matrix adapter needs KIOKU_MATRIX__USER_ID")
         self.settings = settings
         self.home = home
         self.owners = frozenset(owners)

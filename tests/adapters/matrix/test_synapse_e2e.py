@@ -78,7 +78,8 @@ class World:
         self.daemon.notify.close()
         self.daemon = None
 
-    def kioku(self, *args: str) -> str:
+    def kioku(self, *args: str, ok: bool = True) -> str:
+        """What `kioku ARGS` prints (it must exit 0 when `ok`)."""
         done = subprocess.run(
             [str(KIOKU), *args],
             env={**self.env(), "PATH": "/usr/bin:/bin"},
@@ -87,7 +88,7 @@ class World:
             timeout=60,
             check=False,
         )
-        assert done.returncode == 0, done.stderr
+        assert done.returncode == 0 or not ok, done.stderr
         return done.stdout
 
     def log(self) -> str:
@@ -191,6 +192,9 @@ async def test_an_encrypted_message_without_its_key_is_said_to_the_sender_and_re
     [kept] = undecryptable(world.home / "matrix")
     assert (kept.room, kept.sender, kept.event_id) == (room, world.alice.account.user_id, event_id)
     assert "matrix_message_undecryptable" in world.log()
+    report = world.kioku("doctor", "--offline", ok=False)
+    assert "1 encrypted message(s) kioku could not decrypt" in report
+    assert f"{world.alice.account.user_id} in {room}" in report
 
 
 async def test_an_encrypted_image_reaches_the_model_decrypted(world: World) -> None:
@@ -259,8 +263,7 @@ async def test_in_a_room_a_mention_is_answered_as_a_reply_and_chatter_is_not(wor
 
 async def test_a_reply_to_kiokus_message_is_answered_without_a_mention(world: World) -> None:
     room = world.rooms["family"]
-    await world.bob.synced_room(room)
-    [kiokus] = world.bob.said_by(world.bot.user_id, room)
+    [kiokus] = await world.bob.until(lambda: world.bob.said_by(world.bot.user_id, room))
     answer = await _answer(
         world,
         world.bob,
@@ -316,6 +319,9 @@ async def test_restarted_kioku_keeps_its_device_and_reads_the_next_encrypted_mes
     answer = await _answer(world, world.alice, world.rooms["dm"], "still there?")
     assert answer == "echo: still there?"
     folder = world.home / "matrix"
+    report = world.kioku("doctor", "--online", ok=False)
+    assert f"{world.bot.user_id}, device {connected['device']}" in report
+    assert f"keys of device {connected['device']} kept (" in report
     assert folder.stat().st_mode & 0o777 == 0o700
     assert (folder / "session.json").stat().st_mode & 0o777 == 0o600
 

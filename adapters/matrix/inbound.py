@@ -105,7 +105,8 @@ class Reader:
         if isinstance(event, RoomMessageMedia | RoomEncryptedMedia):
             text, files = caption(event), (attachment(self.client, event),)
         else:
-            text, files = event.body, ()
+            # A leading space keeps a client from taking "/help" for its own command.
+            text, files = event.body.lstrip(), ()
         text, mentioned = self._unmentioned(text, content)
         replied_to, replied_text = await self._replied(room, relation)
         inbound = self._base(room, event, text, addressed=mentioned or replied_to)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -121,12 +122,33 @@ async def world(synapse: Synapse, tmp_path_factory: pytest.TempPathFactory) -> A
         try:
             await world.start()
             yield world
+            _record(world)
         finally:
             if world.daemon is not None:
                 if world.daemon.process is not None and world.daemon.process.returncode is None:
                     world.daemon.process.kill()
                     await world.daemon.process.wait()
                 world.daemon.notify.close()
+
+
+def _record(world: World) -> None:
+    """With KIOKU_RECORD_MATRIX=DIR, every event each phone was given goes to DIR as JSON:
+    the raw material of tests/fixtures/recorded/matrix/ (its PROVENANCE.md)."""
+    folder = os.environ.get("KIOKU_RECORD_MATRIX")
+    if not folder:
+        return
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, phone in (("alice", world.alice), ("bob", world.bob)):
+        for number, seen in enumerate(phone.seen):
+            kind = seen.event.source.get("type", "unknown")
+            where = (
+                next(k for k, v in world.rooms.items() if v == seen.room)
+                if seen.room in world.rooms.values()
+                else "other"
+            )
+            path = out / f"{name}-{number:03}-{where}-{kind}.json"
+            path.write_text(json.dumps(seen.event.source, indent=2, ensure_ascii=False) + "\n")
 
 
 async def _answer(world: World, phone: Phone, room: str, text: str, **extra: object) -> str:

@@ -24,6 +24,7 @@ from nio import (
     MatrixRoom,
     RoomCreateResponse,
     RoomSendResponse,
+    TypingNoticeEvent,
     UploadResponse,
 )
 
@@ -57,6 +58,8 @@ class Phone:
         self._task: asyncio.Task[None] | None = None
         self.client.add_event_callback(self._on_event, Event)
         self.client.add_event_callback(self._on_invite, InviteMemberEvent)
+        self.typing: list[tuple[str, list[str]]] = []
+        self.client.add_ephemeral_callback(self._on_typing, TypingNoticeEvent)
 
     async def __aenter__(self) -> Phone:
         self._task = asyncio.create_task(
@@ -74,6 +77,9 @@ class Phone:
         async with self._changed:
             self.seen.append(Seen(room.room_id, event))
             self._changed.notify_all()
+
+    async def _on_typing(self, room: MatrixRoom, event: TypingNoticeEvent) -> None:
+        self.typing.append((room.room_id, list(event.users)))
 
     async def _on_invite(self, room: MatrixRoom, event: InviteMemberEvent) -> None:
         """A person accepts every invite (kioku's invites are what the tests look at)."""

@@ -148,6 +148,19 @@ class Synapse:
             registered["user_id"], password, registered["access_token"], registered["device_id"]
         )
 
+    async def limit_messages(self, admin: Account, user_id: str, per_second: int) -> None:
+        """Hold `user_id` to `per_second` messages (burst 1), through the admin API: a test
+        of M_LIMIT_EXCEEDED; `per_second` 0 lifts the override again."""
+        url = f"{self.url}/_synapse/admin/v1/users/{user_id}/override_ratelimit"
+        headers = {"Authorization": f"Bearer {admin.access_token}"}
+        async with aiohttp.ClientSession(headers=headers) as http:
+            if per_second == 0:
+                request = http.delete(url)
+            else:
+                request = http.post(url, json={"messages_per_second": per_second, "burst_count": 1})
+            async with request as answer:
+                assert answer.status == 200, await answer.text()
+
     def log_text(self) -> str:
         return (self.folder / "synapse.log").read_text("utf-8", "replace")
 

@@ -370,3 +370,26 @@ async def test_messages_sent_while_kioku_was_down_are_caught_up_once(world: Worl
     assert texts.count("the plumber comes at nine") == 1
     assert texts.count("bring the spare key") == 1
     assert not any(isinstance(s.event, MegolmEvent) for s in world.alice.seen[mark:])
+
+
+async def test_a_long_answer_is_split_and_the_homeservers_rate_limit_waited_out(
+    world: World,
+) -> None:
+    room = world.rooms["dm"]
+    admin = await world.synapse.register("admin", admin=True)
+    await world.synapse.limit_messages(admin, world.bot.user_id, per_second=1)
+    try:
+        text = "a long one: " + "word " * 4000
+        before = len(world.alice.said_by(world.bot.user_id, room))
+        await world.alice.say(room, text.strip())
+
+        def pieces() -> list[str]:
+            said = world.alice.said_by(world.bot.user_id, room)[before:]
+            return [str(event.body) for event in said]  # type: ignore[attr-defined]
+
+        found = await world.alice.until(lambda: len(pieces()) >= 2 and pieces())
+    finally:
+        await world.synapse.limit_messages(admin, world.bot.user_id, per_second=0)
+    assert " ".join(found).split() == f"echo: {text}".split()
+    assert "ratelimited" in world.log()  # matrix-nio waited out M_LIMIT_EXCEEDED
+    assert any(world.bot.user_id in users for where, users in world.alice.typing if where == room)

@@ -101,7 +101,10 @@ class Reader:
         content: dict[str, Any] = event.source.get("content", {})
         relation = _relation(content)
         if relation.get("rel_type") == EDIT:
-            return _edit(room, content, relation)
+            edit = _edit(room, content, relation)
+            if edit is not None and edit.text is not None:
+                edit = replace(edit, text=self._unmentioned(edit.text, content)[0])
+            return edit
         if isinstance(event, RoomMessageMedia | RoomEncryptedMedia):
             text, files = caption(event), (attachment(self.client, event),)
         else:

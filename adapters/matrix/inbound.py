@@ -30,6 +30,7 @@ from nio import (
     RoomMessageEmote,
     RoomMessageMedia,
     RoomMessageText,
+    StickerEvent,
 )
 
 from adapters.base import Changed, Inbound
@@ -94,6 +95,11 @@ class Reader:
             if not is_direct(room):
                 return None
             return self._base(room, event, "", addressed=False, unreadable=True)
+        if isinstance(event, StickerEvent):  # no file kioku reads: named, in a direct chat
+            if not is_direct(room):
+                return None
+            inbound = self._base(room, event, "", addressed=False)
+            return replace(inbound, unreadable=("a sticker",))
         if not isinstance(event, RoomMessageText | RoomMessageEmote | RoomMessageMedia) and (
             not isinstance(event, RoomEncryptedMedia)
         ):

@@ -152,6 +152,9 @@ class Syncing:
             room = self.client.rooms.get(room_id)
             if room is None:
                 continue
+            if info.timeline.limited and self.token is not None:
+                # More happened than one sync gives: the older events are not read.
+                log.warning("matrix_timeline_gap", room=room_id, read=len(info.timeline.events))
             for event in info.timeline.events:
                 try:
                     found = await self.reader.event(room, event)

@@ -238,6 +238,25 @@ async def test_an_encrypted_image_reaches_the_model_decrypted(world: World) -> N
     assert any(isinstance(s.event, RoomEncryptedImage) for s in world.alice.seen)
 
 
+async def test_a_voice_note_is_taken_as_one(world: World) -> None:
+    room = world.rooms["dm"]
+    sound = b"OggS" + bytes(60)
+    url, keys = await world.alice.upload(sound, "audio/ogg", "voice.ogg", encrypt=True)
+    mark = len(world.alice.seen)
+    await world.alice.send(
+        room,
+        {
+            "msgtype": "m.audio",
+            "body": "Voice message",
+            "info": {"mimetype": "audio/ogg", "size": len(sound), "duration": 1200},
+            "file": {**keys, "url": url},
+            "org.matrix.msc3245.voice": {},
+        },
+    )
+    reply = await world.alice.reply_from(world.bot.user_id, room, mark)
+    assert "I can't listen to voice notes" in reply.body  # type: ignore[attr-defined]
+
+
 async def test_a_redacted_message_is_erased_from_history(world: World) -> None:
     room = world.rooms["dm"]
     await _answer(world, world.alice, room, "my locker code is 4711")

@@ -177,17 +177,16 @@ class Wizard:
 
         for line in MATRIX_WHERE:
             ask.say(f"  {line}")
-        first = True
-        while True:
-            given = self.given if first else {}
-            first = False
-            homeserver = given.get("matrix.homeserver") or ask.text(
-                "Homeserver URL", self.values.get("matrix.homeserver") or "https://"
-            )
+        given = self.given
+        homeserver = self.values.get("matrix.homeserver") or "https://"
+        user_id = self.values.get("matrix.user_id")
+        while True:  # a refused login asks again, the last answers as defaults
+            homeserver = given.get("matrix.homeserver") or ask.text("Homeserver URL", homeserver)
             user_id = given.get("matrix.user_id") or ask.text(
-                "kioku's user id (@name:server)", self.values.get("matrix.user_id")
+                "kioku's user id (@name:server)", user_id
             )
             password = given.get("matrix.password") or ask.secret("Its password")
+            given = {}
             verdict = run_async(matrix_login(self.home, homeserver, user_id, password))
             ask.verdict(verdict)
             if verdict.ok:

@@ -122,11 +122,24 @@ def _slack(settings: Settings, wiring: Wiring) -> Adapter:
     )
 
 
+def _matrix(settings: Settings, wiring: Wiring) -> Adapter:
+    from adapters.matrix.adapter import MatrixAdapter
+
+    return MatrixAdapter(
+        wiring.deliver,
+        settings.matrix,
+        settings.home,
+        owners=settings.owner.identities,
+        catch_up=partial(wiring.catch_up, "matrix"),
+    )
+
+
 PLATFORMS: tuple[Platform, ...] = (
     Platform("cli", None, _cli),
     Platform("telegram", "token", _telegram),
     Platform("discord", "token", _discord),
     Platform("slack", "bot_token", _slack),
+    Platform("matrix", "user_id", _matrix),
 )
 PLATFORM_NAMES: tuple[str, ...] = tuple(platform.name for platform in PLATFORMS)
 

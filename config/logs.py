@@ -15,7 +15,8 @@ from config.settings import Settings
 
 # Libraries that log every HTTP request at INFO: one line per model call or poll is
 # noise, and the request URL of the Telegram Bot API holds the bot token.
-CHATTY = ("httpx", "httpcore")
+CHATTY = ("httpx", "httpcore", "nio")
+"""matrix-nio logs each room event it handles and each key it shares at INFO."""
 
 # Shapes of the tokens kioku is given, masked in every log line even when not configured
 # here (a library may log a URL holding one: python-telegram-bot does at debug level).
@@ -24,6 +25,7 @@ TOKEN_SHAPES = re.compile(
     r"|\bxox[abposr]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}"  # Slack
     r"|\bsk-[A-Za-z0-9_-]{20,}"  # Anthropic, OpenAI
     r"|\b[MNO][A-Za-z\d_-]{23,27}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,40}\b"  # Discord
+    r"|\bsyt_[A-Za-z0-9_-]{20,}"  # Synapse access token (a password login's, kept by kioku)
     r"|(?i:\bbearer\s+)[A-Za-z0-9._~+/-]{20,}"
 )
 MASK = "********"

@@ -123,3 +123,35 @@ class SlackSettings(PlatformSettings):
         description="seconds without a pong on the Socket Mode websocket before kioku "
         "replaces it (pinged every quarter of this)",
     )
+
+
+class MatrixSettings(PlatformSettings):
+    """The Matrix adapter (matrix-nio, end-to-end encryption on); it starts when `user_id`
+    is set. The first start logs in with `password` (or uses `access_token`); the session
+    it gets, and the device's encryption keys, are kept under `$KIOKU_HOME/matrix/`."""
+
+    homeserver: str | None = Field(
+        None, description="the homeserver's client URL, e.g. https://matrix.example.org"
+    )
+    user_id: str | None = Field(None, description="the bot account, e.g. @kioku:example.org")
+    access_token: SecretStr | None = Field(
+        None, description="the bot's access token (or password, for a first login)"
+    )
+    password: SecretStr | None = Field(
+        None, description="the bot's password: the first start logs in, kioku keeps the token"
+    )
+    device_id: str | None = Field(
+        None, description="the device of access_token (its keys live in $KIOKU_HOME/matrix/)"
+    )
+    poll_timeout: float = Field(30.0, gt=0, le=300, description="long-poll seconds of /sync")
+
+    @field_validator("user_id")
+    @classmethod
+    def _user_id(cls, value: str | None) -> str | None:
+        """A Matrix user id is `@localpart:server`."""
+        if value is not None and not re.fullmatch(r"@[^:\s]+:\S+", value):
+            raise ValueError(
+                f"{value!r} is not a Matrix user id: write it as @name:server, "
+                'e.g. user_id = "@kioku:example.org"'
+            )
+        return value

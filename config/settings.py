@@ -25,6 +25,7 @@ from config.paths import kioku_home
 from config.platform_settings import (
     CliSettings,
     DiscordSettings,
+    MatrixSettings,
     SlackSettings,
     TelegramSettings,
 )
@@ -402,6 +403,7 @@ class Settings(BaseSettings):
     telegram: TelegramSettings = TelegramSettings()
     discord: DiscordSettings = DiscordSettings()
     slack: SlackSettings = SlackSettings()
+    matrix: MatrixSettings = MatrixSettings()
     mcp: McpSettings = McpSettings()
     web: WebSettings = WebSettings()
     metrics: MetricsSettings = MetricsSettings()

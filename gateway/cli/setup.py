@@ -77,6 +77,14 @@ def setup(
     slack_app_token: str | None = _option("--slack-app-token", "slack.app_token", "xapp-…"),
     slack_base_url: str | None = _option("--slack-base-url", "slack.base_url", "Web API base"),
     slack_dm_policy: str | None = _option("--slack-dm-policy", "slack.dm_policy", POLICY),
+    matrix_homeserver: str | None = _option(
+        "--matrix-homeserver", "matrix.homeserver", "client URL, e.g. https://matrix.example.org"
+    ),
+    matrix_user_id: str | None = _option("--matrix-user-id", "matrix.user_id", "@kioku:server"),
+    matrix_password: str | None = _option(
+        "--matrix-password", "matrix.password", "logged in with once, never written"
+    ),
+    matrix_dm_policy: str | None = _option("--matrix-dm-policy", "matrix.dm_policy", POLICY),
     timezone: str | None = _option(
         "--timezone", "schedule.default_timezone", "the owner's time zone"
     ),

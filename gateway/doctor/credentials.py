@@ -42,7 +42,8 @@ def check_platforms(settings: Settings) -> list[Finding]:
             if _secret(name) and _set(getattr(section, name))
         )
         if platform.configured(settings):
-            findings.append(Finding("ok", platform.name, f"credentials set ({', '.join(present)})"))
+            named = f" ({', '.join(present)})" if present else ""
+            findings.append(Finding("ok", platform.name, f"credentials set{named}"))
         elif present:
             findings.append(
                 Finding(

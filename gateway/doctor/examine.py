@@ -17,6 +17,7 @@ from gateway.doctor.credentials import check_model, check_platforms
 from gateway.doctor.database import check_database
 from gateway.doctor.finding import Finding
 from gateway.doctor.home import check_home, check_private_files
+from gateway.doctor.matrix import check_matrix
 from gateway.doctor.providers import check_providers
 from gateway.doctor.running import check_daemon, check_linger
 from gateway.doctor.voice import check_voice
@@ -37,6 +38,7 @@ async def examine(online: bool = False) -> list[Finding]:
         findings.append(Finding("ok", "config", f"valid ({home / 'config.toml'})"))
         findings.append(await check_model(settings))
         findings += check_platforms(settings)
+        findings += await asyncio.to_thread(check_matrix, settings, home)
         if online:
             from gateway.doctor.online.findings import check_online
 

@@ -46,6 +46,9 @@ def non_interactive(home: Path, given: Mapping[str, Any]) -> None:
                     f"llm.model (KIOKU_LLM__MODEL): {values['llm.model']!r} is not offered "
                     f"there; choose one of {', '.join(models[:10])}"
                 )
+    if not problems and values.get("matrix.user_id"):
+        problems += _matrix_login(home, values)
+    values.pop("matrix.password", None)  # logged in with; the kept session replaces it
     if problems:
         fail("kioku setup: nothing written:\n" + "\n".join(f"  - {p}" for p in problems))
     planned = plan(home, values)
@@ -53,6 +56,24 @@ def non_interactive(home: Path, given: Mapping[str, Any]) -> None:
     typer.echo(planned.diff() or "Nothing to change.")
     if written:
         typer.echo(f"Wrote {', '.join(str(p) for p in written)} (mode 0600; previous as *.bak).")
+
+
+def _matrix_login(home: Path, values: Mapping[str, Any]) -> list[str]:
+    """Log in to Matrix as the wizard does (the session kept, the password not); what is wrong."""
+    from gateway.setup.matrix import matrix_login
+
+    verdict = run_async(
+        matrix_login(
+            home,
+            str(values.get("matrix.homeserver") or ""),
+            str(values["matrix.user_id"]),
+            values.get("matrix.password"),
+        )
+    )
+    if verdict.ok:
+        typer.echo(f"Matrix: logged in as {verdict.text}.")
+        return []
+    return [f"matrix.user_id (KIOKU_MATRIX__USER_ID): {verdict.text}; {verdict.fix}"]
 
 
 def _offline_problems(values: dict[str, Any]) -> list[str]:

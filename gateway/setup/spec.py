@@ -50,6 +50,7 @@ SECTIONS = (
         "Slack",
         ("slack.bot_token", "slack.app_token", "slack.base_url", "slack.dm_policy"),
     ),
+    Section("matrix", "Matrix", ("matrix.homeserver", "matrix.user_id", "matrix.dm_policy")),
     Section("owner", "Owner", ("owner.identities",)),
     Section("timezone", "Time zone", ("schedule.default_timezone",)),
 )
@@ -103,6 +104,13 @@ WHERE = {
         "(connections:write, xapp-…).",
     ),
 }
+
+
+MATRIX_WHERE = (
+    "Make an account for kioku on your homeserver (Element: Create account; Synapse:",
+    "register_new_matrix_user). kioku logs in once with its password and keeps the token",
+    "and its encryption keys in $KIOKU_HOME/matrix/; the password is not written anywhere.",
+)
 
 
 def preset_of(values: dict[str, object]) -> str:

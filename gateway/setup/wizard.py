@@ -18,6 +18,7 @@ from gateway.setup import ask
 from gateway.setup.spec import (
     CREDENTIAL,
     ENDPOINTS,
+    MATRIX_WHERE,
     PLATFORMS,
     POLICIES,
     POLICY_HELP,
@@ -85,6 +86,8 @@ class Wizard:
             section = SECTION[platform]
             if self._decide(section, f"Connect {TITLES[platform]}?") == "change":
                 self._platform(platform)
+        if self._decide(SECTION["matrix"], "Connect Matrix?") == "change":
+            self._matrix()
 
     def owner(self) -> None:
         ask.heading(3, "You, the owner")
@@ -166,6 +169,31 @@ class Wizard:
 
             ask.say(f"  Invite it to a server: {discord_invite_url(bot.user_id)}")  # type: ignore[attr-defined]
         self._set(answer)
+
+    def _matrix(self) -> None:
+        """The homeserver, the bot's user id and its password, logged in with at once (the
+        session kept in $KIOKU_HOME/matrix/, the password nowhere)."""
+        from gateway.setup.matrix import matrix_login
+
+        for line in MATRIX_WHERE:
+            ask.say(f"  {line}")
+        given = self.given
+        homeserver = self.values.get("matrix.homeserver") or "https://"
+        user_id = self.values.get("matrix.user_id")
+        while True:  # a refused login asks again, the last answers as defaults
+            homeserver = given.get("matrix.homeserver") or ask.text("Homeserver URL", homeserver)
+            user_id = given.get("matrix.user_id") or ask.text(
+                "kioku's user id (@name:server)", user_id
+            )
+            password = given.get("matrix.password") or ask.secret("Its password")
+            given = {}
+            verdict = run_async(matrix_login(self.home, homeserver, user_id, password))
+            ask.verdict(verdict)
+            if verdict.ok:
+                break
+        self._set({"matrix.homeserver": homeserver, "matrix.user_id": user_id})
+        now = self.values.get("matrix.dm_policy") or "pairing"
+        self._set({"matrix.dm_policy": ask.choose("Matrix", POLICIES, now)})
 
     def _claim(self, platform: str) -> str | None:
         """The identity that sent a fresh code to the bot; None if the person gives up."""

@@ -10,6 +10,7 @@ import pytest
 from adapters.base import Inbound, MenuCommand
 from adapters.cli.adapter import CliSocketAdapter
 from adapters.discord.adapter import DiscordAdapter
+from adapters.matrix.adapter import MatrixAdapter
 from adapters.platforms import (
     PLATFORM_NAMES,
     PLATFORMS,
@@ -38,7 +39,7 @@ WIRING = Wiring(deliver, status, MENU)
 
 
 def test_the_platforms_in_the_order_identities_name_them() -> None:
-    assert PLATFORM_NAMES == ("cli", "telegram", "discord", "slack")
+    assert PLATFORM_NAMES == ("cli", "telegram", "discord", "slack", "matrix")
 
 
 def test_every_platform_section_of_the_settings_has_an_entry() -> None:
@@ -78,6 +79,13 @@ def test_a_platform_runs_once_its_credential_is_set(
     adapters = configured_adapters(load_settings(), WIRING)
     assert [adapter.name for adapter in adapters] == ["cli", name]
     assert isinstance(adapters[1], kind)
+
+
+def test_matrix_runs_once_its_user_id_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KIOKU_MATRIX__USER_ID", "@kioku:example.org")
+    adapters = configured_adapters(load_settings(), WIRING)
+    assert [adapter.name for adapter in adapters] == ["cli", "matrix"]
+    assert isinstance(adapters[1], MatrixAdapter)
 
 
 def test_slack_needs_its_bot_token_not_only_the_app_token(

@@ -175,7 +175,7 @@ async def test_known_group_member_speaks_as_their_person(store: Store, clock: Cl
 
 async def test_unknown_platform_is_silent(store: Store, clock: Clock) -> None:
     ids = make(store, clock)
-    admission = await ids.admit(Inbound("matrix", "c", "matrix:@a", "hi", is_direct=True))
+    admission = await ids.admit(Inbound("irc", "c", "irc:a", "hi", is_direct=True))
     assert not admission.admitted and admission.reply is None
 
 
@@ -208,6 +208,19 @@ async def test_link_code_links_a_stranger_on_another_platform(store: Store, cloc
     assert not admission.admitted and admission.reply and admission.reply.startswith("Linked")
     assert await ids.identities_of("alice") == ["discord:123", "telegram:7"]
     assert (await ids.admit(dm("discord:123"))).person == "alice"
+
+
+async def test_link_code_merges_a_matrix_identity_into_the_telegram_person(
+    store: Store, clock: Clock
+) -> None:
+    ids = make(store, clock)
+    await ensure_person(store, "alice")
+    await link_identity(store, "telegram:7", "alice")
+    code = await code_for(ids, "telegram:7", "alice")
+    admission = await ids.admit(dm("matrix:@alice:example.org", f"/link {code}"))
+    assert admission.reply and admission.reply.startswith("Linked")
+    assert await ids.identities_of("alice") == ["matrix:@alice:example.org", "telegram:7"]
+    assert (await ids.admit(dm("matrix:@alice:example.org"))).person == "alice"
 
 
 async def test_link_code_works_once(store: Store, clock: Clock) -> None:

@@ -174,6 +174,10 @@ def _platforms(settings: Settings) -> Sequence[Awaitable[list[Finding]]]:
         if (app := _secret(slack.app_token)) is not None:
             socket = platforms.check_slack_app_token(app, slack.base_url, TIMEOUT)
             checks.append(_platform("slack socket mode", "slack.app_token", "", socket))
+    if settings.matrix.user_id is not None:
+        from gateway.doctor.online.matrix import check_matrix_online
+
+        checks.append(check_matrix_online(settings.matrix, settings.home))
     return checks
 
 

@@ -67,6 +67,7 @@ async def test_the_wizard_sets_everything_up_and_the_owner_is_answered_without_p
         await wizard.answer("Bot token (xoxb-…):", "xoxb-test")
         await wizard.answer("App token (xapp-…):", "xapp-test")
         await wizard.expect("✓ Socket Mode connects")
+        await wizard.answer("Connect Matrix? [y/N]:", "")
         sockets = fakes.slack.connections
 
         await wizard.answer("Find your Telegram identity now? [Y/n]:", "")
@@ -208,6 +209,7 @@ async def test_a_rerun_changes_one_section_and_keeps_the_rest(fakes: Services, h
         await wizard.answer("Connect Telegram? [y/N]:", "")
         await wizard.answer("Connect Discord? [y/N]:", "")
         await wizard.answer("Connect Slack? [y/N]:", "")
+        await wizard.answer("Connect Matrix? [y/N]:", "")
         await wizard.answer("Owner (keep, change, remove) [keep]:", "")
         await wizard.answer("Time zone (keep, change, remove) [keep]:", "change")
         await wizard.answer("Your time zone (IANA name, e.g. Europe/Paris) [UTC]:", "Mars/Olympus")

@@ -86,7 +86,10 @@ class Syncing:
         and members are known from then on (a reply can be sent). What it brought is
         handed to the gateway by the loop, once the adapter serves."""
         self.token = await asyncio.to_thread(sync_token, self.folder)
-        self._first = await self._fetch(wait_ms=0, full_state=True)
+        # What was missed is read up to `gateway.catch_up.max_messages` a room, as on the
+        # other platforms; later syncs take what one sync gives.
+        limit = self.plan.max_messages if self.plan.enabled else TIMELINE_LIMIT
+        self._first = await self._fetch(wait_ms=0, full_state=True, limit=limit)
         await self._keys()
 
     def start(self) -> None:
@@ -119,12 +122,14 @@ class Syncing:
                 log.warning("matrix_sync_failed", error=repr(exc), retry_in=round(delay, 1))
                 await asyncio.sleep(delay)
 
-    async def _fetch(self, *, wait_ms: int, full_state: bool) -> SyncResponse:
+    async def _fetch(
+        self, *, wait_ms: int, full_state: bool, limit: int = TIMELINE_LIMIT
+    ) -> SyncResponse:
         answer = await self.client.sync(
             timeout=wait_ms,
             since=self.token,
             full_state=full_state,
-            sync_filter={"room": {"timeline": {"limit": TIMELINE_LIMIT}}},
+            sync_filter={"room": {"timeline": {"limit": limit}}},
         )
         if isinstance(answer, SyncError) or not isinstance(answer, SyncResponse):
             if answer.status_code == "M_UNKNOWN_TOKEN":

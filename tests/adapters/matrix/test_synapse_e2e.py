@@ -64,11 +64,11 @@ class World:
             "KIOKU_MATRIX__POLL_TIMEOUT": "2",
         }
 
-    async def start(self) -> Daemon:
+    async def start(self, **extra: str) -> Daemon:
         self.starts += 1
         daemon = Daemon(self.home, self.api, self.tmp, self.starts)
         self.daemon = daemon
-        await daemon.start(**self.env())
+        await daemon.start(**self.env(), **extra)
         assert b"matrix" in daemon.ready, daemon.ready
         return daemon
 
@@ -389,6 +389,22 @@ async def test_messages_sent_while_kioku_was_down_are_caught_up_once(world: Worl
     assert texts.count("the plumber comes at nine") == 1
     assert texts.count("bring the spare key") == 1
     assert not any(isinstance(s.event, MegolmEvent) for s in world.alice.seen[mark:])
+
+
+async def test_catch_up_reads_at_most_max_messages_a_room(world: World) -> None:
+    room = world.rooms["dm"]
+    await world.stop()
+    mark = len(world.alice.seen)
+    await world.alice.say(room, "first of three, too old to read")
+    await world.alice.say(room, "second of three")
+    await world.alice.say(room, "third of three")
+    await world.start(KIOKU_GATEWAY__CATCH_UP__MAX_MESSAGES="2")
+    answer = await world.alice.reply_from(world.bot.user_id, room, mark)
+    assert "second of three" in answer.body  # type: ignore[attr-defined]
+    assert "third of three" in answer.body  # type: ignore[attr-defined]
+    assert "first of three" not in answer.body  # type: ignore[attr-defined]
+    await world.stop()
+    await world.start()
 
 
 async def test_a_long_answer_is_split_and_the_homeservers_rate_limit_waited_out(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import structlog
 
+from agent.budget import Budgets
 from agent.compaction import compact, needs_compaction
 from agent.live import LiveSession, SkillsIndex, open_live
 from agent.loop import FORCE_ANSWER, TurnRunner
@@ -54,6 +55,7 @@ class Agent:
         self.registry = registry
         self.skills_index = skills_index
         self.runner = TurnRunner(provider, services, registry)
+        self.budgets = Budgets(services)
         self._live: dict[int, LiveSession] = {}
         self._background = Tasks()
         self._reviewing: set[int] = set()
@@ -83,9 +85,13 @@ class Agent:
         return live
 
     async def after_turn(self, session_id: int, speaker: str | None) -> None:
-        """Call once the reply is delivered: compacts if needed, starts a due review."""
+        """Call once the reply is delivered: compacts if needed, starts a due review; for
+        a speaker over budget, neither (they renew with the budget)."""
         live = self._live.get(session_id)
         if live is None or not self.has_model:
+            return
+        if not await self.budgets.may_spend(speaker):
+            log.info("background_skipped_over_budget", session=session_id)
             return
         settings = self.services.settings
         if needs_compaction(live, self.provider.context_window, settings.agent.compaction):
@@ -102,7 +108,8 @@ class Agent:
 
         Only a session still open in the store is closed this way: one that a deletion
         removed or ended meanwhile must not get a review, title or summary written from
-        the live copy, which may still hold the deleted turns.
+        the live copy, which may still hold the deleted turns. A person over budget gets
+        no review and no model-written summary: the title is their opening words.
         """
         live = self._live.pop(session_id, None)
         session = await self.services.store.get_session(session_id)
@@ -114,7 +121,12 @@ class Agent:
             log.info("session_close_skipped", session=session_id, reason=reason)
             return
         title = summary = None
-        if live is not None and self.has_model and live.user_turns:
+        if (
+            live is not None
+            and self.has_model
+            and live.user_turns
+            and await self.budgets.may_spend(live.session.person)
+        ):
             if self.services.settings.agent.reflection.enabled and live.turns_since_reflection:
                 await self._review(live, live.session.person)
             try:

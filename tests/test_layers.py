@@ -67,6 +67,7 @@ MEMORY_MAY_IMPORT = {
     "notes": {"store", "access", "safety"},
     "skills": {"store", "access", "safety"},
     "importers": {"store", "access", "notes", "skills"},
+    "budgets": {"store", "access", "schedule"},
 }
 MEMORY_LEAVES = {"safety", "outbox", "document_ledger"}
 SQL_CALLS = {"execute", "executemany", "executescript", "execute_fetchall", "execute_insert"}

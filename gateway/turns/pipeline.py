@@ -27,9 +27,11 @@ from config.settings import Settings
 from gateway.outbound import Dispatcher
 from gateway.queues import ConversationQueues
 from gateway.sessions import Sessions, conversation_for
+from gateway.turns.budget_gate import BudgetGate, refusal, scheduled_refusal
 from gateway.turns.deletions import ChatDeletions
 from gateway.turns.intake import Intake, take_in
 from gateway.turns.pending import Delivery
+from memory.budgets.standing import Allowance
 from memory.history.said import Said as StoredSaid
 from memory.history.said import answered, find_said
 from memory.store import deliveries
@@ -79,6 +81,7 @@ class Turns:
         self.queues = queues
         self.deletions = deletions
         self.outbound = outbound
+        self.budgets = BudgetGate(store, agent.budgets, outbound)
 
     async def answer_job(self, inbound: Inbound, person: str, context: TurnContext) -> str:
         """A scheduled prompt as a turn of `person` in its chat's conversation: queued in
@@ -93,6 +96,11 @@ class Turns:
         async def job() -> None:
             if answered.done():
                 return  # the scheduler stopped waiting: this try already counts as failed
+            reached = await self.budgets.reached(person)
+            if reached is not None:
+                _settle(answered, scheduled_refusal(reached))
+                await self.budgets.tell_owner(reached)
+                return
             try:
                 session, outcome = await self._respond(conversation, make, None)
             except Exception as exc:
@@ -204,6 +212,10 @@ class Turns:
         unanswered: Sequence[Taken],
     ) -> None:
         """The model answers the session's history as it stands (`Turn.stored`)."""
+        reached = await self.budgets.reached(person)
+        if reached is not None:
+            await self._refuse(reached, inbound, unanswered, person, conversation)
+            return
         await self.outbound.working(inbound.address)
         await self._keep_unanswered(unanswered, person, conversation)
         make = partial(
@@ -245,9 +257,11 @@ class Turns:
 
     async def _keep_unanswered(
         self, messages: Sequence[Taken], person: str | None, conversation: Conversation
-    ) -> None:
+    ) -> Session | None:
+        """Store `messages` unanswered in the conversation's session (returned; None when
+        there were none)."""
         if not messages:
-            return
+            return None
         session = await self.sessions.open(conversation)
         for inbound, _ in messages:
             await self.store.append(
@@ -260,6 +274,24 @@ class Turns:
                     platform_message_id=inbound.message_id,
                 ),
             )
+        return session
+
+    async def _refuse(
+        self,
+        reached: Allowance,
+        inbound: Inbound,
+        messages: Sequence[Taken],
+        person: str | None,
+        conversation: Conversation,
+    ) -> None:
+        """A person over budget: their messages are kept in history (unanswered, the model
+        sees them once it answers again), they are told why there is no answer, and the
+        owner is told once."""
+        session = await self._keep_unanswered(messages, person, conversation)
+        if session is not None:
+            await self.agent.reload(session.id)
+        await self.outbound.reply(inbound.address, refusal(reached))
+        await self.budgets.tell_owner(reached)
 
     async def _answer(
         self,
@@ -268,9 +300,14 @@ class Turns:
         conversation: Conversation,
         unanswered: Sequence[Taken] = (),
     ) -> None:
-        """The last of `messages` is the turn's own; those before it are answered with it."""
+        """The last of `messages` is the turn's own; those before it are answered with it.
+        A person over budget gets no answer (`_refuse`), checked before anything is read."""
         inbound = messages[-1][0]
         address = inbound.address
+        reached = await self.budgets.reached(person)
+        if reached is not None:
+            await self._refuse(reached, inbound, [*unanswered, *messages], person, conversation)
+            return
         await self.outbound.working(address)
         said: list[Said] = []
         for index, (message, _) in enumerate(messages):

@@ -20,6 +20,7 @@ def _named(name: str, condition: str = "") -> str:
 
 # What each version's migration leaves, newest first (see memory.store.migrations).
 MARKS: tuple[tuple[int, str], ...] = (
+    (14, _named("budgets")),
     (13, _named("turns_ts")),
     (12, _named("cursors")),
     (11, _named("erasures")),

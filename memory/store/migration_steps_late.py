@@ -258,3 +258,35 @@ async def v13_turns_by_time(db: aiosqlite.Connection) -> None:
     turn, or every match of a word, newer than it.
     """
     await db.execute("CREATE INDEX turns_ts ON turns(ts)")
+
+
+async def v14_budgets(db: aiosqlite.Connection) -> None:
+    """What a person may spend on the model, and whom the owner was told about.
+
+    `budgets` holds a person's own daily and monthly amounts in US dollars (NULL: the
+    configured `budgets.*` applies), read at every turn, so a change applies at once.
+    `budget_notices` remembers each period (`day:2026-12-07`, `month:2026-12`, in the
+    person's zone) the owner was told that person reached their allowance, so a restart
+    does not tell them again.
+    """
+    await run_script(
+        db,
+        """
+        CREATE TABLE budgets (
+            person_id TEXT PRIMARY KEY REFERENCES persons(id) ON DELETE CASCADE,
+            daily_usd REAL CHECK (daily_usd IS NULL OR daily_usd >= 0),
+            monthly_usd REAL CHECK (monthly_usd IS NULL OR monthly_usd >= 0),
+            set_at REAL NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE budget_notices (
+            person_id TEXT NOT NULL REFERENCES persons(id) ON DELETE CASCADE,
+            period TEXT NOT NULL,
+            told_at REAL NOT NULL,
+            PRIMARY KEY (person_id, period)
+        ) WITHOUT ROWID;
+        CREATE TRIGGER persons_budgets_delete AFTER DELETE ON persons BEGIN
+            DELETE FROM budgets WHERE person_id = old.id;
+            DELETE FROM budget_notices WHERE person_id = old.id;
+        END;
+        """,
+    )

@@ -35,6 +35,7 @@ from memory.store.migration_steps_late import (
     v11_erasures,
     v12_catch_up,
     v13_turns_by_time,
+    v14_budgets,
 )
 from memory.store.scalar import scalar
 from memory.store.segment import segment
@@ -54,6 +55,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     v11_erasures,
     v12_catch_up,
     v13_turns_by_time,
+    v14_budgets,
 )
 SCHEMA_VERSION = schema.SCHEMA_VERSION
 

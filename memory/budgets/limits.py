@@ -76,9 +76,7 @@ async def set_budget(
     was); their own amounts as they are now. `UnknownPerson` for someone state.db does not
     hold, `OwnerHasNoBudget` for the owner, ValueError for an amount below 0."""
     _refuse_owner(person)
-    for amount in (daily_usd, monthly_usd):
-        if amount is not None and not amount >= 0:
-            raise ValueError(f"{amount!r} is below zero; give an amount of 0 or more")
+    _refuse_negative(daily_usd, monthly_usd)
 
     def op(db: sqlite3.Connection) -> Budget:
         if not has_person(db, person):
@@ -93,6 +91,27 @@ async def set_budget(
         return own_budget_in(db, person)
 
     return await store.write(op)
+
+
+async def put_budget(store: Store, person: str, budget: Budget, now: float) -> None:
+    """Make `budget` `person`'s own amounts, both periods as given (None: the configured
+    one applies), as the admin page's form sets them; errors as `set_budget`."""
+    _refuse_owner(person)
+    _refuse_negative(budget.daily_usd, budget.monthly_usd)
+
+    def op(db: sqlite3.Connection) -> None:
+        if not has_person(db, person):
+            raise _no_such(person)
+        if budget == Budget():
+            db.execute("DELETE FROM budgets WHERE person_id = ?", (person,))
+            return
+        db.execute(
+            "INSERT OR REPLACE INTO budgets(person_id, daily_usd, monthly_usd, set_at) "
+            "VALUES (?, ?, ?, ?)",
+            (person, budget.daily_usd, budget.monthly_usd, now),
+        )
+
+    await store.write(op)
 
 
 async def clear_budget(store: Store, person: str) -> bool:
@@ -112,6 +131,12 @@ def _refuse_owner(person: str) -> None:
         raise OwnerHasNoBudget(
             "the owner has no budget: budgets hold back everyone else, never the owner"
         )
+
+
+def _refuse_negative(*amounts: float | None) -> None:
+    for amount in amounts:
+        if amount is not None and not amount >= 0:
+            raise ValueError(f"{amount!r} is below zero; give an amount of 0 or more")
 
 
 def _no_such(person: str) -> UnknownPerson:

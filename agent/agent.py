@@ -19,7 +19,9 @@ from agent.reflection import fallback_title, review, title_and_summary
 from agent.tools.context import Services
 from agent.tools.registry import ToolRegistry
 from agent.turn import Turn, TurnOutcome
+from agent.usage import ChargedProvider, charger, payer_of
 from memory.store.records import Session
+from memory.store.usage import UsageKind
 from plumbing.tasks import Tasks
 
 log = structlog.get_logger("kioku.agent")
@@ -95,7 +97,8 @@ class Agent:
             return
         settings = self.services.settings
         if needs_compaction(live, self.provider.context_window, settings.agent.compaction):
-            summary = await compact(live, self.provider, settings.agent.compaction)
+            charged = self._charged(live, speaker, "compaction")
+            summary = await compact(live, charged, settings.agent.compaction)
             if summary:
                 await self.services.store.set_open_summary(live.session, summary)
         reflection = settings.agent.reflection
@@ -130,7 +133,8 @@ class Agent:
             if self.services.settings.agent.reflection.enabled and live.turns_since_reflection:
                 await self._review(live, live.session.person)
             try:
-                title, summary = await title_and_summary(live, self.provider)
+                charged = self._charged(live, live.session.person, "summary")
+                title, summary = await title_and_summary(live, charged)
             except ProviderError as exc:
                 log.warning("summary_failed", session=session_id, error=str(exc))
                 title = fallback_title(live)
@@ -188,13 +192,17 @@ class Agent:
         self._reviewing.add(live.session.id)
         try:
             ctx = live.tool_context(self.services, speaker or live.session.person)
-            await review(
-                live, self.provider, self.registry, ctx, self.services.settings.agent.reflection
-            )
+            charged = self._charged(live, speaker, "reflection")
+            await review(live, charged, self.registry, ctx, self.services.settings.agent.reflection)
         except (ProviderError, TimeoutError) as exc:
             log.warning("reflection_failed", session=live.session.id, error=repr(exc))
         finally:
             self._reviewing.discard(live.session.id)
+
+    def _charged(self, live: LiveSession, person: str | None, kind: UsageKind) -> Provider:
+        """The provider for background work on `live` caused by `person`, charged as `kind`."""
+        charged = charger(self.services.store, kind, payer_of(live.session, person))
+        return ChargedProvider(self.provider, self.services.settings.llm, charged)
 
     async def idle(self) -> None:
         """Wait for the background reviews running now, so tests wait on them, not on time."""

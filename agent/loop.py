@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import structlog
 
@@ -30,15 +30,16 @@ from agent.providers import (
     Text,
     ToolCall,
     ToolResult,
-    Usage,
 )
 from agent.tools.context import Services, ToolContext
 from agent.tools.registry import ToolRegistry
 from agent.turn import Said, Turn, TurnOutcome
+from agent.usage import Payer, Pending, charge, payer_of
 from memory.history.exchanges import turn_before
 from memory.media import NewMedia, keep_media
 from memory.store import records
 from memory.store.errors import StoreError
+from memory.store.usage import UsageKind
 
 log = structlog.get_logger("kioku.agent")
 
@@ -82,6 +83,7 @@ class TurnRunner:
         if not turn.stored:
             said, message_id = await self._take(live, turn, recalling)
         ctx = live.tool_context(self.services, turn.speaker, turn.origin)
+        calls = Calls(turn.kind, payer_of(live.session, turn.speaker), Pending())
         streamed: list[str] = []
 
         async def relay(delta: str) -> None:
@@ -91,19 +93,22 @@ class TurnRunner:
 
         replies: list[int] = []
         try:
-            outcome = await self._rounds(live, ctx, relay, replies)
+            outcome = await self._rounds(live, ctx, relay, replies, calls)
         except ProviderError as exc:
             log.warning("turn_failed", session=live.session.id, error=str(exc))
             return TurnOutcome(exc.user_message, error=str(exc))
         except asyncio.CancelledError:
             partial = "".join(streamed).strip()
             note = f"{partial}\n\n(interrupted)" if partial else "(interrupted)"
-            await asyncio.shield(
-                store.append(live.session.id, records.NewMessage(role="assistant", content=note))
-            )
+            message = records.NewMessage(role="assistant", content=note, usage=calls.made.take())
+            await asyncio.shield(store.append(live.session.id, message))
             live.add(ChatMessage("assistant", (Text(note),)))
             log.info("turn_interrupted", session=live.session.id)
             raise
+        finally:
+            left = calls.made.take()
+            if left:  # no row stored after them (an empty reply): written on their own
+                await asyncio.shield(store.record_usage(*left))
         if message_id is not None:
             await self._mirror(live, turn, said, outcome, (message_id, *replies))
         return outcome
@@ -223,26 +228,30 @@ class TurnRunner:
         return text
 
     async def _rounds(
-        self, live: LiveSession, ctx: ToolContext, relay: OnText, replies: list[int]
+        self,
+        live: LiveSession,
+        ctx: ToolContext,
+        relay: OnText,
+        replies: list[int],
+        charged: Calls,
     ) -> TurnOutcome:
         """Call the model until it answers; the ids of the answer's stored turns go to
-        `replies`."""
+        `replies`, its calls to `charged`, each stored with the next row stored after it."""
         limit = self.services.settings.agent.max_tool_rounds
         answer: list[str] = []
         calls = 0
         for round_number in range(limit + 1):
-            reply = await self._call(live, relay)
+            reply = await self._call(live, relay, charged)
             live.add(reply.as_message())
             if reply.text.strip():
                 answer.append(reply.text.strip())
-                replies.append(
-                    await self.services.store.append(
-                        live.session.id, records.NewMessage(role="assistant", content=reply.text)
-                    )
+                said = records.NewMessage(
+                    role="assistant", content=reply.text, usage=charged.made.take()
                 )
+                replies.append(await self.services.store.append(live.session.id, said))
             if not reply.tool_calls or round_number == limit:
                 break
-            results = await self._run_tools(reply.tool_calls, ctx)
+            results = await self._run_tools(reply.tool_calls, ctx, charged.made)
             calls += len(results)
             blocks: list[ToolResult | Text] = list(results)
             if round_number + 1 == limit:
@@ -250,24 +259,29 @@ class TurnRunner:
             live.add(ChatMessage("user", tuple(blocks)))
         return TurnOutcome("\n\n".join(answer) or NO_ANSWER, tool_calls=calls)
 
-    async def _call(self, live: LiveSession, relay: OnText) -> ModelReply:
+    async def _call(self, live: LiveSession, relay: OnText, charged: Calls) -> ModelReply:
         messages = tuple(for_request(live.messages))
         request = ChatRequest(system=live.system, messages=messages, tools=live.tools)
         reply = await self.provider.complete(request, relay)
         live.prompt_tokens = reply.usage.total_input_tokens
-        await self.services.store.add_usage(live.session.id, stored_usage(reply.usage))
+        llm = self.services.settings.llm
+        charged.made.add(charge(charged.kind, charged.payer, llm, self.provider.model, reply.usage))
         return reply
 
-    async def _run_tools(self, calls: Sequence[ToolCall], ctx: ToolContext) -> list[ToolResult]:
+    async def _run_tools(
+        self, calls: Sequence[ToolCall], ctx: ToolContext, made: Pending
+    ) -> list[ToolResult]:
         """Independent calls run together; calls of sequential tools run in order among them.
-        Calls past `MAX_CALLS_PER_REPLY` are answered `NOT_RUN` (and not stored)."""
+        Calls past `MAX_CALLS_PER_REPLY` are answered `NOT_RUN` (and not stored); the first
+        result stored takes the model calls waiting in `made`."""
         results = {call.id: ToolResult(call.id, NOT_RUN, True) for call in calls}
         running = calls[:MAX_CALLS_PER_REPLY]
 
         async def run(call: ToolCall) -> None:
             outcome = await self.registry.call(call.name, call.arguments, ctx, refusal=call.refusal)
             result = ToolResult(call.id, outcome.content, outcome.is_error)
-            await self.services.store.append(ctx.session_id, tool_row(call, result, ctx.speaker))
+            row = replace(tool_row(call, result, ctx.speaker), usage=made.take())
+            await self.services.store.append(ctx.session_id, row)
             results[call.id] = result
 
         async def in_order(chain: list[ToolCall]) -> None:
@@ -283,7 +297,10 @@ class TurnRunner:
         return [results[call.id] for call in calls]
 
 
-def stored_usage(usage: Usage) -> records.Usage:
-    return records.Usage(
-        usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens
-    )
+@dataclass(frozen=True)
+class Calls:
+    """How a turn's model calls are charged (`kind`, `payer`), and those made but not stored."""
+
+    kind: UsageKind
+    payer: Payer
+    made: Pending

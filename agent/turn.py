@@ -9,6 +9,7 @@ from agent.media.items import Prepared
 from agent.prompt import TurnContext
 from agent.tools.context import Origin
 from memory.store.records import Session
+from memory.store.usage import UsageKind
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,8 @@ class Turn:
     `gateway.catch_up.max_age`). `stored`: the
     person's messages are stored already and their answer was cut off (kioku stopped
     during it): nothing is stored, and the model answers the session's history as it
-    stands.
+    stands. `kind` is what its model calls are charged as: "schedule" for a scheduled
+    prompt's turn.
     """
 
     session: Session
@@ -50,6 +52,7 @@ class Turn:
     earlier: tuple[Said, ...] = ()
     unanswered: tuple[Said, ...] = ()
     stored: bool = False
+    kind: UsageKind = "reply"
 
 
 @dataclass(frozen=True)

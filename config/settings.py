@@ -28,6 +28,7 @@ from config.platform_settings import (
     SlackSettings,
     TelegramSettings,
 )
+from config.price_settings import ModelPrice, is_local_endpoint, price_of
 from config.provider_settings import ProvidersSettings
 from config.section import Section
 from config.variables import KiokuDotEnvSource, KiokuEnvSource
@@ -65,6 +66,16 @@ class LLMSettings(Section):
     vision: bool | Literal["auto"] = Field(
         "auto", description="the model reads images; auto: known by the provider and model name"
     )
+    prices: dict[str, ModelPrice] = Field(
+        default_factory=dict,
+        description="USD per million tokens by model name, over kioku's shipped prices",
+    )
+
+    def price(self, model: str) -> ModelPrice | None:
+        """What a call to `model` costs here (see `config.price_settings.price_of`): free
+        on an OpenAI-compatible endpoint on this machine or the private network."""
+        local = self.provider == "openai" and is_local_endpoint(self.base_url)
+        return price_of(model, self.prices, local=local)
 
     @property
     def known_window(self) -> int:

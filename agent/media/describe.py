@@ -9,6 +9,7 @@ from agent.media.images import CleanImage
 from agent.media.unreadable import Unreadable
 from agent.providers import ChatMessage, ChatRequest, Image, Provider, Text
 from agent.providers.errors import ProviderError
+from agent.usage import Charger
 from config.settings import LLMSettings, MediaSettings
 
 DESCRIBE = (
@@ -48,8 +49,9 @@ class Describer:
     def model(self) -> str:
         return self._settings.model
 
-    async def describe(self, image: CleanImage, name: str) -> str:
-        """The description, or `Unreadable` when the vision model could not give one."""
+    async def describe(self, image: CleanImage, name: str, charged: Charger) -> str:
+        """The description, or `Unreadable` when the vision model could not give one; the
+        call is recorded by `charged`."""
         from agent.providers.factory import NoProvider, build_provider
 
         if self._provider is None:
@@ -77,6 +79,7 @@ class Describer:
             reply = await self._provider.complete(request)
         except ProviderError as exc:
             raise Unreadable(f"the model that describes images failed ({exc})") from None
+        await charged(self._settings, self.model, reply.usage)
         text = reply.text.strip()
         if not text:
             raise Unreadable("the model that describes images gave no description")

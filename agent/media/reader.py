@@ -21,6 +21,7 @@ from agent.media.vision import sees_images
 from agent.media.voice import read_audio
 from agent.providers import Document, Image, Text
 from agent.untrusted import fenced
+from agent.usage import Charger
 from config.settings import Settings
 
 log = structlog.get_logger("kioku.media")
@@ -47,14 +48,15 @@ class MediaReader:
         self._transcriber_built = False
         self._decoding = DecodeSlots(settings.media.decode_slots)
 
-    async def read(self, items: Sequence[Incoming]) -> list[Prepared]:
+    async def read(self, items: Sequence[Incoming], charged: Charger) -> list[Prepared]:
         """One `Prepared` per item, in order; a failure becomes that item's notice. PDFs
-        sent whole share half of Anthropic's request limit (the rest is the conversation)."""
+        sent whole share half of Anthropic's request limit (the rest is the conversation).
+        A model call made to read them (an image described) is recorded by `charged`."""
         pdf_room = ANTHROPIC_PDF_REQUEST // 2
         prepared: list[Prepared] = []
         for item in items:
             try:
-                result = await self._read_one(item, pdf_room)
+                result = await self._read_one(item, pdf_room, charged)
             except Unreadable as exc:
                 result = Prepared(
                     _stand_in(item), notice=f"I couldn't read {_what(item)}: {exc.notice}."
@@ -74,9 +76,9 @@ class MediaReader:
             )
         return prepared
 
-    async def _read_one(self, item: Incoming, pdf_room: int) -> Prepared:
+    async def _read_one(self, item: Incoming, pdf_room: int, charged: Charger) -> Prepared:
         if item.kind == "image":
-            return await self._read_image(item)
+            return await self._read_image(item, charged)
         if item.kind in ("voice", "audio"):
             return await read_audio(item, self._settings.stt, self._stt())
         if item.kind == "video":
@@ -88,7 +90,7 @@ class MediaReader:
         )
         return await asyncio.to_thread(read_document, item, limits)
 
-    async def _read_image(self, item: Incoming) -> Prepared:
+    async def _read_image(self, item: Incoming, charged: Charger) -> Prepared:
         image = await self._decoding.run(
             clean_image,
             item.data,
@@ -113,7 +115,7 @@ class MediaReader:
                 keep=keep,
             )
         try:
-            description = await self._describer.describe(image, name or "photo")
+            description = await self._describer.describe(image, name or "photo", charged)
         except Unreadable as exc:
             return Prepared(
                 stand_in, notice=f"I couldn't see {_what(item)}: {exc.notice}.", keep=keep

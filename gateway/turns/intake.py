@@ -18,6 +18,7 @@ import structlog
 from adapters.base import Attachment, FetchFailed, Inbound, TooLarge
 from agent.media.items import Incoming, Prepared
 from agent.media.reader import MediaReader
+from agent.usage import Charger
 from config.settings import MediaSettings, SttSettings
 
 log = structlog.get_logger("kioku.gateway")
@@ -47,9 +48,14 @@ class Intake:
 
 
 async def take_in(
-    inbound: Inbound, reader: MediaReader, media: MediaSettings, stt: SttSettings
+    inbound: Inbound,
+    reader: MediaReader,
+    media: MediaSettings,
+    stt: SttSettings,
+    charged: Charger,
 ) -> Intake:
-    """Download and read `inbound`'s files; the caps and each failure become notices."""
+    """Download and read `inbound`'s files; the caps and each failure become notices. A
+    model call made to read them is recorded by `charged`."""
     notices: list[str] = []
     wanted = inbound.attachments[: media.max_files]
     skipped = inbound.attachments[media.max_files :]
@@ -62,7 +68,7 @@ async def take_in(
     downloads = await asyncio.gather(*(_download(item, media.max_bytes) for item in wanted))
     incoming = [item for item in downloads if isinstance(item, Incoming)]
     notices[:0] = [item for item in downloads if isinstance(item, str)]
-    prepared = tuple(await reader.read(incoming)) if incoming else ()
+    prepared = tuple(await reader.read(incoming, charged)) if incoming else ()
     notices.extend(item.notice for item in prepared if item.notice)
     transcripts = [item.transcript for item in prepared if item.transcript]
     text = "\n\n".join(part for part in (inbound.text.strip(), *transcripts) if part)

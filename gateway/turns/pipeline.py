@@ -23,6 +23,7 @@ from agent.prompt import TurnContext
 from agent.providers import OnText
 from agent.tools.context import Origin
 from agent.turn import Said, Turn, TurnOutcome
+from agent.usage import Payer, charger, payer_in
 from config.settings import Settings
 from gateway.outbound import Dispatcher
 from gateway.queues import ConversationQueues
@@ -90,7 +91,7 @@ class Turns:
         returned, not sent: the scheduler records its attempt right before it sends, so a
         model that fails or a turn stopped (/stop, shutdown) raises, a failed try."""
         conversation = conversation_for(inbound, person, self._settings().sessions.dm_scope)
-        make = partial(Turn, speaker=person, text=inbound.text, context=context)
+        make = partial(Turn, speaker=person, text=inbound.text, context=context, kind="schedule")
         answered: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
         async def job() -> None:
@@ -311,7 +312,7 @@ class Turns:
         await self.outbound.working(address)
         said: list[Said] = []
         for index, (message, _) in enumerate(messages):
-            intake = await self._take_in(message)
+            intake = await self._take_in(message, payer_in(conversation, person))
             more = intake.has_content or index < len(messages) - 1
             await self._tell(address, intake, more=more)
             if intake.has_content:
@@ -359,11 +360,13 @@ class Turns:
         except Exception:
             log.exception("after_turn_failed", session=session.id)
 
-    async def _take_in(self, inbound: Inbound) -> Intake:
+    async def _take_in(self, inbound: Inbound, payer: Payer) -> Intake:
+        """`inbound`'s files read; a model call made for it is charged to `payer`."""
         if not inbound.attachments:
             return Intake(inbound.text, (), (), None)
         settings = self._settings()
-        return await take_in(inbound, self.agent.media, settings.media, settings.stt)
+        charged = charger(self.store, "media", payer)
+        return await take_in(inbound, self.agent.media, settings.media, settings.stt, charged)
 
     async def _tell(self, address: Address, intake: Intake, *, more: bool) -> None:
         """What was not read and why, then what a voice note was heard as; `more`: the

@@ -3,7 +3,7 @@ what they may spend and what they spent.
 
 The amounts are their own (`limits`) where they have them, else the configured ones; the
 periods are their own zone's (`periods`); what they spent is the usage recorded against
-them (`spending`). The owner has no budget.
+them (`Store.spent_usd`). The owner has no budget.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 from memory.access.people import OWNER
 from memory.budgets.limits import Budget, own_budget
 from memory.budgets.periods import Period, PeriodKind, period_of
-from memory.budgets.spending import spent_usd
 from memory.schedule.timezones import effective_zone, timezone_of
 
 if TYPE_CHECKING:
@@ -66,7 +65,7 @@ async def allowances(
         if limit is None:
             continue
         period = period_of(kind, now, zone)
-        spent = await spent_usd(store, person, period.start, period.end)
+        spent = await store.spent_usd(person, period.start, period.end)
         found.append(Allowance(person, period, limit, mine is not None, spent))
     return found
 

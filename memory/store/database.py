@@ -23,12 +23,13 @@ import os
 import sqlite3
 from collections.abc import Callable
 from contextlib import closing
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any, TypeVar
 
 import aiosqlite
 
-from memory.store import migrations, schema, sessions
+from memory.store import migrations, schema, sessions, usage
 from memory.store.errors import store_error
 from memory.store.read_pool import ReadPool
 from memory.store.records import (
@@ -39,10 +40,10 @@ from memory.store.records import (
     Message,
     NewMessage,
     Session,
-    Usage,
     from_epoch,
 )
 from memory.store.scalar import scalar, scalar_now
+from memory.store.usage import Grouping, UsageRecord, UsageTotal
 from memory.store.writer import GroupCommitWriter, Op
 
 T = TypeVar("T")
@@ -162,9 +163,11 @@ class Store:
             lambda db: sessions.set_open_summary(db, session.id, session.external_id, summary)
         )
 
-    async def add_usage(self, session_id: int, usage: Usage) -> None:
-        """Add one provider call's token counters to the session's totals."""
-        await self.write(lambda db: sessions.add_usage(db, session_id, usage))
+    async def record_usage(self, *records: UsageRecord) -> None:
+        """Write model calls made outside a reply (reflection, summaries, compaction, media,
+        memory providers) in a write of their own; a reply's ride its turn instead
+        (`NewMessage.usage`)."""
+        await self.write(lambda db: usage.insert_usage(db, records))
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -204,6 +207,23 @@ class Store:
     async def recent_sessions(self, person: str, limit: int = 10) -> list[Session]:
         """Sessions `person` took part in (DMs and groups, every platform), newest first."""
         return await self.read(lambda db: sessions.recent_sessions(db, person, limit))
+
+    async def spent_usd(self, person: str, since: datetime, until: datetime) -> float:
+        """USD of `person`'s model calls in [since, until): the known costs only."""
+        return await self.read(lambda db: usage.spent(db, person, since, until))
+
+    async def usage_totals(
+        self,
+        by: Grouping,
+        since: datetime,
+        until: datetime,
+        *,
+        person: str | None = None,
+        zone: tzinfo = UTC,
+    ) -> list[UsageTotal]:
+        """Model calls of [since, until) (only `person`'s, when given) added up by person,
+        kind, model or calendar day in `zone`."""
+        return await self.read(lambda db: usage.totals(db, by, since, until, person, zone))
 
     async def size_bytes(self) -> int:
         """Bytes the database occupies (pages in use, WAL content included)."""

@@ -20,7 +20,8 @@ def _named(name: str, condition: str = "") -> str:
 
 # What each version's migration leaves, newest first (see memory.store.migrations).
 MARKS: tuple[tuple[int, str], ...] = (
-    (14, _named("budgets")),
+    (15, _named("budgets")),
+    (14, _named("usage")),
     (13, _named("turns_ts")),
     (12, _named("cursors")),
     (11, _named("erasures")),

@@ -260,7 +260,37 @@ async def v13_turns_by_time(db: aiosqlite.Connection) -> None:
     await db.execute("CREATE INDEX turns_ts ON turns(ts)")
 
 
-async def v14_budgets(db: aiosqlite.Connection) -> None:
+async def v14_usage(db: aiosqlite.Connection) -> None:
+    """What each model call used and cost, charged to the person or group that caused it.
+
+    No foreign keys: a row outlives the session and the history it came from (deleting
+    history does not give the money back). `cost_usd` NULL is a model without a price.
+    """
+    await run_script(
+        db,
+        """
+        CREATE TABLE usage (
+            id INTEGER PRIMARY KEY,
+            at REAL NOT NULL,
+            person TEXT,
+            conversation TEXT,
+            session_id INTEGER,
+            kind TEXT NOT NULL CHECK (kind IN ('reply', 'reflection', 'compaction', 'summary',
+                'schedule', 'media', 'provider')),
+            model TEXT NOT NULL,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+            cost_usd REAL
+        );
+        CREATE INDEX usage_person_at ON usage(person, at);
+        CREATE INDEX usage_at ON usage(at);
+        """,
+    )
+
+
+async def v15_budgets(db: aiosqlite.Connection) -> None:
     """What a person may spend on the model, and whom the owner was told about.
 
     `budgets` holds a person's own daily and monthly amounts in US dollars (NULL: the

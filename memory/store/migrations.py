@@ -35,7 +35,8 @@ from memory.store.migration_steps_late import (
     v11_erasures,
     v12_catch_up,
     v13_turns_by_time,
-    v14_budgets,
+    v14_usage,
+    v15_budgets,
 )
 from memory.store.scalar import scalar
 from memory.store.segment import segment
@@ -55,7 +56,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     v11_erasures,
     v12_catch_up,
     v13_turns_by_time,
-    v14_budgets,
+    v14_usage,
+    v15_budgets,
 )
 SCHEMA_VERSION = schema.SCHEMA_VERSION
 

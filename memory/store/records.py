@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from memory.store.usage import UsageRecord
 
 Role = Literal["user", "assistant", "tool"]
 Kind = Literal["dm", "group"]
@@ -137,7 +140,8 @@ class Message:
 
 @dataclass(frozen=True)
 class NewMessage:
-    """A turn to store: what `Store.append` and imports take."""
+    """A turn to store: what `Store.append` and imports take. `usage` are model calls
+    written in the same transaction as the turn (a reply's: see `memory.store.usage`)."""
 
     role: Role
     content: str
@@ -147,6 +151,7 @@ class NewMessage:
     tool_arguments: str | None = None
     tool_result: str | None = None
     platform_message_id: str | None = None
+    usage: tuple[UsageRecord, ...] = ()
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

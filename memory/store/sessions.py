@@ -123,23 +123,6 @@ def set_open_summary(
     return cursor.rowcount > 0
 
 
-def add_usage(db: sqlite3.Connection, session_id: int, usage: Usage) -> None:
-    cursor = db.execute(
-        "UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = "
-        "output_tokens + ?, cache_read_tokens = cache_read_tokens + ?, "
-        "cache_write_tokens = cache_write_tokens + ? WHERE id = ?",
-        (
-            usage.input_tokens,
-            usage.output_tokens,
-            usage.cache_read_tokens,
-            usage.cache_write_tokens,
-            session_id,
-        ),
-    )
-    if cursor.rowcount == 0:
-        raise UnknownSession(f"no session {session_id}")
-
-
 def session_where(db: sqlite3.Connection, where: str, value: object) -> Session | None:
     """The one session matching `where` (a unique column, e.g. `id = ?`), if any."""
     row = db.execute(f"SELECT {COLUMNS} FROM sessions WHERE {where}", (value,)).fetchone()

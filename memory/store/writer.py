@@ -45,6 +45,7 @@ from memory.store.errors import StoreFull, UnknownSession, is_disk_full, store_e
 from memory.store.records import NewMessage, to_epoch
 from memory.store.scalar import scalar_now
 from memory.store.segment import stored_form
+from memory.store.usage import insert_usage
 from memory.store.wal import Checkpointer, Done, WalSyncer
 
 T = TypeVar("T")
@@ -287,10 +288,14 @@ def insert_statements(first: int, appends: list[Append]) -> Iterator[tuple[str, 
 
 
 def insert_messages(db: sqlite3.Connection, appends: list[Append]) -> list[int]:
-    """Store and index turns inside a write transaction (appends, and imports' ops)."""
+    """Store and index turns inside a write transaction (appends, and imports' ops), with
+    the model calls that ride them."""
     first = scalar_now(db, "SELECT coalesce(max(id), 0) FROM turns") + 1
     for sql, params in insert_statements(first, appends):
         db.execute(sql, params)
+    calls = [record for _, message, _ in appends for record in message.usage]
+    if calls:
+        insert_usage(db, calls)
     return list(range(first, first + len(appends)))
 
 

@@ -12,6 +12,7 @@ from agent.media.items import Incoming, Prepared
 from agent.media.reader import MediaReader
 from agent.providers import Document, Image, Text
 from config.settings import Settings
+from tests.helpers.charges import Charges
 from tests.helpers.media_files import jpeg_with_gps, pdf_with_text, scanned_pdf
 from tests.helpers.paths import ROOT
 
@@ -19,7 +20,7 @@ from tests.helpers.paths import ROOT
 async def read(settings: Settings, provider: str, *items: Incoming) -> list[Prepared]:
     reader = MediaReader(settings, provider)
     try:
-        return await reader.read(items)
+        return await reader.read(items, Charges())
     finally:
         await reader.aclose()
 

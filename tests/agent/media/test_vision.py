@@ -15,9 +15,10 @@ from agent.media.describe import describer_settings
 from agent.media.items import Incoming
 from agent.media.reader import MediaReader
 from agent.media.vision import sees_images
-from agent.providers import Text
+from agent.providers import Text, Usage
 from config.settings import LLMSettings, MediaSettings, Settings
 from tests.fakes.anthropic_api import FakeAnthropic
+from tests.helpers.charges import Charges
 from tests.helpers.media_files import GPS_IFD, jpeg_with_gps
 
 
@@ -86,9 +87,9 @@ async def test_without_vision_describe_with_writes_what_the_main_model_reads(
             "describe_api_key": "sk-describe",
         },
     )
-    reader = MediaReader(settings, "openai")
+    reader, charges = MediaReader(settings, "openai"), Charges()
     try:
-        (prepared,) = await reader.read([photo()])
+        (prepared,) = await reader.read([photo()], charges)
     finally:
         await reader.aclose()
 
@@ -107,13 +108,14 @@ async def test_without_vision_describe_with_writes_what_the_main_model_reads(
     data = base64.b64decode(image["source"]["data"])
     assert prepared.keep is not None and data == prepared.keep.data
     assert dict(PILImage.open(io.BytesIO(data)).getexif().get_ifd(GPS_IFD)) == {}
+    assert charges.calls == [("claude-haiku-4-5", Usage(12, 7), True)]
 
 
 async def test_without_vision_or_describe_with_the_person_is_told() -> None:
     settings = Settings(llm={"provider": "openai", "model": "llama3.1:8b"})
-    reader = MediaReader(settings, "openai")
+    reader, charges = MediaReader(settings, "openai"), Charges()
 
-    (prepared,) = await reader.read([photo()])
+    (prepared,) = await reader.read([photo()], charges)
 
     assert prepared.blocks == ()
     assert prepared.notice is not None
@@ -133,9 +135,9 @@ async def test_a_failing_describer_is_a_notice(anthropic_api: FakeAnthropic) -> 
             "describe_api_key": "sk-wrong",
         },
     )
-    reader = MediaReader(settings, "openai")
+    reader, charges = MediaReader(settings, "openai"), Charges()
     try:
-        (prepared,) = await reader.read([photo()])
+        (prepared,) = await reader.read([photo()], charges)
     finally:
         await reader.aclose()
 

@@ -17,7 +17,7 @@ from memory.access.identities import ensure_person, get_person, link_identity, p
 from memory.store import migrations, schema
 from memory.store.database import Store, unreadable
 from memory.store.errors import UnknownSession
-from memory.store.records import Activity, Conversation, NewMessage, Usage
+from memory.store.records import Activity, Conversation, NewMessage
 from memory.store.segment import segment
 
 
@@ -105,15 +105,6 @@ async def test_open_session_returns_the_open_one_until_it_is_closed(store: Store
 async def test_a_dm_of_an_unknown_person_is_refused(store: Store) -> None:
     with pytest.raises(LookupError, match="no person 'ghost'"):
         await store.open_session(dm("ghost"))
-
-
-async def test_usage_counters_add_up(store: Store) -> None:
-    session = await store.open_session(dm())
-    await store.add_usage(session.id, Usage(10, 5, 100, 7))
-    await store.add_usage(session.id, Usage(1, 2, 3, 4))
-    updated = await store.get_session(session.id)
-    assert updated is not None
-    assert updated.usage == Usage(11, 7, 103, 11)
 
 
 async def test_set_open_summary_replaces_the_open_sessions_summary(store: Store) -> None:

@@ -177,5 +177,5 @@ async def test_upgrading_from_version_12_indexes_the_turns_by_time(tmp_path: Pat
         )
         report = await store.check_integrity()
     assert report.ok, report.problems
-    assert report.schema_version == schema.SCHEMA_VERSION
+    assert report.schema_version == migrations.SCHEMA_VERSION
     assert "USING COVERING INDEX turns_ts" in plan[0]["detail"]

@@ -18,6 +18,7 @@ import structlog
 from adapters.platforms import PLATFORM_NAMES
 from agent.budget import Budgets
 from gateway.outbound import Dispatcher
+from inputs.amounts import usd_text
 from memory.access.identities import identities_of
 from memory.access.people import OWNER
 from memory.budgets.notices import claim_notice, release_notice
@@ -55,8 +56,8 @@ def owner_notice(reached: Allowance) -> str:
     what = "this month's" if period.kind == "month" else "today's"
     option = "--monthly" if period.kind == "month" else "--daily"
     return (
-        f"Budget: {person} has used {what} allowance (${reached.spent_usd:.2f} of "
-        f"${reached.limit_usd:.2f}); kioku does not answer them until it renews on "
+        f"Budget: {person} has used {what} allowance ({usd_text(reached.spent_usd)} of "
+        f"{usd_text(reached.limit_usd)}); kioku does not answer them until it renews on "
         f"{renews.day} {renews:%B} ({zone_name(period.zone)}). "
         f"`kioku people budget {person} {option} AMOUNT` changes it."
     )

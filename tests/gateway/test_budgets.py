@@ -165,3 +165,14 @@ async def test_a_refused_message_is_kept_in_history_unanswered(rig: GatewayRig) 
     (session,) = await rig.store.recent_sessions("alice")
     stored = await rig.store.messages(session.id)
     assert [(m.role, m.content) for m in stored] == [("user", "remember the milk")]
+
+
+async def test_no_review_and_no_summary_is_made_for_a_person_over_budget(home: Path) -> None:
+    async with priced_rig(home, "[agent.reflection]\nevery_user_turns = 1\n") as rig:
+        await set_budget(rig.store, "alice", 0.0, daily_usd=0.01)
+        await Chat(rig, "telegram:2")("hello")  # crosses the budget: then a review is due
+        await rig.agent.idle()
+        await rig.gateway.sessions.close_all("test")
+        assert model_calls(rig) == 1
+        (session,) = await rig.store.recent_sessions("alice")
+        assert (session.title, session.summary) == ("hello", None)

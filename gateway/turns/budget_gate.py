@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import structlog
 
+from adapters.base import Address
 from adapters.platforms import PLATFORM_NAMES
 from agent.budget import Budgets
 from gateway.outbound import Dispatcher
@@ -85,6 +86,11 @@ class BudgetGate:
         if reached is not None:
             log.info("budget_reached", person=reached.person, period=reached.period.key)
         return reached
+
+    async def refuse(self, reached: Allowance, address: Address) -> None:
+        """Tell the person at `address` why there is no answer, then the owner (once)."""
+        await self.outbound.reply(address, refusal(reached))
+        await self.tell_owner(reached)
 
     async def tell_owner(self, reached: Allowance) -> None:
         """Tell the owner, unless they were told of this person and period already; never

@@ -28,7 +28,7 @@ from config.settings import Settings
 from gateway.outbound import Dispatcher
 from gateway.queues import ConversationQueues
 from gateway.sessions import Sessions, conversation_for
-from gateway.turns.budget_gate import BudgetGate, refusal, scheduled_refusal
+from gateway.turns.budget_gate import BudgetGate, scheduled_refusal
 from gateway.turns.deletions import ChatDeletions
 from gateway.turns.intake import Intake, take_in
 from gateway.turns.pending import Delivery
@@ -291,8 +291,7 @@ class Turns:
         session = await self._keep_unanswered(messages, person, conversation)
         if session is not None:
             await self.agent.reload(session.id)
-        await self.outbound.reply(inbound.address, refusal(reached))
-        await self.budgets.tell_owner(reached)
+        await self.budgets.refuse(reached, inbound.address)
 
     async def _answer(
         self,

@@ -1,5 +1,5 @@
-"""The owner's pages: pairing requests, people and identities, adapters, errors, database
-and kept media.
+"""The owner's pages: pairing requests, people and identities, everyone's model usage and budgets,
+adapters, errors, database and kept media.
 
 Pairing decisions call `memory.access.codes.approve_pairing` / `deny_pairing` (one store
 transaction each), exactly as `kioku pairing approve|deny` does, and log the same events.
@@ -21,6 +21,7 @@ from memory.skills.format import SkillError
 from web.budget_view import budget_view
 from web.context import context, render
 from web.forms import form
+from web.usage_view import everyone_usage_view
 
 log = structlog.get_logger("kioku.web")
 APPROVED_BY = "owner (web)"
@@ -46,6 +47,7 @@ async def admin(
         media=await count_media(ctx.store),
         proposals=proposals,
         proposal_problems=problems,
+        **await everyone_usage_view(ctx),
         error=error,
         notice=notice,
         **await budget_view(ctx, people),

@@ -1,6 +1,7 @@
 """The first page after signing in: who the person is, the accounts linked to them, how
 long their history is kept (their choice over `history.keep_days`, as with
-`kioku history keep`), their time zone and their reminders (forms in `web.pages_time`)."""
+`kioku history keep`), their time zone and their reminders (forms in `web.pages_time`),
+and what their model calls used and cost (`web.usage_view`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from memory.history.retention import (
 from web.context import context, person, render
 from web.forms import form
 from web.time_view import time_view
+from web.usage_view import usage_view
 
 log = structlog.get_logger("kioku.web")
 MAX_KEEP_DAYS = 100_000
@@ -52,6 +54,7 @@ async def home(
         keep_draft=draft if draft is not None else ("" if own is None else str(own)),
         zone_draft=zone_draft,
         **await time_view(ctx, who),
+        **await usage_view(ctx, who),
         error=error,
         notice=notice,
     )

@@ -25,6 +25,7 @@ from gateway.cli import (
     setup,
     skills,
     status,
+    usage,
     web,
 )
 from gateway.cli.lazy import lazy_command
@@ -35,6 +36,7 @@ SUB_APPS = (
     search,
     chat,
     status,
+    usage,
     doctor,
     memory,
     mcp,

@@ -9,7 +9,16 @@ shared skills, which is what the group's sessions can use, whoever asks.
 
 from __future__ import annotations
 
-from gateway.commands import conversation, history, notes, people, schedule, search, skills
+from gateway.commands import (
+    conversation,
+    history,
+    notes,
+    people,
+    schedule,
+    search,
+    skills,
+    usage,
+)
 from gateway.commands.context import Context
 from gateway.commands.registry import Registry, SlashCommand
 
@@ -117,6 +126,13 @@ SLASH_COMMANDS = Registry(
             "the skills kioku has learned for you",
             skills.skills_mine,
             in_group=skills.skills_shared,
+            needs_person=True,
+        ),
+        SlashCommand(
+            ("usage",),
+            "your model usage and its cost: today, this month, by kind",
+            usage.usage,
+            direct_only=usage.USAGE_IN_GROUP,
             needs_person=True,
         ),
         SlashCommand(

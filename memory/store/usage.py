@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import UTC, datetime, tzinfo
 from typing import Literal, get_args
 
 from memory.store.records import from_epoch, to_epoch
@@ -196,22 +196,3 @@ def _added(a: UsageTotal | None, b: UsageTotal, key: str) -> UsageTotal:
 
 def _total(key: str, row: sqlite3.Row) -> UsageTotal:
     return UsageTotal(key, row[1], row[2], row[3], row[4], row[5], float(row[6]), row[7])
-
-
-def day_start(moment: datetime, zone: tzinfo) -> datetime:
-    """Midnight of `moment`'s day in `zone`."""
-    local = moment.astimezone(zone)
-    return datetime(local.year, local.month, local.day, tzinfo=zone)
-
-
-def month_start(moment: datetime, zone: tzinfo) -> datetime:
-    """Midnight of the first of `moment`'s month in `zone`."""
-    local = moment.astimezone(zone)
-    return datetime(local.year, local.month, 1, tzinfo=zone)
-
-
-def next_day(start: datetime) -> datetime:
-    """The midnight after `start` (a local midnight), across a clock change too."""
-    zone = start.tzinfo
-    later = (start + timedelta(days=1, hours=3)).astimezone(zone)
-    return datetime(later.year, later.month, later.day, tzinfo=zone)

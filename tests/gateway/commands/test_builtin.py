@@ -26,6 +26,7 @@ HELP = """Commands:
 /timezone [ZONE] — your time zone; ZONE sets it (Asia/Tokyo), clear unsets it
 /reminders [page N | cancel ID] — your reminders, 20 a page; cancel ID cancels one
 /skills — the skills kioku has learned for you
+/usage — your model usage and its cost: today, this month, by kind
 /web — a sign-in link to the web page (notes, sessions, skills)"""
 
 

@@ -30,12 +30,3 @@ def parse_usd(text: str, *, zero: bool = True) -> float:
     if amount == 0 and not zero:
         raise ValueError("0 is no amount here; give more than 0 US dollars, such as 0.50")
     return amount
-
-
-def usd_text(amount: float) -> str:
-    """`amount` as people read dollars: "$0.50"; a small amount that would show as
-    "$0.00" keeps its first figures ("$0.001")."""
-    shown = f"{amount:,.2f}"
-    if amount and shown == "0.00":
-        shown = f"{amount:.2g}"
-    return f"${shown}"

@@ -67,7 +67,8 @@ MEMORY_MAY_IMPORT = {
     "notes": {"store", "access", "safety"},
     "skills": {"store", "access", "safety"},
     "importers": {"store", "access", "notes", "skills"},
-    "budgets": {"store", "access", "schedule"},
+    "spending": {"store"},
+    "budgets": {"store", "access", "schedule", "spending"},
 }
 MEMORY_LEAVES = {"safety", "outbox", "document_ledger"}
 SQL_CALLS = {"execute", "executemany", "executescript", "execute_fetchall", "execute_insert"}

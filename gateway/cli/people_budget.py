@@ -87,9 +87,9 @@ async def _standing(store: Store, settings: Settings, person: str) -> list[Allow
 
 
 def _describe(person: str, settings: Settings, shown: list[Allowance]) -> str:
-    from inputs.amounts import usd_text
     from memory.access.people import OWNER
     from memory.schedule.timing import zone_name
+    from memory.spending import usd
 
     if person == OWNER:
         return "The owner has no budget: budgets hold back everyone else, never the owner."
@@ -105,7 +105,7 @@ def _describe(person: str, settings: Settings, shown: list[Allowance]) -> str:
         source = "their own" if allowance.own else CONFIGURED[period.kind]
         state = "used up" if allowance.used_up else "left"
         lines.append(
-            f"  {name}: {usd_text(allowance.spent_usd)} spent of {usd_text(allowance.limit_usd)} "
+            f"  {name}: {usd(allowance.spent_usd)} spent of {usd(allowance.limit_usd)} "
             f"({source}), {state}; renews {period.renews:%Y-%m-%d %H:%M}"
         )
     return "\n".join(lines)

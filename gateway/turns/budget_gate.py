@@ -19,12 +19,12 @@ from adapters.base import Address
 from adapters.platforms import PLATFORM_NAMES
 from agent.budget import Budgets
 from gateway.outbound import Dispatcher
-from inputs.amounts import usd_text
 from memory.access.identities import identities_of
 from memory.access.people import OWNER
 from memory.budgets.notices import claim_notice, release_notice
 from memory.budgets.standing import Allowance
 from memory.schedule.timing import zone_name
+from memory.spending import usd
 from memory.store.database import Store
 
 log = structlog.get_logger("kioku.budget")
@@ -57,8 +57,8 @@ def owner_notice(reached: Allowance) -> str:
     what = "this month's" if period.kind == "month" else "today's"
     option = "--monthly" if period.kind == "month" else "--daily"
     return (
-        f"Budget: {person} has used {what} allowance ({usd_text(reached.spent_usd)} of "
-        f"{usd_text(reached.limit_usd)}); kioku does not answer them until it renews on "
+        f"Budget: {person} has used {what} allowance ({usd(reached.spent_usd)} of "
+        f"{usd(reached.limit_usd)}); kioku does not answer them until it renews on "
         f"{renews.day} {renews:%B} ({zone_name(period.zone)}). "
         f"`kioku people budget {person} {option} AMOUNT` changes it."
     )

@@ -2,14 +2,17 @@
 
 A budget renews at the person's own midnight, so a day runs from one local midnight to
 the next (23 or 25 hours across a DST change) and a month from the 1st at 00:00 to the
-next 1st, whatever the server's zone.
+next 1st, whatever the server's zone. The boundaries are `memory.spending`'s, the same
+`/usage` and `kioku usage` count in, so a budget and the usage shown agree to the cent.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, tzinfo
+from datetime import UTC, datetime, tzinfo
 from typing import Literal
+
+from memory.spending import this_month, today
 
 PeriodKind = Literal["day", "month"]
 
@@ -40,21 +43,5 @@ class Period:
 
 def period_of(kind: PeriodKind, moment: datetime, zone: tzinfo) -> Period:
     """The day or month holding the aware `moment`, as lived in `zone`."""
-    local = moment.astimezone(zone).date()
-    if kind == "day":
-        first, following = local, date.fromordinal(local.toordinal() + 1)
-    else:
-        first = local.replace(day=1)
-        following = (
-            first.replace(year=first.year + 1, month=1)
-            if first.month == 12
-            else first.replace(month=first.month + 1)
-        )
-    return Period(kind, _midnight(first, zone), _midnight(following, zone), zone)
-
-
-def _midnight(day: date, zone: tzinfo) -> datetime:
-    """The first moment of `day` in `zone`, in UTC. Where the clock skips midnight (a DST
-    change at 00:00), the wall time 00:00 is read with the offset before the change,
-    which is the instant the day really began."""
-    return datetime.combine(day, time(0), tzinfo=zone).astimezone(UTC)
+    span = today(moment, zone) if kind == "day" else this_month(moment, zone)
+    return Period(kind, span.start.astimezone(UTC), span.end.astimezone(UTC), zone)

@@ -78,7 +78,7 @@ async def test_the_owner_is_told_exactly_once_per_person_and_day(rig: GatewayRig
     await alice("hello")
     await alice("again")
     notice = await rig.telegram.next_text()
-    assert notice.startswith("Budget: alice has used today's allowance ($0.02 of $0.01)")
+    assert notice.startswith("Budget: alice has used today's allowance ($0.0190 of $0.0100)")
     assert "`kioku people budget alice --daily AMOUNT`" in notice
     await alice("and again")
     await alice("once more")
@@ -154,7 +154,7 @@ async def test_the_configured_budget_holds_everyone_but_the_owner(home: Path) ->
         owner, alice = Chat(rig, f"telegram:{OWNER_DM}"), Chat(rig, "telegram:2")
         assert await alice("hello") == "echo: hello"
         assert (await alice("again")).startswith("You have used today's allowance")
-        assert "($0.02 of $0.001)" in await rig.telegram.next_text()  # the owner's notice
+        assert "($0.0190 of $0.0010)" in await rig.telegram.next_text()  # the owner's notice
         assert await owner("hello") == "echo: hello"
         assert await owner("again") == "echo: again"
 

@@ -21,7 +21,7 @@ async def test_the_admin_page_shows_each_persons_spending_against_their_budget(
     await browser.sign_in("owner")
     page = await browser.get("/admin")
     aiko = page.split('id="budget-aiko"', 1)[1].split("</tr>", 1)[0]
-    assert "today: $0.75 of $0.50 <strong>used up</strong>" in aiko
+    assert "today: $0.7500 of $0.5000 <strong>used up</strong>" in aiko
     assert 'name="daily" inputmode="decimal" size="6" value="0.5"' in aiko
     assert "no budget" in page.split('id="budget-ben"', 1)[1].split("</tr>", 1)[0]
     assert 'id="budget-owner"' not in page

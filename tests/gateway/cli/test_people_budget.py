@@ -92,8 +92,8 @@ def test_setting_both_amounts_stores_them_and_shows_what_was_spent(runs: Runs) -
     assert runs.budget("set") == Budget(0.5, 10.0)
     lines = done.stdout.splitlines()
     assert lines[0] == "alice's budget (Asia/Tokyo time):"
-    assert lines[1].startswith("  this month: $0.25 spent of $10.00 (their own), left; renews ")
-    assert lines[2].startswith("  today: $0.25 spent of $0.50 (their own), left; renews ")
+    assert lines[1].startswith("  this month: $0.2500 spent of $10.00 (their own), left; renews ")
+    assert lines[2].startswith("  today: $0.2500 spent of $0.5000 (their own), left; renews ")
 
 
 def test_without_options_it_shows_the_configured_amounts_and_what_is_used_up(
@@ -102,7 +102,7 @@ def test_without_options_it_shows_the_configured_amounts_and_what_is_used_up(
     done = runs.ran["configured"]
     assert done.code == 0, done.stderr
     assert done.stdout.splitlines()[1].startswith(
-        "  today: $0.25 spent of $0.20 (budgets.daily_usd), used up; renews "
+        "  today: $0.2500 spent of $0.2000 (budgets.daily_usd), used up; renews "
     )
 
 

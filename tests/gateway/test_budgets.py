@@ -176,3 +176,21 @@ async def test_no_review_and_no_summary_is_made_for_a_person_over_budget(home: P
         assert model_calls(rig) == 1
         (session,) = await rig.store.recent_sessions("alice")
         assert (session.title, session.summary) == ("hello", None)
+
+
+async def test_after_a_restart_the_budget_holds_and_the_owner_is_not_told_again(
+    home: Path,
+) -> None:
+    async with priced_rig(home) as rig:
+        await set_budget(rig.store, "alice", 0.0, daily_usd=0.01)
+        alice = Chat(rig, "telegram:2")
+        await alice("hello")
+        await alice("again")
+        assert (await rig.telegram.next_text()).startswith("Budget: alice")
+    async with priced_rig(home) as restarted:
+        refused = await restarted.ask(restarted.dm("telegram:2", "after the restart", "r1"))
+        assert refused.startswith("You have used today's allowance")
+        # The next message's turn runs after the first refusal's notice step, in its line.
+        await restarted.ask(restarted.dm("telegram:2", "once more", "r2"))
+        assert model_calls(restarted) == 0
+        assert notices(restarted) == []

@@ -147,7 +147,9 @@ class Daemon:
             await stack.enter_async_context(self.mcp)
             home = self.settings.home
             providers = await stack.enter_async_context(
-                MemoryProviders(self.settings.providers, home, lexical_search(store)).running(store)
+                MemoryProviders(
+                    self.settings.providers, home, lexical_search(store), self.settings.llm
+                ).running(store)
             )
             provider = await self._provider()
             agent = await stack.enter_async_context(

@@ -61,6 +61,7 @@ MEMORY_MAY_IMPORT = {
     "vectors": {"store"},
     "access": {"store"},
     "schedule": {"store"},
+    "spending": {"store"},
     "backup": {"store"},
     "media": {"store", "access"},
     "history": {"store", "access", "media"},

@@ -15,6 +15,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from agent.providers.base import Usage
+
 ScopeKind = Literal["person", "group"]
 
 
@@ -89,16 +91,28 @@ LexicalSearch = Callable[[Scope, str, int], Awaitable[Sequence[Passage]]]
 """kioku's built-in search within one scope: (scope, query, limit) -> turns, best first."""
 
 
+ProviderCharge = Callable[[Scope, str, Usage, str | None], Awaitable[None]]
+"""A model call a provider made for a scope: (scope, model, its tokens, the endpoint's base
+URL) -> charged to the scope's person or group."""
+
+
+async def no_charge(_scope: Scope, _model: str, _usage: Usage, _base_url: str | None) -> None:
+    """The charge of a provider run outside the daemon with no history (a probe, a health
+    check): nobody's message caused its calls."""
+
+
 @dataclass(frozen=True)
 class Host:
     """What kioku lends a provider, set as `provider.host` before `start`.
 
     `data_dir` is the provider's own folder (`$KIOKU_HOME/providers/<name>/`, mode 0700),
     for any database or cache it keeps; `search` is kioku's lexical search, limited to the
-    scope it is given, for providers that fuse their hits with it."""
+    scope it is given, for providers that fuse their hits with it; `charge` records a
+    model call it made for a scope (an embedding), so its cost shows in `kioku usage`."""
 
     data_dir: Path
     search: LexicalSearch
+    charge: ProviderCharge = no_charge
 
 
 class ProviderError(Exception):

@@ -14,7 +14,15 @@ from collections.abc import Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
 
-from agent.memory_providers.base import Host, LexicalSearch, MemoryProvider, Passage, Scope
+from agent.memory_providers.base import (
+    Host,
+    LexicalSearch,
+    MemoryProvider,
+    Passage,
+    ProviderCharge,
+    Scope,
+    no_charge,
+)
 
 ENTRY_POINT_GROUP = "kioku.memory_providers"
 BUILTIN = {
@@ -65,11 +73,17 @@ async def no_history(_scope: Scope, _query: str, _limit: int) -> Sequence[Passag
     return ()
 
 
-async def prepared(name: str, home: Path, search: LexicalSearch = no_history) -> MemoryProvider:
+async def prepared(
+    name: str,
+    home: Path,
+    search: LexicalSearch = no_history,
+    charge: ProviderCharge = no_charge,
+) -> MemoryProvider:
     """A new instance of provider `name` with its `host` set (its own folder under
-    `$KIOKU_HOME/providers/`, created 0700), ready for `start`."""
+    `$KIOKU_HOME/providers/`, created 0700), ready for `start`; its model calls are
+    recorded by `charge`."""
     provider = provider_class(name)()
     data_dir = home / "providers" / name
     await asyncio.to_thread(data_dir.mkdir, mode=0o700, parents=True, exist_ok=True)
-    provider.host = Host(data_dir, search)
+    provider.host = Host(data_dir, search, charge)
     return provider

@@ -29,12 +29,14 @@ from agent.memory_providers.base import (
     Scope,
     TurnRecord,
 )
+from agent.memory_providers.charges import ProviderCharges
 from agent.memory_providers.loading import NotLoadable, prepared
 from agent.memory_providers.mirror import Mirror
 from agent.memory_providers.scopes import admits
 from agent.memory_providers.screening import screened
 from agent.untrusted import shorten
 from config.provider_settings import ProviderSettings, ProvidersSettings
+from config.settings import LLMSettings
 from memory.history.erasures import forget_erasures
 from memory.outbox import Outbox
 from memory.store.database import Store
@@ -66,10 +68,14 @@ class MemoryProviders:
     """Owns the enabled providers and their mirror; `start` with the daemon, `aclose` at
     its end. With no provider enabled it does nothing and costs nothing."""
 
-    def __init__(self, settings: ProvidersSettings, home: Path, search: LexicalSearch) -> None:
+    def __init__(
+        self, settings: ProvidersSettings, home: Path, search: LexicalSearch, llm: LLMSettings
+    ) -> None:
         self.settings = settings
         self.home = home
         self.search = search
+        self.llm = llm
+        self._charges: ProviderCharges | None = None
         self.entries = {
             name: Running(name, section) for name, section in settings.configured().items()
         }
@@ -85,7 +91,9 @@ class MemoryProviders:
         is logged and shown in status, and the others go on. Then the mirror starts.
 
         With none enabled and no queue left from an earlier run, the erasure log is only
-        emptied: no `providers/` folder appears in a home that never used one."""
+        emptied: no `providers/` folder appears in a home that never used one. The
+        providers' model calls are charged on `store` (`ProviderCharges`)."""
+        self._charges = ProviderCharges(store, self.llm)
         for entry in self.entries.values():
             if entry.settings.enabled:
                 await self._start_one(entry)
@@ -123,6 +131,9 @@ class MemoryProviders:
         if self._outbox is not None:
             await self._outbox.close()
             self._outbox = None
+        if self._charges is not None:
+            await self._charges.aclose()
+            self._charges = None
 
     async def prompt_block(self, scope: Scope) -> str:
         """Each admitting provider's block for a new session of `scope`, fenced, in
@@ -196,7 +207,8 @@ class MemoryProviders:
 
     async def _start_one(self, entry: Running) -> None:
         try:
-            provider = await prepared(entry.name, self.home, self.search)
+            assert self._charges is not None
+            provider = await prepared(entry.name, self.home, self.search, self._charges)
             await asyncio.wait_for(
                 provider.start(entry.settings.model_dump()), entry.settings.timeout
             )

@@ -53,6 +53,7 @@ async def _backfill(settings: Settings, rebuild: bool) -> BackfillCounts:
 
     from agent.memory_providers.builtin.backfill import backfill, history_exchanges
     from agent.memory_providers.builtin.local_vectors import LocalVectors
+    from agent.memory_providers.charges import ProviderCharges
     from agent.memory_providers.lexical import lexical_search
     from agent.memory_providers.loading import prepared
     from agent.memory_providers.scopes import admits
@@ -62,7 +63,9 @@ async def _backfill(settings: Settings, rebuild: bool) -> BackfillCounts:
 
     section = settings.providers.local_vectors
     async with await Store.open(ensure_home(settings.home) / "state.db") as store:
-        provider = await prepared("local_vectors", settings.home, lexical_search(store))
+        charges = ProviderCharges(store, settings.llm)
+        search = lexical_search(store)
+        provider = await prepared("local_vectors", settings.home, search, charges)
         assert isinstance(provider, LocalVectors)
         await asyncio.wait_for(provider.start(section.model_dump()), section.timeout)
         try:
@@ -77,6 +80,7 @@ async def _backfill(settings: Settings, rebuild: bool) -> BackfillCounts:
                 )
         finally:
             await provider.stop()
+            await charges.aclose()
 
 
 class _Bar:

@@ -63,6 +63,7 @@ def usage_command(
     """Show model calls, tokens and cost, added up by person, kind, model or day."""
     from memory.access.identities import get_person
     from memory.schedule.timezones import effective_zone, timezone_of
+    from memory.schedule.timing import zone_name
     from memory.spending import this_month, total_of
 
     settings = settings_or_exit()
@@ -89,13 +90,18 @@ def usage_command(
             "by": grouping,
             "since": start.isoformat(),
             "until": now.isoformat(),
-            "zone": str(zone),
+            "zone": zone_name(zone),
             "rows": [row.to_json() for row in rows],
             "total": total.to_json(),
         }
         typer.echo(json.dumps(shown, ensure_ascii=False, indent=2))
         return
-    _print(rows, total, grouping, f"{start:%Y-%m-%d %H:%M} to {now:%Y-%m-%d %H:%M} ({zone})")
+    _print(
+        rows,
+        total,
+        grouping,
+        f"{start:%Y-%m-%d %H:%M} to {now.astimezone(zone):%Y-%m-%d %H:%M} ({zone_name(zone)})",
+    )
 
 
 def _start(since: str, zone: tzinfo) -> datetime:

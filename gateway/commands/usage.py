@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from agent.local_time import zone_of
 from gateway.commands.context import Context
+from memory.schedule.timing import zone_name
 from memory.spending import person_usage, summary
 
 USAGE_IN_GROUP = "Send /usage to me in a direct message: what you use is yours to see."
@@ -15,7 +16,7 @@ async def usage(context: Context[str]) -> str:
     mine = await person_usage(context.store, context.person, zone)
     month = mine.month_start.strftime("%B")
     lines = [
-        f"Your model usage ({zone} time):",
+        f"Your model usage ({zone_name(zone)} time):",
         f"Today: {summary(mine.today)}",
         f"{month}: {summary(mine.month)}",
     ]

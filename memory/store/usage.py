@@ -15,8 +15,6 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
 from typing import Literal, get_args
 
-from memory.store.records import from_epoch, to_epoch
-
 UsageKind = Literal["reply", "reflection", "compaction", "summary", "schedule", "media", "provider"]
 USAGE_KINDS: tuple[UsageKind, ...] = get_args(UsageKind)
 Grouping = Literal["person", "kind", "model", "day"]
@@ -30,9 +28,9 @@ BUCKET_S = 900
 
 @dataclass(frozen=True)
 class UsageRecord:
-    """One model call: who it is charged to (`person`, and `conversation`, the group key,
-    for a group's), what for (`kind`), on which model, its tokens, and its cost in USD
-    (None: the model's price is unknown)."""
+    """One model call, at `at` (an aware datetime): who it is charged to (`person`, and
+    `conversation`, the group key, for a group's), what for (`kind`), on which model, its
+    tokens, and its cost in USD (None: the model's price is unknown)."""
 
     at: datetime
     person: str | None
@@ -97,7 +95,7 @@ def insert_usage(db: sqlite3.Connection, records: Sequence[UsageRecord]) -> None
         INSERT,
         [
             (
-                to_epoch(r.at),
+                r.at.timestamp(),
                 r.person,
                 r.conversation,
                 r.session_id,
@@ -132,7 +130,7 @@ def spent(db: sqlite3.Connection, person: str, since: datetime, until: datetime)
     """USD of `person`'s calls in [since, until), the known costs only."""
     row = db.execute(
         "SELECT coalesce(sum(cost_usd), 0.0) FROM usage WHERE person = ? AND at >= ? AND at < ?",
-        (person, to_epoch(since), to_epoch(until)),
+        (person, since.timestamp(), until.timestamp()),
     ).fetchone()
     return float(row[0])
 
@@ -162,7 +160,7 @@ def totals(
     "person" when no person caused them."""
     key = KEYS[by]
     where = "at >= ? AND at < ?" + (" AND person = ?" if person is not None else "")
-    params: tuple[object, ...] = (to_epoch(since), to_epoch(until))
+    params: tuple[object, ...] = (since.timestamp(), until.timestamp())
     if person is not None:
         params += (person,)
     rows = db.execute(
@@ -173,7 +171,7 @@ def totals(
         return found
     days: dict[str, UsageTotal] = {}
     for total in found:
-        day = from_epoch(int(total.key) * BUCKET_S).astimezone(zone).date().isoformat()
+        day = datetime.fromtimestamp(int(total.key) * BUCKET_S, zone).date().isoformat()
         days[day] = _added(days.get(day), total, day)
     return [days[day] for day in sorted(days)]
 

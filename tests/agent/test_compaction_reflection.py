@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -118,3 +119,24 @@ async def test_closing_falls_back_to_the_first_words_when_the_model_fails(rig) -
     stored = await rig.store.get_session(session.id)
     assert stored is not None and stored.title == "question 0"
     assert stored.ended_at is not None
+
+
+@pytest.mark.parametrize("agent_env", [SMALL_WINDOW])
+async def test_the_compaction_call_is_charged_to_the_person_whose_turn_filled_the_window(
+    rig,
+) -> None:
+    session = await rig.dm()
+    await chat(rig, session, 4)
+    rig.say("answer 4", prompt_tokens=1500)
+    rig.api.reply_text("They asked questions 1 to 3.", usage={"input_tokens": 900})
+    await rig.agent.respond(rig.turn(session, "question 4"))
+    await rig.agent.after_turn(session.id, "aiko")
+
+    now = datetime.now(UTC)
+    kinds = await rig.store.usage_totals(
+        "kind", now - timedelta(hours=1), now + timedelta(hours=1), person="aiko"
+    )
+
+    assert {(t.key, t.calls) for t in kinds} == {("reply", 5), ("compaction", 1)}
+    (compaction,) = [t for t in kinds if t.key == "compaction"]
+    assert compaction.input_tokens == 900

@@ -58,7 +58,7 @@ async def ask(client: EmbeddingsClient) -> tuple[float, float, str]:
     ticker = asyncio.create_task(tick())
     began = time.perf_counter()
     try:
-        outcome = f"{(await client.embed(['the blue bicycle'])).shape[1]} dimensions"
+        outcome = f"{(await client.embed(['the blue bicycle'])).matrix.shape[1]} dimensions"
     except ProviderError as exc:
         outcome = f"refused: {str(exc)[:80]}…"
     took = time.perf_counter() - began

@@ -75,7 +75,7 @@ async def embedded(url: str, texts: list[str], path: Path) -> np.ndarray:
         return np.load(path)
     client = EmbeddingsClient(url, fused_search.MODEL, timeout=600, batch=64)
     try:
-        matrix = await client.embed(texts)
+        matrix = (await client.embed(texts)).matrix
     finally:
         await client.close()
     np.save(path, matrix)

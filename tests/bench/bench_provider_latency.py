@@ -62,7 +62,7 @@ from agent.providers import RetryPolicy  # noqa: E402
 from agent.providers.anthropic import AnthropicProvider  # noqa: E402
 from agent.turn import Turn  # noqa: E402
 from config.provider_settings import ProvidersSettings  # noqa: E402
-from config.settings import Settings  # noqa: E402
+from config.settings import LLMSettings, Settings  # noqa: E402
 from memory.store.database import Store  # noqa: E402
 from memory.store.records import Conversation, NewMessage  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic  # noqa: E402
@@ -154,7 +154,7 @@ async def measure(name: str, args: argparse.Namespace, urls: Urls) -> Figures:
         await ensure_person(store, PERSON)
         history = await fill(store, args.history)
         config = ProvidersSettings.model_validate(CONFIGS[name](urls))
-        providers = MemoryProviders(config, home, lexical_search(store))
+        providers = MemoryProviders(config, home, lexical_search(store), LLMSettings())
         await providers.start(store)
         failed = {e.name: e.error for e in providers.entries.values() if e.error}
         if failed:

@@ -75,7 +75,8 @@ class FakeEmbeddings(ScriptedServer):
             {"object": "embedding", "index": index, "embedding": embedding(text, self.dims)}
             for index, text in enumerate(_inputs(request))
         ]
-        usage = {"prompt_tokens": 0, "total_tokens": 0}
+        tokens = sum(len(text.split()) for text in _inputs(request))  # a word a token
+        usage = {"prompt_tokens": tokens, "total_tokens": tokens}
         return Reply({"object": "list", "data": data, "model": model, "usage": usage}, ())
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:

@@ -11,7 +11,7 @@ finite numbers, all of one length, one per text, that still fits a float32.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -35,9 +35,17 @@ def answer_cap(texts: int) -> int:
     return ANSWER_SLACK + texts * MAX_DIMENSIONS * NUMBER_BYTES
 
 
-def vectors(body: bytes, count: int, where: str) -> npt.NDArray[np.float32]:
-    """The `count` vectors of an answer, in the order of the texts; `ProviderError` naming
-    what is wrong (and the server `where`) for anything else."""
+class Embedded(NamedTuple):
+    """An answer's vectors, one row per text, and the input tokens the server says it
+    read (`usage.prompt_tokens`; 0 when it does not say)."""
+
+    matrix: npt.NDArray[np.float32]
+    tokens: int
+
+
+def vectors(body: bytes, count: int, where: str) -> Embedded:
+    """The `count` vectors of an answer, in the order of the texts, and its tokens;
+    `ProviderError` naming what is wrong (and the server `where`) for anything else."""
     try:
         data = loads(body, what="the embeddings answer")
         items = data["data"]
@@ -51,7 +59,15 @@ def vectors(body: bytes, count: int, where: str) -> npt.NDArray[np.float32]:
         ) from None
     if len(rows) != count:
         raise ProviderError(f"{where} returned {len(rows)} vectors for {count} texts")
-    return _numbers(rows, where)
+    return Embedded(_numbers(rows, where), _prompt_tokens(data))
+
+
+def _prompt_tokens(data: dict[str, Any]) -> int:
+    """`usage.prompt_tokens` when it is a count; a server that says nothing, or nonsense,
+    is taken as 0 rather than refused: its vectors are fine."""
+    usage = data.get("usage")
+    tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+    return tokens if type(tokens) is int and 0 <= tokens < 2**53 else 0
 
 
 def _in_order(items: list[dict[str, Any]], count: int, where: str) -> list[dict[str, Any]]:

@@ -13,7 +13,6 @@ from typing import Any
 
 import aiohttp
 import numpy as np
-import numpy.typing as npt
 import structlog
 import yarl
 from pydantic import SecretStr
@@ -22,6 +21,7 @@ from agent.memory_providers.base import ProviderError
 from agent.memory_providers.builtin.embedding_answer import (
     ERROR_BODY_BYTES,
     MAX_DIMENSIONS,
+    Embedded,
     answer_cap,
     vectors,
 )
@@ -48,6 +48,7 @@ class EmbeddingsClient:
         timeout: float = 10.0,
         batch: int = 64,
     ) -> None:
+        self.base_url = base_url
         self.url = yarl.URL(base_url.rstrip("/") + "/embeddings")
         self.model = model
         self.batch = batch
@@ -65,19 +66,21 @@ class EmbeddingsClient:
             session, self._session = self._session, None
             await session.close()
 
-    async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """One row per text, in order (not normalised)."""
+    async def embed(self, texts: Sequence[str]) -> Embedded:
+        """One row per text, in order (not normalised), and the input tokens they took."""
         parts = [
             await self._request(list(texts[start : start + self.batch]))
             for start in range(0, len(texts), self.batch)
         ]
         if not parts:
-            return np.empty((0, 0), dtype=np.float32)
-        if len({part.shape[1] for part in parts}) > 1:
+            return Embedded(np.empty((0, 0), dtype=np.float32), 0)
+        if len({part.matrix.shape[1] for part in parts}) > 1:
             raise ProviderError(f"{self.where} returned vectors of different lengths")
-        return np.concatenate(parts)
+        return Embedded(
+            np.concatenate([part.matrix for part in parts]), sum(part.tokens for part in parts)
+        )
 
-    async def _request(self, texts: list[str]) -> npt.NDArray[np.float32]:
+    async def _request(self, texts: list[str]) -> Embedded:
         headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
         payload = {"model": self.model, "input": texts, "encoding_format": "float"}
         cap = answer_cap(len(texts))

@@ -27,6 +27,7 @@ import structlog
 from agent.memory_providers.base import Health, MemoryProvider, ProviderError, Scope, TurnRecord
 from agent.memory_providers.builtin.embeddings import EmbeddingsClient
 from agent.memory_providers.builtin.fusion import Fused, fuse
+from agent.providers import Usage
 from memory.vectors.rows import DimensionMismatch, Vector, VectorHit, VectorRow
 from memory.vectors.store import VectorStore
 
@@ -140,7 +141,8 @@ class LocalVectors(MemoryProvider):
     async def add(self, scope: Scope, turns: Sequence[TurnRecord]) -> int:
         """Embed `turns` of `scope` (in batches) and store them; returns how many were new.
         A turn's time is `meta["ts"]` (epoch seconds) when given, else now."""
-        matrix = await self.client.embed([context_text(turn) for turn in turns])
+        embedded = await self.client.embed([context_text(turn) for turn in turns])
+        await self._charge(scope, embedded.tokens)
         rows = [
             VectorRow(
                 (*turn.turn_ids, *(() if turn.before is None else (turn.before.turn_id,))),
@@ -148,7 +150,7 @@ class LocalVectors(MemoryProvider):
                 vector,
                 _when(turn),
             )
-            for turn, vector in zip(turns, matrix, strict=True)
+            for turn, vector in zip(turns, embedded.matrix, strict=True)
         ]
         try:
             return await self.store.add(scope.key, rows)
@@ -169,12 +171,20 @@ class LocalVectors(MemoryProvider):
         gone = await self.store.delete_turns(scope.key, turn_ids)
         log.info("local_vectors.delete", scope_kind=scope.kind, turns=len(turn_ids), rows=gone)
 
-    async def embed_one(self, text: str) -> Vector:
-        return (await self.client.embed([text]))[0]
+    async def embed_one(self, text: str, scope: Scope | None = None) -> Vector:
+        """`text`'s vector; the call is charged to `scope` when it is made for one (a
+        health check is nobody's)."""
+        embedded = await self.client.embed([text])
+        if scope is not None:
+            await self._charge(scope, embedded.tokens)
+        return embedded.matrix[0]
+
+    async def _charge(self, scope: Scope, tokens: int) -> None:
+        await self.host.charge(scope, self.client.model, Usage(tokens), self.client.base_url)
 
     async def nearest(self, scope: Scope, query: str, depth: int) -> list[VectorHit]:
         """The `depth` stored exchanges of `scope` nearest to `query` by meaning."""
-        vector = await self.embed_one(query)
+        vector = await self.embed_one(query, scope)
         try:
             return await self.store.search(scope.key, vector, depth)
         except DimensionMismatch as exc:

@@ -87,7 +87,7 @@ class Meaning:
         self, store: Store, scope: Scope, query: str, period: Period | None
     ) -> list[NearSession]:
         names, vector = await asyncio.gather(
-            store.read(lambda db: index_names(db, scope)), self.provider.embed_one(query)
+            store.read(lambda db: index_names(db, scope)), self.provider.embed_one(query, scope)
         )
         hits: list[tuple[int, float]] = []
         for name in names:

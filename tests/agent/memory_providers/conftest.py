@@ -14,6 +14,7 @@ from agent.memory_providers.lexical import lexical_search
 from agent.memory_providers.manager import MemoryProviders
 from config.paths import ensure_home
 from config.provider_settings import ProvidersSettings
+from config.settings import LLMSettings
 from memory.store.database import Store
 from tests.helpers.provider_plugins import install_plugins
 
@@ -40,7 +41,7 @@ async def start_providers(plugins: None, store: Store, home: Path) -> AsyncItera
 
         async def start(**config: Any) -> MemoryProviders:
             settings = ProvidersSettings.model_validate(config)
-            providers = MemoryProviders(settings, home, lexical_search(store))
+            providers = MemoryProviders(settings, home, lexical_search(store), LLMSettings())
             await providers.start(store)
             stack.push_async_callback(providers.aclose)
             return providers

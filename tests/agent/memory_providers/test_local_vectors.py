@@ -17,6 +17,7 @@ from pydantic import SecretStr
 from agent.memory_providers.base import Before, Host, Passage, ProviderError, Scope, TurnRecord
 from agent.memory_providers.builtin.backfill import backfill
 from agent.memory_providers.builtin.local_vectors import LocalVectors
+from agent.providers import Usage
 from config.provider_settings import LocalVectorsSettings
 from tests.fakes.embeddings_api import FakeEmbeddings
 
@@ -312,3 +313,37 @@ async def test_a_lexical_hit_on_an_answer_counts_for_its_own_exchange_not_the_ne
     after = Before(2, "assistant", "cute")
     await provider.record_turn(ALICE, TurnRecord("dinner is ramen", "yum", (3, 4), {}, after))
     assert await provider.store.exchanges(ALICE.key, [2, 3]) == {2: 1, 3: 3}
+
+
+@dataclass
+class Charged:
+    """The provider's `Host.charge`: what it was told, in order."""
+
+    calls: list[tuple[Scope, str, int, str | None]] = field(default_factory=list)
+
+    async def __call__(self, scope: Scope, model: str, usage: Usage, base_url: str | None) -> None:
+        self.calls.append((scope, model, usage.input_tokens, base_url))
+
+
+async def test_each_embedding_is_charged_to_the_scope_it_was_made_for(
+    api: FakeEmbeddings, tmp_path: Path, lexical: Lexical
+) -> None:
+    provider = LocalVectors()
+    charged = Charged()
+    provider.host = Host(tmp_path / "local_vectors", lexical, charged)
+    settings = LocalVectorsSettings(enabled=True, base_url=api.base_url, model="fake-embed")
+    await provider.start(settings.model_dump())
+    try:
+        await provider.record_turn(ALICE, turn(1, "my sister Hana lives in Kyoto"))
+        await provider.recall(BOB, "where does my sister live", 3)
+        await provider.health()
+    finally:
+        await provider.stop()
+
+    assert [(scope, model, url) for scope, model, _, url in charged.calls] == [
+        (ALICE, "fake-embed", api.base_url),
+        (BOB, "fake-embed", api.base_url),
+    ]
+    # the fake counts a word of the embedded text a token
+    embedded = [len(text.split()) for text in api.texts]
+    assert [tokens for *_, tokens, _ in charged.calls] == embedded[:2] and embedded[1] == 5

@@ -68,7 +68,6 @@ MEMORY_MAY_IMPORT = {
     "notes": {"store", "access", "safety"},
     "skills": {"store", "access", "safety"},
     "importers": {"store", "access", "notes", "skills"},
-    "spending": {"store"},
     "budgets": {"store", "access", "schedule", "spending"},
 }
 MEMORY_LEAVES = {"safety", "outbox", "document_ledger"}

@@ -35,10 +35,16 @@ def _amount(value: str | None, option: str) -> float | None:
 def people_budget(
     person: str = typer.Argument(..., callback=person_id, help="The person."),
     daily: str | None = typer.Option(
-        None, "--daily", help="US dollars per day (their zone's), such as 0.50; 0: nothing."
+        None,
+        "--daily",
+        metavar="USD",
+        help="US dollars per day (their zone's), such as 0.50; 0: nothing.",
     ),
     monthly: str | None = typer.Option(
-        None, "--monthly", help="US dollars per calendar month, such as 10; 0: nothing."
+        None,
+        "--monthly",
+        metavar="USD",
+        help="US dollars per calendar month, such as 10; 0: nothing.",
     ),
     clear: bool = typer.Option(
         False, "--clear", help="Drop their own amounts: budgets.daily_usd / monthly_usd apply."

@@ -34,13 +34,6 @@ class Budget:
     daily_usd: float | None = None
     monthly_usd: float | None = None
 
-    def over(self, configured: Budget) -> Budget:
-        """This person's amounts, the configured ones where they have none of their own."""
-        return Budget(
-            self.daily_usd if self.daily_usd is not None else configured.daily_usd,
-            self.monthly_usd if self.monthly_usd is not None else configured.monthly_usd,
-        )
-
 
 async def own_budget(store: Store, person: str) -> Budget:
     """`person`'s own amounts (both None when they have none, or are no one)."""

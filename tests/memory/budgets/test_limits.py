@@ -29,10 +29,6 @@ async def test_setting_one_period_keeps_the_other(store: Store) -> None:
     assert await own_budgets(store) == {"alice": Budget(0.25, 10.0)}
 
 
-async def test_their_own_amount_replaces_the_configured_one_only_for_its_period() -> None:
-    assert Budget(daily_usd=0.5).over(Budget(2.0, 20.0)) == Budget(0.5, 20.0)
-
-
 async def test_zero_is_an_amount_nothing_may_be_spent(store: Store) -> None:
     assert await set_budget(store, "alice", 1.0, daily_usd=0) == Budget(0.0, None)
 

@@ -22,7 +22,7 @@ def test_anything_but_a_plain_number_is_refused_with_the_shape_to_use(text: str)
 
 
 def test_below_zero_is_refused() -> None:
-    with pytest.raises(ValueError, match="'-0.5' is below zero; give an amount of 0 or more"):
+    with pytest.raises(ValueError, match=r"'-0\.5' is below zero; give an amount of 0 or more"):
         parse_usd("-0.5")
 
 

@@ -14,8 +14,11 @@ import pytest
 
 from adapters.base import Inbound
 from agent.prompt import TurnContext
+from tests.fakes.anthropic_api import FakeAnthropic
+from tests.helpers.attachments import attached
 from tests.helpers.cli_batch import Job, kioku_batch_async
 from tests.helpers.gateway_rig import Chat, GatewayRig, gateway_rig
+from tests.helpers.media_files import jpeg_with_gps
 
 AIKO, BEN = "telegram:1", "telegram:2"
 # USD per million tokens of the rig's model, so the costs below are exact.
@@ -148,3 +151,28 @@ async def test_background_calls_are_charged_to_who_caused_them(
     assert {t.key: t.calls for t in ben} == {"reply": 1, "reflection": 2, "schedule": 1}
     assert {t.key: t.calls for t in people} == {"aiko": 3, "ben": 4, "group:telegram:-500": 1}
     assert all(t.unpriced == t.calls for t in aiko)  # the rig's model has no price here
+
+
+async def test_a_photo_described_for_a_blind_model_is_charged_to_its_sender_in_the_group(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with FakeAnthropic() as describer:
+        describer.reply_text("A receipt.", usage={"input_tokens": 1000, "output_tokens": 100})
+        monkeypatch.setenv("KIOKU_LLM__VISION", "false")
+        monkeypatch.setenv("KIOKU_MEDIA__DESCRIBE_WITH", "anthropic:claude-haiku-4-5")
+        monkeypatch.setenv("KIOKU_MEDIA__DESCRIBE_BASE_URL", describer.base_url)
+        monkeypatch.setenv("KIOKU_MEDIA__DESCRIBE_API_KEY", "sk-describe")
+        async with gateway_rig(home) as rig:
+            await rig.person("ben", BEN)
+            photo = attached("image", "receipt.jpg", jpeg_with_gps(800, 600), mime="image/jpeg")
+            await rig.ask(rig.group(BEN, "@kioku what is this?", "g1", attachments=(photo,)))
+
+            now = datetime.now(UTC)
+            period = (now - timedelta(hours=1), now + timedelta(hours=1))
+            ben = await rig.store.usage_totals("kind", *period, person="ben")
+            models = await rig.store.usage_totals("model", *period)
+
+    media = {t.key: t for t in ben}["media"]
+    assert (media.calls, media.input_tokens, media.output_tokens) == (1, 1000, 100)
+    assert media.cost_usd == pytest.approx((1000 * 1 + 100 * 5) / 1e6)  # Haiku 4.5's price
+    assert {t.key: t.calls for t in models} == {"claude-haiku-4-5": 1, "claude-test": 1}

@@ -11,34 +11,14 @@ from pathlib import Path
 import pytest
 from PIL import Image as PILImage
 
-from adapters.base import Attachment, AttachmentKind, FetchFailed, Inbound, TooLarge
+from adapters.base import Attachment, FetchFailed, Inbound
 from memory.store import deliveries
 from tests.fakes.openai_api import FakeOpenAI
+from tests.helpers.attachments import attached
 from tests.helpers.gateway_rig import GatewayRig, gateway_rig
 from tests.helpers.media_files import jpeg_with_gps, wav_tone
 
 AIKO = "telegram:1"
-
-
-def attached(
-    kind: AttachmentKind,
-    name: str,
-    data: bytes,
-    *,
-    mime: str = "",
-    size: int | None = None,
-    duration: float | None = None,
-) -> Attachment:
-    """An attachment whose download gives `data`, bounded as an adapter's is."""
-
-    declared = len(data) if size is None else size
-
-    async def fetch(limit: int) -> bytes:
-        if declared > limit or len(data) > limit:
-            raise TooLarge(f"{len(data)} bytes")
-        return data
-
-    return Attachment(kind, name, mime, declared, fetch, duration=duration)
 
 
 def broken(name: str) -> Attachment:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import structlog
 
+from agent.budget import Budgets
 from agent.compaction import compact, needs_compaction
 from agent.live import LiveSession, SkillsIndex, open_live
 from agent.loop import FORCE_ANSWER, TurnRunner
@@ -58,6 +59,7 @@ class Agent:
         self.registry = registry
         self.skills_index = skills_index
         self.runner = TurnRunner(provider, services, registry)
+        self.budgets = Budgets(services)
         self._live: dict[int, LiveSession] = {}
         self._background = Tasks()
         self._reviewing: set[int] = set()
@@ -88,12 +90,16 @@ class Agent:
         return live
 
     async def after_turn(self, session_id: int, speaker: str | None) -> None:
-        """Call once the reply is delivered: compacts if needed, starts a due review."""
+        """Call once the reply is delivered: compacts if needed, starts a due review; for
+        a speaker over budget, neither (they renew with the budget)."""
         live = self._live.get(session_id)
         if live is None or not self.has_model:
             return
         settings = self.services.settings
         if needs_compaction(live, self.provider.context_window, settings.agent.compaction):
+            if not await self.budgets.may_spend(speaker):
+                log.info("background_skipped_over_budget", session=session_id)
+                return
             charged = self._charged(live, speaker, "compaction")
             summary = await compact(live, charged, settings.agent.compaction)
             if summary:
@@ -108,7 +114,8 @@ class Agent:
 
         Only a session still open in the store is closed this way: one that a deletion
         removed or ended meanwhile must not get a review, title or summary written from
-        the live copy, which may still hold the deleted turns.
+        the live copy, which may still hold the deleted turns. A person over budget gets
+        no review and no model-written summary: the title is their opening words.
         """
         live = self._live.pop(session_id, None)
         session = await self.services.store.get_session(session_id)
@@ -120,7 +127,12 @@ class Agent:
             log.info("session_close_skipped", session=session_id, reason=reason)
             return
         title = summary = None
-        if live is not None and self.has_model and live.user_turns:
+        if (
+            live is not None
+            and self.has_model
+            and live.user_turns
+            and await self.budgets.may_spend(live.session.person)
+        ):
             if self.services.settings.agent.reflection.enabled and live.turns_since_reflection:
                 await self._review(live, live.session.person)
             try:
@@ -190,6 +202,9 @@ class Agent:
     async def _tidy(self, person: str, session_id: int | None) -> None:
         try:
             services = self.services
+            if not await self.budgets.may_spend(person):
+                log.info("tidy_skipped_over_budget", person=person)
+                return
             notes = services.notes(person)
             charged = ChargedProvider(
                 self.provider,
@@ -203,7 +218,11 @@ class Agent:
             self._tidying.discard(person)
 
     async def _reflect(self, live: LiveSession, speaker: str | None) -> None:
-        """A review in the background, then a tidy of the notes it may have filled."""
+        """A review in the background, then a tidy of the notes it may have filled; for a
+        speaker over budget, neither (they renew with the budget)."""
+        if not await self.budgets.may_spend(speaker):
+            log.info("background_skipped_over_budget", session=live.session.id)
+            return
         await self._review(live, speaker)
         self.tidy_later(speaker or live.session.person, live.session.id)
 

@@ -68,6 +68,7 @@ MEMORY_MAY_IMPORT = {
     "notes": {"store", "access", "safety", "search"},
     "skills": {"store", "access", "safety"},
     "importers": {"store", "access", "notes", "skills"},
+    "budgets": {"store", "access", "schedule", "spending"},
 }
 MEMORY_LEAVES = {"safety", "outbox", "document_ledger"}
 SQL_CALLS = {"execute", "executemany", "executescript", "execute_fetchall", "execute_insert"}

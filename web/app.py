@@ -18,6 +18,7 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from config.settings import Settings
+from memory.spending import usd
 from memory.store.database import Store
 from plumbing.meter import QUIET, Meter
 from web import (
@@ -80,6 +81,7 @@ def create_app(ctx: WebContext) -> web.Application:
     env.filters["highlighted"] = pages_history.highlighted
     env.filters["local"] = local
     env.filters["epoch"] = lambda seconds: local(datetime.fromtimestamp(seconds, UTC))
+    env.filters["usd"] = usd
     env.filters["megabytes"] = lambda size: f"{size / 1_048_576:,.1f} MB"
     env.filters["kilobytes"] = lambda size: (
         f"{size / 1024:,.0f} KB" if size >= 1024 else f"{size} B"

@@ -1,4 +1,4 @@
-"""The owner's pages: pairing requests, people and identities, everyone's model usage,
+"""The owner's pages: pairing requests, people and identities, everyone's model usage and budgets,
 adapters, errors, database and kept media.
 
 Pairing decisions call `memory.access.codes.approve_pairing` / `deny_pairing` (one store
@@ -11,11 +11,14 @@ from __future__ import annotations
 import structlog
 from aiohttp import web
 
+from inputs.amounts import parse_usd
 from memory.access.codes import CodeRefused, approve_pairing, deny_pairing, pending_pairings
 from memory.access.identities import list_people
 from memory.access.people import InvalidPersonId, validate_person_id
+from memory.budgets.limits import Budget, UnknownPerson, put_budget
 from memory.media import count_media
 from memory.skills.format import SkillError
+from web.budget_view import budget_view
 from web.context import context, render
 from web.forms import form
 from web.usage_view import everyone_usage_view
@@ -47,6 +50,7 @@ async def admin(
         **await everyone_usage_view(ctx),
         error=error,
         notice=notice,
+        **await budget_view(ctx, people),
     )
 
 
@@ -107,10 +111,36 @@ async def proposal(request: web.Request) -> web.Response:
     return await admin(request, notice=notice)
 
 
+async def budget(request: web.Request) -> web.Response:
+    """POST /admin/budgets/{person}: their own daily and monthly amounts, as
+    `kioku people budget` sets them; a blank field lets the configured amount apply."""
+    ctx = context(request)
+    person = request.match_info["person"]
+    fields = await form(request)
+    try:
+        validate_person_id(person)
+        daily, monthly = (_amount(fields, period) for period in ("daily", "monthly"))
+        await put_budget(ctx.store, person, Budget(daily, monthly), ctx.clock())
+    except (ValueError, UnknownPerson) as exc:
+        return await admin(request, error=f"The budget of {person} is unchanged: {exc}")
+    log.info("budget_set", person=person, by="web")
+    return await admin(request, notice=f"Budget of {person} saved; it applies from now on.")
+
+
+def _amount(fields: dict[str, str], period: str) -> float | None:
+    """The dollars of a budget field (blank: None); a ValueError naming the field else."""
+    text = fields.get(period, "").strip()
+    try:
+        return parse_usd(text) if text else None
+    except ValueError as exc:
+        raise ValueError(f"{period}: {exc}") from None
+
+
 def routes() -> list[web.RouteDef]:
     return [
         web.get("/admin", admin),
         web.post("/admin/pairing/approve", approve),
         web.post("/admin/pairing/deny", deny),
         web.post(r"/admin/proposals/{id}/{decision:approve|reject}", proposal),
+        web.post("/admin/budgets/{person}", budget),
     ]

@@ -21,6 +21,7 @@ from gateway.cli.common import (
     person_id,
     with_store,
 )
+from gateway.cli.people_budget import people_budget
 
 if TYPE_CHECKING:
     from config.settings import Settings
@@ -34,7 +35,7 @@ pairing = typer.Typer(
     no_args_is_help=True,
 )
 people = typer.Typer(
-    help="Persons and their identities: list, link, unlink, forget; their time zones.",
+    help="Persons and their identities: list, link, unlink, forget; time zones, budgets.",
     no_args_is_help=True,
 )
 
@@ -264,6 +265,9 @@ async def _own_zone(store: Store, person: str) -> str | None:
     if await get_person(store, person) is None:
         raise NoSuchPerson(f"no person {person!r}; `kioku people list` shows them")
     return await timezone_of(store, person)
+
+
+people.command("budget")(people_budget)
 
 
 def register(parent: typer.Typer) -> None:

@@ -7,10 +7,16 @@ import time
 from agent.turn import TurnOutcome
 from plumbing.meter import Meter, TurnTimes
 
+OVER_BUDGET = "over_budget"
+"""A turn its person's budget refused: kept in history, the model not asked."""
 
-def outcome_of(answer: TurnOutcome | None) -> str:
-    """A turn's outcome as `/metrics` counts it: answered, the model failing, or stored
-    without asking the model (a deletion's confirmation, missed messages too old)."""
+
+def outcome_of(answer: TurnOutcome | str | None) -> str:
+    """A turn's outcome as `/metrics` counts it: answered, the model failing, stored
+    without asking the model (a deletion's confirmation, missed messages too old), or an
+    outcome named by the turn itself (`OVER_BUDGET`)."""
+    if isinstance(answer, str):
+        return answer
     if answer is None:
         return "stored"
     return "model_error" if answer.error is not None else "answered"

@@ -29,10 +29,12 @@ from config.settings import Settings
 from gateway.outbound import Dispatcher
 from gateway.queues import ConversationQueues
 from gateway.sessions import Sessions, conversation_for
+from gateway.turns.budget_gate import BudgetGate, scheduled_refusal
 from gateway.turns.deletions import ChatDeletions
 from gateway.turns.intake import Intake, take_in
-from gateway.turns.measured import measure, outcome_of
+from gateway.turns.measured import OVER_BUDGET, measure, outcome_of
 from gateway.turns.pending import Delivery
+from memory.budgets.standing import Allowance
 from memory.history.said import Said as StoredSaid
 from memory.history.said import answered, find_said
 from memory.store import deliveries
@@ -85,6 +87,7 @@ class Turns:
         self.queues = queues
         self.deletions = deletions
         self.outbound = outbound
+        self.budgets = BudgetGate(store, agent.budgets, outbound)
 
     async def answer_job(self, inbound: Inbound, person: str, context: TurnContext) -> str:
         """A scheduled prompt as a turn of `person` in its chat's conversation: queued in
@@ -101,6 +104,12 @@ class Turns:
             if answered.done():
                 return  # the scheduler stopped waiting: this try already counts as failed
             began = time.monotonic()
+            reached = await self.budgets.reached(person)
+            if reached is not None:
+                _settle(answered, scheduled_refusal(reached))
+                measure(self.meter, inbound.platform, OVER_BUDGET, None, queued, began)
+                await self.budgets.tell_owner(reached)
+                return
             try:
                 session, outcome = await self._respond(conversation, make, None)
             except Exception as exc:
@@ -214,8 +223,12 @@ class Turns:
         person: str | None,
         conversation: Conversation,
         unanswered: Sequence[Taken],
-    ) -> TurnOutcome:
+    ) -> TurnOutcome | str:
         """The model answers the session's history as it stands (`Turn.stored`)."""
+        reached = await self.budgets.reached(person)
+        if reached is not None:
+            await self._refuse(reached, inbound, unanswered, person, conversation)
+            return OVER_BUDGET
         await self.outbound.working(inbound.address)
         await self._keep_unanswered(unanswered, person, conversation)
         make = partial(
@@ -240,7 +253,7 @@ class Turns:
         self,
         messages: Sequence[Taken],
         conversation: Conversation,
-        work: Callable[[], Awaitable[TurnOutcome | None]],
+        work: Callable[[], Awaitable[TurnOutcome | str | None]],
         arrived: float | None = None,
     ) -> None:
         """Run a turn's `work` (`arrived`: when its message was queued, if it was one);
@@ -264,14 +277,17 @@ class Turns:
             measure(self.meter, platform, "stopped", None, arrived, began)
             raise
         else:
-            measure(self.meter, platform, outcome_of(outcome), outcome, arrived, began)
+            answer = outcome if isinstance(outcome, TurnOutcome) else None
+            measure(self.meter, platform, outcome_of(outcome), answer, arrived, began)
         await _record_all(self.store, [d for _, d in messages if d is not None])
 
     async def _keep_unanswered(
         self, messages: Sequence[Taken], person: str | None, conversation: Conversation
-    ) -> None:
+    ) -> Session | None:
+        """Store `messages` unanswered in the conversation's session (returned; None when
+        there were none)."""
         if not messages:
-            return
+            return None
         session = await self.sessions.open(conversation)
         for inbound, _ in messages:
             await self.store.append(
@@ -284,6 +300,23 @@ class Turns:
                     platform_message_id=inbound.message_id,
                 ),
             )
+        return session
+
+    async def _refuse(
+        self,
+        reached: Allowance,
+        inbound: Inbound,
+        messages: Sequence[Taken],
+        person: str | None,
+        conversation: Conversation,
+    ) -> None:
+        """A person over budget: their messages are kept in history (unanswered, the model
+        sees them once it answers again), they are told why there is no answer, and the
+        owner is told once."""
+        session = await self._keep_unanswered(messages, person, conversation)
+        if session is not None:
+            await self.agent.reload(session.id)
+        await self.budgets.refuse(reached, inbound.address)
 
     async def _answer(
         self,
@@ -291,11 +324,16 @@ class Turns:
         person: str | None,
         conversation: Conversation,
         unanswered: Sequence[Taken] = (),
-    ) -> TurnOutcome | None:
+    ) -> TurnOutcome | str | None:
         """The last of `messages` is the turn's own; those before it are answered with it;
-        its outcome, or None when nothing in them could be read (nothing to answer)."""
+        its outcome, or None when nothing in them could be read (nothing to answer). A
+        person over budget gets no answer (`_refuse`), checked before anything is read."""
         inbound = messages[-1][0]
         address = inbound.address
+        reached = await self.budgets.reached(person)
+        if reached is not None:
+            await self._refuse(reached, inbound, [*unanswered, *messages], person, conversation)
+            return OVER_BUDGET
         await self.outbound.working(address)
         said: list[Said] = []
         for index, (message, _) in enumerate(messages):

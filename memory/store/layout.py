@@ -20,6 +20,7 @@ def _named(name: str, condition: str = "") -> str:
 
 # What each version's migration leaves, newest first (see memory.store.migrations).
 MARKS: tuple[tuple[int, str], ...] = (
+    (17, _named("budgets")),
     (16, _named("usage")),
     (15, _named("reflection_off")),
     (14, _named("note_events")),

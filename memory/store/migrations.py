@@ -37,7 +37,7 @@ from memory.store.migration_steps_late import (
     v13_turns_by_time,
     v14_notes_journal,
 )
-from memory.store.migration_steps_recent import v15_reflection_off, v16_usage
+from memory.store.migration_steps_recent import v15_reflection_off, v16_usage, v17_budgets
 from memory.store.scalar import scalar
 from memory.store.segment import segment
 
@@ -59,6 +59,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     v14_notes_journal,
     v15_reflection_off,
     v16_usage,
+    v17_budgets,
 )
 SCHEMA_VERSION = schema.SCHEMA_VERSION
 

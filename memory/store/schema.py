@@ -32,7 +32,7 @@ from memory.store.records import ROLES
 
 # The `user_version` of a state.db in this layout: one per migration in
 # `memory.store.migrations.MIGRATIONS` (a test holds the two together).
-SCHEMA_VERSION = 16
+SCHEMA_VERSION = 17
 FTS_TABLE = "messages_fts"
 # How long any connection to state.db waits for another's lock before giving up.
 BUSY_TIMEOUT_S = 30.0

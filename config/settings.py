@@ -8,8 +8,6 @@ is paid only by the commands that read settings.
 
 from __future__ import annotations
 
-import ipaddress
-import math
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -21,7 +19,9 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from config.budget_settings import BudgetSettings
 from config.media_settings import MediaSettings, SttSettings
+from config.metrics_settings import MetricsSettings
 from config.paths import kioku_home
 from config.platform_settings import (
     CliSettings,
@@ -34,7 +34,6 @@ from config.price_settings import ModelPrice, is_local_endpoint, price_of
 from config.provider_settings import ProvidersSettings
 from config.section import Section
 from config.variables import KiokuDotEnvSource, KiokuEnvSource
-from inputs.amounts import parse_usd
 from inputs.durations import parse_duration
 
 
@@ -260,41 +259,6 @@ class WebSettings(Section):
     )
 
 
-class MetricsSettings(Section):
-    """`/metrics` for Prometheus: off unless `listen` is set; off this machine only with a token."""
-
-    listen: str | None = Field(
-        None, description="host:port of /metrics; unset: off; not loopback: needs metrics.token"
-    )
-    token: SecretStr | None = Field(None, description="bearer token a scraper must send")
-
-    @model_validator(mode="after")
-    def _loopback_or_token(self) -> MetricsSettings:
-        if self.listen is not None:
-            check_metrics_listen(self.listen, has_token=self.token is not None)
-        return self
-
-
-def check_metrics_listen(listen: str, *, has_token: bool) -> None:
-    """`ValueError` saying what to do unless `listen` is host:port, and loopback or guarded
-    by a token: /metrics shows how busy the home server is to whoever reaches it."""
-    host, sep, port = listen.rpartition(":")
-    host = host.strip("[]")
-    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ValueError(f"must be host:port, e.g. 127.0.0.1:9464 (got {listen!r})")
-    if has_token or host == "localhost":
-        return
-    try:
-        loopback = ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if not loopback:
-        raise ValueError(
-            f"{host} is reachable from other machines: set metrics.token (a bearer token "
-            "Prometheus sends) to serve /metrics there, or listen on 127.0.0.1"
-        )
-
-
 class HistorySettings(Section):
     """How long past conversations are kept (a person may choose otherwise: `history keep`)."""
 
@@ -355,36 +319,6 @@ class ScheduleSettings(Section):
                     f"{value!r} is not a time zone; give an IANA name such as Europe/Paris"
                 ) from None
         return value
-
-
-NOT_AN_AMOUNT = "give an amount in US dollars, such as 0.50; leave it out for no limit"
-
-
-class BudgetSettings(Section):
-    """What each person but the owner may spend on the model, in US dollars; a person's own
-    amounts (`kioku people budget`, the admin page) replace these. Unset: no limit."""
-
-    daily_usd: float | None = Field(
-        None, description="per person and day (their time zone's midnight to midnight)"
-    )
-    monthly_usd: float | None = Field(
-        None, description="per person and calendar month (in their time zone)"
-    )
-
-    @field_validator("daily_usd", "monthly_usd", mode="before")
-    @classmethod
-    def _an_amount(cls, value: object) -> float | None:
-        """More than 0 dollars: a typo (`"ten"`, `-5`, `0`, `true`) is refused, never read
-        as no limit or as a limit nobody meant."""
-        if value is None:
-            return None
-        if isinstance(value, str):
-            return parse_usd(value, zero=False)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError(NOT_AN_AMOUNT)
-        if not math.isfinite(value) or value <= 0:
-            raise ValueError(f"{value!r} is no amount here; give more than 0 US dollars")
-        return float(value)
 
 
 class Settings(BaseSettings):

@@ -2,7 +2,7 @@
 
 Off unless `metrics.listen` is set. With `metrics.token` set every scrape must carry
 `Authorization: Bearer <token>` (a 401 otherwise); without one, the settings refuse any
-address but this machine's own (`config.settings.check_metrics_listen`). The exposition
+address but this machine's own (`config.metrics_settings.check_metrics_listen`). The exposition
 is rendered off the event loop: the figures sit in lock-guarded metric objects, and
 reading the process's /proc entries for RSS and open files is file I/O.
 """
@@ -16,7 +16,7 @@ import structlog
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from config.settings import MetricsSettings
+from config.metrics_settings import MetricsSettings
 from gateway.metrics.exported import Metrics
 from gateway.metrics.state import Sources, refresh
 

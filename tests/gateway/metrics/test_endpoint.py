@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
 from adapters.base import Missed
-from config.settings import MetricsSettings
+from config.metrics_settings import MetricsSettings
 from gateway.metrics.exported import Metrics
 from gateway.metrics.server import MetricsServer
 from gateway.metrics.state import Sources

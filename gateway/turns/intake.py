@@ -12,12 +12,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 import structlog
 
 from adapters.base import Attachment, FetchFailed, Inbound, TooLarge
 from agent.media.items import Incoming, Prepared
 from agent.media.reader import MediaReader
+from agent.prompt import TurnContext
 from agent.usage import Charger
 from config.settings import MediaSettings, SttSettings
 
@@ -113,3 +115,14 @@ def _echo(transcripts: Sequence[str]) -> str | None:
     if len(heard) > ECHO_CHARS:
         heard = heard[: ECHO_CHARS - 1].rstrip() + "…"
     return f"Heard: “{heard}”"
+
+
+def turn_context(inbound: Inbound, when: datetime) -> TurnContext:
+    """What the model is told of the message it answers: when, where, from whom."""
+    return TurnContext(
+        when=when.astimezone(),
+        platform=inbound.platform,
+        speaker_name=inbound.sender_name,
+        is_group=not inbound.is_direct,
+        reply_to=inbound.reply_to_text,
+    )

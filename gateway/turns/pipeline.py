@@ -12,14 +12,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime
 from functools import partial
 
 import structlog
 
 from adapters.base import Address, Inbound
 from agent.agent import Agent
-from agent.media.stored import file_stand_in
 from agent.prompt import TurnContext
 from agent.providers import OnText
 from agent.tools.context import Origin
@@ -31,16 +29,18 @@ from gateway.queues import ConversationQueues
 from gateway.sessions import Sessions, conversation_for
 from gateway.turns.budget_gate import BudgetGate, scheduled_refusal
 from gateway.turns.deletions import ChatDeletions
-from gateway.turns.intake import Intake, take_in
+from gateway.turns.intake import Intake, take_in, turn_context
 from gateway.turns.measured import OVER_BUDGET, measure, outcome_of
 from gateway.turns.pending import Delivery
+from gateway.turns.scheduled_answer import TurnStopped, settle
+from gateway.turns.unanswered import keep_unanswered, unanswered_text
 from memory.budgets.standing import Allowance
 from memory.history.said import Said as StoredSaid
 from memory.history.said import answered, find_said
 from memory.store import deliveries
 from memory.store.database import Store
 from memory.store.errors import StoreFull
-from memory.store.records import Conversation, NewMessage, Session
+from memory.store.records import Conversation, Session
 from plumbing.meter import QUIET, Meter
 
 log = structlog.get_logger("kioku.gateway")
@@ -58,10 +58,6 @@ LONGEST_WAIT = 3600.0
 """How long a scheduled prompt's turn may wait in its line and run before it counts as failed."""
 MakeTurn = Callable[[Session], Turn]
 """A turn, once its conversation's session is open."""
-
-
-class TurnStopped(RuntimeError):
-    """A scheduled prompt's turn was cancelled (/stop in its chat, or kioku stopping)."""
 
 
 class Turns:
@@ -106,7 +102,7 @@ class Turns:
             began = time.monotonic()
             reached = await self.budgets.reached(person)
             if reached is not None:
-                _settle(answered, scheduled_refusal(reached))
+                settle(answered, scheduled_refusal(reached))
                 measure(self.meter, inbound.platform, OVER_BUDGET, None, queued, began)
                 await self.budgets.tell_owner(reached)
                 return
@@ -114,19 +110,19 @@ class Turns:
                 session, outcome = await self._respond(conversation, make, None)
             except Exception as exc:
                 measure(self.meter, inbound.platform, "failed", None, queued, began)
-                _settle(answered, error=exc)
+                settle(answered, error=exc)
                 return
             except BaseException:
                 measure(self.meter, inbound.platform, "stopped", None, queued, began)
-                _settle(answered, error=TurnStopped("the scheduled turn was stopped"))
+                settle(answered, error=TurnStopped("the scheduled turn was stopped"))
                 raise
             measure(self.meter, inbound.platform, outcome_of(outcome), outcome, queued, began)
             if answered.done():
                 return  # the scheduler gave up waiting meanwhile
             if outcome.error is not None:
-                _settle(answered, error=RuntimeError(f"the model did not answer: {outcome.error}"))
+                settle(answered, error=RuntimeError(f"the model did not answer: {outcome.error}"))
                 return
-            _settle(answered, outcome.text)
+            settle(answered, outcome.text)
             await self._after(session, person)
 
         self.sessions.start()
@@ -235,7 +231,7 @@ class Turns:
             Turn,
             speaker=person,
             text="",
-            context=_context(inbound, inbound.received_at),
+            context=turn_context(inbound, inbound.received_at),
             origin=Origin(inbound.platform, inbound.chat, inbound.thread, inbound.sender),
             stored=True,
         )
@@ -284,23 +280,9 @@ class Turns:
     async def _keep_unanswered(
         self, messages: Sequence[Taken], person: str | None, conversation: Conversation
     ) -> Session | None:
-        """Store `messages` unanswered in the conversation's session (returned; None when
-        there were none)."""
-        if not messages:
-            return None
-        session = await self.sessions.open(conversation)
-        for inbound, _ in messages:
-            await self.store.append(
-                session.id,
-                NewMessage(
-                    role="user",
-                    content=_unanswered_text(inbound),
-                    speaker=person,
-                    ts=inbound.received_at,
-                    platform_message_id=inbound.message_id,
-                ),
-            )
-        return session
+        return await keep_unanswered(
+            self.store, self.sessions, [m for m, _ in messages], person, conversation
+        )
 
     async def _refuse(
         self,
@@ -354,10 +336,10 @@ class Turns:
             media=said[-1].media,
             earlier=tuple(said[:-1]),
             unanswered=tuple(
-                Said(_unanswered_text(message), message.received_at, message.message_id)
+                Said(unanswered_text(message), message.received_at, message.message_id)
                 for message, _ in unanswered
             ),
-            context=_context(inbound, said[-1].when),
+            context=turn_context(inbound, said[-1].when),
             platform_message_id=said[-1].platform_message_id,
             origin=Origin(inbound.platform, inbound.chat, inbound.thread, inbound.sender),
         )
@@ -405,37 +387,6 @@ class Turns:
             await self.outbound.reply(address, intake.echo, more=more)
 
 
-def _context(inbound: Inbound, when: datetime) -> TurnContext:
-    return TurnContext(
-        when=when.astimezone(),
-        platform=inbound.platform,
-        speaker_name=inbound.sender_name,
-        is_group=not inbound.is_direct,
-        reply_to=inbound.reply_to_text,
-    )
-
-
 async def _record_all(store: Store, taken: Sequence[Delivery]) -> None:
     for delivery in taken:
         await deliveries.record(store, *delivery)
-
-
-def _unanswered_text(inbound: Inbound) -> str:
-    """A missed message as stored unanswered: its files' stand-ins first, as every stored
-    turn has them, saying they were not read (they were not fetched), then its text."""
-    files = [
-        f"{file_stand_in(item.kind, item.name)[:-1]}, not read]" for item in inbound.attachments
-    ]
-    return "\n".join(part for part in (*files, inbound.text.strip()) if part)
-
-
-def _settle(
-    answered: asyncio.Future[str], text: str = "", *, error: BaseException | None = None
-) -> None:
-    """Give a scheduled prompt's waiting scheduler its answer or error, unless it gave up."""
-    if answered.done():
-        return
-    if error is not None:
-        answered.set_exception(error)
-    else:
-        answered.set_result(text)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Protocol
 
 import structlog
@@ -166,11 +166,17 @@ class Courier:
         else:
             text = job.text or ""
         if run.late:
-            due = run.due.astimezone(zone)
-            today = datetime.now(UTC).astimezone(zone).date() == due.date()
-            shown = due.strftime("%H:%M") if today else local_time(run.due, zone)
-            return f"(late: due {shown}) {text}"
+            return f"(late: due {late_label(run.due, datetime.now(UTC), zone)}) {text}"
         return text
+
+
+def late_label(due: datetime, now: datetime, zone: tzinfo) -> str:
+    """When a late run was due, as its person reads it: the clock alone for today, the
+    day and zone too once it was due on an earlier day (midnight lies between)."""
+    local_due = due.astimezone(zone)
+    if now.astimezone(zone).date() == local_due.date():
+        return local_due.strftime("%H:%M")
+    return local_time(due, zone)
 
 
 def _shown(text: str) -> str:

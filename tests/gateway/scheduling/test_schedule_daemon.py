@@ -24,6 +24,7 @@ from zoneinfo import ZoneInfo
 import pytest
 import pytest_asyncio
 
+from gateway.scheduling.delivery import late_label
 from memory.access.identities import ensure_person
 from memory.access.people import OWNER
 from memory.schedule.jobs import NewJob, Target, create_job
@@ -217,7 +218,7 @@ async def test_runs_missed_while_down_arrive_late_as_a_note_or_once(
         await arrives(tg, "hourly")
         await add("sentinel", "--in", "1s")
         await arrives(tg, "sentinel")
-    due = (now - timedelta(minutes=10)).astimezone(ZoneInfo(ZONE)).strftime("%H:%M")
+    due = late_label(now - timedelta(minutes=10), datetime.now(UTC), ZoneInfo(ZONE))
     sent = texts(tg)
     assert f"(late: due {due}) late one" in sent
     note = next(text for text in sent if "long gone" in text)

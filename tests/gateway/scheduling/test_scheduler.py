@@ -15,7 +15,7 @@ import pytest
 from adapters.base import Inbound
 from agent.prompt import TurnContext
 from gateway.outbound import Dispatcher
-from gateway.scheduling.delivery import Courier, retry_delay
+from gateway.scheduling.delivery import Courier, late_label, retry_delay
 from gateway.scheduling.scheduler import Scheduler
 from memory.access.identities import ensure_person, link_identity
 from memory.schedule.jobs import (
@@ -140,8 +140,24 @@ async def test_a_late_once_carries_its_due_time_in_the_persons_zone(
     run = await claimed(store, created, in_="1m")
     assert run.late and not run.missed
     await courier.deliver(run)
-    due = (created + timedelta(minutes=1)).astimezone(ZoneInfo(ZONE))
-    assert telegram.replies[0].text == f"(late: due {due:%H:%M}) stretch"
+    due = late_label(created + timedelta(minutes=1), datetime.now(UTC), ZoneInfo(ZONE))
+    assert telegram.replies[0].text == f"(late: due {due}) stretch"
+
+
+@pytest.mark.parametrize(
+    ("due", "now", "label"),
+    [
+        ("2026-12-07T14:57:29+00:00", "2026-12-07T14:59:00+00:00", "23:57"),
+        ("2026-12-07T14:57:29+00:00", "2026-12-07T15:07:00+00:00", "Mon 7 Dec 23:57:29 JST"),
+        ("2026-12-06T23:00:00+00:00", "2026-12-07T14:00:00+00:00", "08:00"),
+    ],
+    ids=["same-day", "past-midnight", "same-day-here-not-in-utc"],
+)
+def test_a_late_label_names_the_day_only_when_midnight_lies_between(
+    due: str, now: str, label: str
+) -> None:
+    zone = ZoneInfo(ZONE)
+    assert late_label(datetime.fromisoformat(due), datetime.fromisoformat(now), zone) == label
 
 
 async def test_a_once_missed_beyond_grace_becomes_a_note(

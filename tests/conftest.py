@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.paths import KIOKU
+from tests.helpers.warm_kioku import run_kioku
 
 
 @pytest.fixture(autouse=True)
@@ -30,16 +30,15 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def kioku(home: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Run the installed `kioku` console script with this test's KIOKU_HOME."""
+    """Run `kioku ARGS` in a process of its own with this test's KIOKU_HOME, as the
+    console script would (forked with its imports done: tests/helpers/warm_kioku.py)."""
 
     def run(
         *args: str, input: str | None = None, env: dict[str, str] | None = None, timeout: float = 60
     ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(KIOKU), *args],
+        return run_kioku(
+            args,
             input=input,
-            capture_output=True,
-            text=True,
             timeout=timeout,
             env={**os.environ, "KIOKU_LOG__FORMAT": "json", **(env or {})},
         )

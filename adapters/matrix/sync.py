@@ -107,7 +107,7 @@ class Syncing:
             try:
                 if self._first is not None:
                     # The first start of all has no token: old history is not kioku's.
-                    await self._settle(self._first, history=self.token is not None)
+                    await self._settle(self._first, history=self.token is not None, first=True)
                     self._first = None
                 else:
                     answer = await self._fetch(wait_ms=self.poll_ms, full_state=False)
@@ -137,21 +137,23 @@ class Syncing:
             raise SyncFailed(str(answer))
         return answer
 
-    async def _settle(self, answer: SyncResponse, *, history: bool) -> None:
+    async def _settle(self, answer: SyncResponse, *, history: bool, first: bool = False) -> None:
         """Answer the invites, hand the events over, and only then move the token past
         them: a kioku stopped in between is given them again (the gateway drops what it
         already has)."""
         await self._invites(answer)
         if history:
-            await self._take(answer)
+            await self._take(answer, first=first)
         self.token = answer.next_batch
         await asyncio.to_thread(save_sync_token, self.folder, answer.next_batch)
         self.synced.set()
         self.synced.clear()
 
-    async def _take(self, answer: SyncResponse) -> None:
+    async def _take(self, answer: SyncResponse, *, first: bool) -> None:
         """Hand the answer's room events to the gateway: the missed messages first, as one
-        `Missed` (also when none were, on the catch-up pass), then the rest in order."""
+        `Missed` (also when none were, on the catch-up pass), then the rest in order.
+        Everything the first sync brings was sent before kioku listened, however close to
+        its start: missed; later, a message dated before the start is."""
         read: list[Event] = []
         for room_id, info in answer.rooms.join.items():
             room = self.client.rooms.get(room_id)
@@ -168,17 +170,17 @@ class Syncing:
                     continue
                 if found is not None:
                     read.append(found)
-        missed = [e for e in read if isinstance(e, Inbound) and self._missed(e)]
+        missed = [e for e in read if isinstance(e, Inbound) and self._missed(e, first)]
         if missed or self._pass_due:
             await self.deliver(Missed(PLATFORM, tuple(missed)))
             self._pass_due = False
             log.info("matrix_caught_up", missed=len(missed))
         for event in read:
-            if not (isinstance(event, Inbound) and self._missed(event)):
+            if not (isinstance(event, Inbound) and self._missed(event, first)):
                 await self.deliver(event)
 
-    def _missed(self, inbound: Inbound) -> bool:
-        return self.plan.enabled and inbound.received_at < self._missed_before
+    def _missed(self, inbound: Inbound, first: bool) -> bool:
+        return self.plan.enabled and (first or inbound.received_at < self._missed_before)
 
     async def _invites(self, answer: SyncResponse) -> None:
         """Join the rooms kioku is invited to by someone the DM policy lets in; decline

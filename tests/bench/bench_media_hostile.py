@@ -65,7 +65,7 @@ async def run(people: int, slots: int, source: Path | None) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-media-hostile-") as folder:
         tmp = Path(folder)
         async with GatedAnthropic() as api, FakeTelegram() as tg:
-            daemon = Daemon(tmp / "home", api, tmp, 0)
+            daemon = Daemon(tmp / "home", api, tmp, 0, warm=False)
             env = {
                 **telegram_env(tg),
                 "KIOKU_HOME": str(tmp / "home"),

@@ -19,6 +19,7 @@ import pytest
 
 from tests.helpers.gateway_rig import GatedAnthropic
 from tests.helpers.paths import KIOKU
+from tests.helpers.warm_kioku import WarmProcess, forks_warm, start_kioku
 
 WAIT = 30.0
 
@@ -26,34 +27,42 @@ WAIT = 30.0
 class Daemon:
     """One `kioku serve`, with a notify socket standing in for systemd to say READY."""
 
-    def __init__(self, home: Path, api: GatedAnthropic, tmp_path: Path, number: int) -> None:
+    def __init__(
+        self, home: Path, api: GatedAnthropic, tmp_path: Path, number: int, *, warm: bool = True
+    ) -> None:
         self.home = home
         self.api = api
         self.log = tmp_path / f"daemon-{number}.log"
         self.notify_path = tmp_path / f"notify-{number}.sock"
-        self.process: asyncio.subprocess.Process | None = None
+        self.process: asyncio.subprocess.Process | WarmProcess | None = None
         self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.command = [str(KIOKU), "serve"]
+        self.warm = warm
+        """Forked with its imports done (tests/helpers/warm_kioku.py), unless `command`
+        was changed or a cold start is the point (a benchmark's memory figures)."""
 
     async def start(self, **env: str) -> Daemon:
         self.notify.bind(str(self.notify_path))
         self.notify.setblocking(False)
+        environment = {
+            **os.environ,
+            "KIOKU_LOG__FORMAT": "json",
+            "NOTIFY_SOCKET": str(self.notify_path),
+            "KIOKU_LLM__BASE_URL": self.api.base_url,
+            "KIOKU_LLM__API_KEY": "sk-test",
+            "KIOKU_LLM__MAX_RETRIES": "0",
+            "KIOKU_AGENT__REFLECTION__ENABLED": "false",
+            **env,
+        }
         with self.log.open("wb") as log:
-            self.process = await asyncio.create_subprocess_exec(
-                *self.command,
-                stdout=subprocess.DEVNULL,
-                stderr=log,
-                env={
-                    **os.environ,
-                    "KIOKU_LOG__FORMAT": "json",
-                    "NOTIFY_SOCKET": str(self.notify_path),
-                    "KIOKU_LLM__BASE_URL": self.api.base_url,
-                    "KIOKU_LLM__API_KEY": "sk-test",
-                    "KIOKU_LLM__MAX_RETRIES": "0",
-                    "KIOKU_AGENT__REFLECTION__ENABLED": "false",
-                    **env,
-                },
-            )
+            if self.warm and self.command == [str(KIOKU), "serve"] and forks_warm(environment):
+                self.process = start_kioku(
+                    ["serve"], env=environment, stdout=subprocess.DEVNULL, stderr=log
+                )
+            else:
+                self.process = await asyncio.create_subprocess_exec(
+                    *self.command, stdout=subprocess.DEVNULL, stderr=log, env=environment
+                )
         self.ready = await self.until(b"READY=1")
         return self
 

@@ -20,10 +20,12 @@ run: $(STAMP)  ## start the daemon in the foreground (Ctrl-C stops it)
 chat: $(STAMP)  ## chat with the running daemon in this terminal (Ctrl-D leaves)
 	$(VENV)/bin/kioku chat
 
-# The suite runs in two processes, each test file whole in one of them (its shared fake
-# servers and daemons stay in one process): most of its time is spent waiting on daemons.
-# The slowest tests are listed at the end, to keep the whole run within CI's 15 minutes.
-TEST_WORKERS ?= 2
+# The suite runs in three processes, each test file whole in one of them (its shared fake
+# servers and daemons stay in one process). Daemons and `kioku` commands are forked with
+# their imports done (tests/helpers/warm_kioku.py), so most of the time left is waiting on
+# them: a third process fills it, even on 2 cores. The slowest tests are listed at the
+# end, to keep the whole run within CI's 15 minutes.
+TEST_WORKERS ?= 3
 
 test: $(STAMP)  ## the whole test suite; TEST_WORKERS=1 runs it in one process
 	$(PY) -m pytest --durations=25 $(if $(filter 1,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)

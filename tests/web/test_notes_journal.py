@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from memory.notes.journal import NotesJournal
 from memory.notes.origin import NoteOrigin
+from memory.schedule.timezones import effective_zone
 from memory.store.records import Conversation
 from tests.helpers.web_rig import WebRig
 from tests.web.browser import Browser
@@ -28,7 +29,8 @@ async def test_each_entry_shows_its_date_and_links_its_conversation(
     await notes.add("user", "Works nights", origin=NoteOrigin("memory tool", session.id))
     (event,) = await NotesJournal(rig.store).events("aiko")
     page = await (await browser.sign_in("aiko")).get("/notes")
-    assert f"Written {event.at:%Y-%m-%d} by memory tool in " in page
+    zone = effective_zone(None, rig.ctx.settings.schedule.default_timezone)
+    assert f"Written {event.at.astimezone(zone):%Y-%m-%d} by memory tool in " in page
     assert f'<a href="/sessions/{session.id}">this conversation</a>' in page
     assert f'formaction="/notes/revert/{event.id}">Undo change #{event.id}' in page
 

@@ -28,7 +28,7 @@ class Budgets:
         if person is None:
             return None
         settings = self.services.settings
-        configured = Budget(settings.budgets.daily_usd, settings.budgets.monthly_usd)
+        configured = Budget.configured(settings.budgets)
         found = await allowances(
             self.services.store,
             person,

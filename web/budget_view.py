@@ -26,7 +26,7 @@ class BudgetRow:
 
 async def budget_view(ctx: WebContext, people: list[PersonEntry]) -> dict[str, Any]:
     """The template values of the "Budgets" section: everyone but the owner."""
-    configured = Budget(ctx.settings.budgets.daily_usd, ctx.settings.budgets.monthly_usd)
+    configured = Budget.configured(ctx.settings.budgets)
     own = await own_budgets(ctx.store)
     now = datetime.fromtimestamp(ctx.clock(), UTC)
     zone = ctx.settings.schedule.default_timezone

@@ -87,7 +87,7 @@ async def _standing(store: Store, settings: Settings, person: str) -> list[Allow
 
     if await get_person(store, person) is None:
         raise UnknownPerson(f"no person {person!r}; `kioku people list` shows them")
-    configured = Budget(settings.budgets.daily_usd, settings.budgets.monthly_usd)
+    configured = Budget.configured(settings.budgets)
     default_zone = settings.schedule.default_timezone
     return await allowances(store, person, configured, default_zone, datetime.now(UTC))
 

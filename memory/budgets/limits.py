@@ -12,6 +12,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from config.budget_settings import BudgetSettings
 from memory.access.identities import has_person
 from memory.access.people import OWNER
 
@@ -33,6 +34,11 @@ class Budget:
 
     daily_usd: float | None = None
     monthly_usd: float | None = None
+
+    @classmethod
+    def configured(cls, section: BudgetSettings) -> Budget:
+        """The amounts `[budgets]` sets for everyone without their own."""
+        return cls(section.daily_usd, section.monthly_usd)
 
 
 async def own_budget(store: Store, person: str) -> Budget:
@@ -68,12 +74,10 @@ async def set_budget(
     """Give `person` their own daily and/or monthly amount (one left None keeps what it
     was); their own amounts as they are now. `UnknownPerson` for someone state.db does not
     hold, `OwnerHasNoBudget` for the owner, ValueError for an amount below 0."""
-    _refuse_owner(person)
-    _refuse_negative(daily_usd, monthly_usd)
+    _refuse(person, daily_usd, monthly_usd)
 
     def op(db: sqlite3.Connection) -> Budget:
-        if not has_person(db, person):
-            raise _no_such(person)
+        _must_exist(db, person)
         db.execute(
             "INSERT INTO budgets(person_id, daily_usd, monthly_usd, set_at) VALUES (?, ?, ?, ?) "
             "ON CONFLICT(person_id) DO UPDATE SET "
@@ -89,12 +93,10 @@ async def set_budget(
 async def put_budget(store: Store, person: str, budget: Budget, now: float) -> None:
     """Make `budget` `person`'s own amounts, both periods as given (None: the configured
     one applies), as the admin page's form sets them; errors as `set_budget`."""
-    _refuse_owner(person)
-    _refuse_negative(budget.daily_usd, budget.monthly_usd)
+    _refuse(person, budget.daily_usd, budget.monthly_usd)
 
     def op(db: sqlite3.Connection) -> None:
-        if not has_person(db, person):
-            raise _no_such(person)
+        _must_exist(db, person)
         if budget == Budget():
             db.execute("DELETE FROM budgets WHERE person_id = ?", (person,))
             return
@@ -112,25 +114,23 @@ async def clear_budget(store: Store, person: str) -> bool:
     none; `UnknownPerson` for someone state.db does not hold."""
 
     def op(db: sqlite3.Connection) -> bool:
-        if not has_person(db, person):
-            raise _no_such(person)
+        _must_exist(db, person)
         return db.execute("DELETE FROM budgets WHERE person_id = ?", (person,)).rowcount > 0
 
     return await store.write(op)
 
 
-def _refuse_owner(person: str) -> None:
+def _refuse(person: str, *amounts: float | None) -> None:
+    """No budget for the owner, and no amount below zero."""
     if person == OWNER:
         raise OwnerHasNoBudget(
             "the owner has no budget: budgets hold back everyone else, never the owner"
         )
-
-
-def _refuse_negative(*amounts: float | None) -> None:
     for amount in amounts:
         if amount is not None and not amount >= 0:
             raise ValueError(f"{amount!r} is below zero; give an amount of 0 or more")
 
 
-def _no_such(person: str) -> UnknownPerson:
-    return UnknownPerson(f"no person {person!r}; `kioku people list` shows them")
+def _must_exist(db: sqlite3.Connection, person: str) -> None:
+    if not has_person(db, person):
+        raise UnknownPerson(f"no person {person!r}; `kioku people list` shows them")

@@ -82,11 +82,11 @@ async def _standing(store: Store, settings: Settings, person: str) -> list[Allow
     from datetime import UTC, datetime
 
     from memory.access.identities import get_person
-    from memory.budgets.limits import Budget, UnknownPerson
+    from memory.budgets.limits import Budget, unknown_person
     from memory.budgets.standing import allowances
 
     if await get_person(store, person) is None:
-        raise UnknownPerson(f"no person {person!r}; `kioku people list` shows them")
+        raise unknown_person(person)
     configured = Budget.configured(settings.budgets)
     default_zone = settings.schedule.default_timezone
     return await allowances(store, person, configured, default_zone, datetime.now(UTC))

@@ -133,4 +133,9 @@ def _refuse(person: str, *amounts: float | None) -> None:
 
 def _must_exist(db: sqlite3.Connection, person: str) -> None:
     if not has_person(db, person):
-        raise UnknownPerson(f"no person {person!r}; `kioku people list` shows them")
+        raise unknown_person(person)
+
+
+def unknown_person(person: str) -> UnknownPerson:
+    """The refusal for a person state.db does not hold, saying where to find who it does."""
+    return UnknownPerson(f"no person {person!r}; `kioku people list` shows them")

@@ -44,7 +44,7 @@ from memory.search.proximity import Proximity
 from memory.search.readable import Turn, in_period
 from memory.search.scope import Reach, Scope, resolve
 from memory.search.shown import contexts, result, sessions_by_id
-from memory.search.when import Period, When, read
+from memory.search.when import Boost, Period, When, read
 from memory.search.words import (
     MAX_TERMS,
     Word,
@@ -74,8 +74,11 @@ __all__ = [
 HITS_PER_SESSION = 3
 # BM25's k1: how fast repeating a word over more of a session's turns stops adding.
 SATURATION = 1.2
-# How much more a session scores for a matching turn said in a period the query names.
-DATE_BOOST = 0.5
+# How much more a session scores for a matching turn said in a period the query names:
+# the narrower the period, the surer the sign (a day named, a month or season, a year).
+DAY_BOOST = 2.0
+MONTH_BOOST = 1.0
+YEAR_BOOST = 0.5
 # Turns of a period counted, at most, to weigh it.
 PERIOD_COUNT = 5000
 
@@ -255,7 +258,7 @@ def _dated_rank(
     query: str,
     words: list[Word],
     reach: Reach,
-    boosts: tuple[Period, ...],
+    boosts: tuple[Boost, ...],
 ) -> list[_Ranked]:
     """`_rank` of the turns in `reach` (and its period), sessions with a matching turn in
     one of `boosts` raised (`_boost`); then the query's phrases first."""
@@ -272,19 +275,35 @@ def _dated_rank(
 
 
 def _boost(
-    db: sqlite3.Connection, ranked: list[_Ranked], boosts: tuple[Period, ...], total: int
+    db: sqlite3.Connection, ranked: list[_Ranked], boosts: tuple[Boost, ...], total: int
 ) -> None:
-    """Raise the sessions with a matching turn said in a period the query names, and
-    sort again. The period counts as a word the session holds, weighed by how rare
-    turns of that period are (a day named weighs as a rare word, a year as a common
-    one), or raises a session that holds the words well by `DATE_BOOST` of its score,
+    """Raise the sessions with a matching turn said in a period the query names (of a
+    period named without a year, the latest that holds a matching turn), and sort again.
+    The period counts as a word the session holds, weighed by how rare turns of that
+    period are, or raises a session that holds the words well by its `_strength`,
     whichever is more."""
-    for period in boosts:
+    found = [turn.ts for session in ranked for turn in session.turns]
+    for boost in boosts:
+        period = boost.holding(found)
+        if period is None:
+            continue
         weight = idf(_turns_in(db, period), total)
+        strength = _strength(period)
         for session in ranked:
             if any(period.holds(turn.ts) for turn in session.turns):
-                session.score = max(session.score * (1 + DATE_BOOST), session.score + weight)
+                session.score = max(session.score * (1 + strength), session.score + weight)
     ranked.sort(key=lambda session: -session.score)
+
+
+def _strength(period: Period) -> float:
+    """How much of its score a session gains for a turn in `period`: a day (with its
+    hour of daylight saving) the most, a year the least."""
+    span = period.end - period.start
+    if span <= 25 * 3600:
+        return DAY_BOOST
+    if span <= 93 * 86400:
+        return MONTH_BOOST
+    return YEAR_BOOST
 
 
 def _turns_in(db: sqlite3.Connection, period: Period) -> int:

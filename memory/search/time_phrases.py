@@ -8,7 +8,9 @@ count as named, since where one starts is a matter of opinion).
 
 The patterns are strict on purpose: a month name alone ("may", "march") or a short
 weekday ("sat") is an ordinary word, and so is any phrase not listed here. Weeks start
-on Monday; a month or a day named without a year is the latest one not after today;
+on Monday; a month or a day named without a year is the latest one not after today,
+and is *yearly*: the same days of earlier years may be meant ("in June" of a history
+that ended two years ago), which memory.search.when offers as well, latest first;
 seasons are the northern meteorological ones (summer is June to August; a winter runs
 from December to February and is named by its December's year).
 
@@ -73,6 +75,7 @@ class Phrase(NamedTuple):
 
     `counted`: counted back from today (else named by the calendar). `kept`: still
     searched as a word too (an ISO date, which people also write as an identifier).
+    `yearly`: named without a year ("in June", "3月3日"), so other years' may be meant.
     """
 
     start: int
@@ -81,6 +84,7 @@ class Phrase(NamedTuple):
     end: date
     counted: bool
     kept: bool = False
+    yearly: bool = False
 
 
 Days = tuple[date, date]
@@ -94,6 +98,7 @@ class _Rule(NamedTuple):
     counted: bool
     flags: int = 0
     kept: bool = False
+    yearly: bool = False
 
 
 def phrases(text: str, today: date) -> list[Phrase]:
@@ -108,8 +113,20 @@ def phrases(text: str, today: date) -> list[Phrase]:
                 first, end = rule.days(match, today)
             except (ValueError, OverflowError):
                 continue
-            found.append(Phrase(start, stop, first, end, rule.counted, rule.kept))
+            found.append(Phrase(start, stop, first, end, rule.counted, rule.kept, rule.yearly))
     return sorted(found, key=lambda p: p.start)
+
+
+def years_before(first: date, end: date, count: int) -> list[Days]:
+    """The days [first, end) in each of the `count` years before, latest first (a
+    29 February only in leap years)."""
+    found = []
+    for back in range(1, count + 1):
+        try:
+            found.append((first.replace(year=first.year - back), end.replace(year=end.year - back)))
+        except ValueError:
+            continue
+    return found
 
 
 @functools.cache
@@ -221,8 +238,13 @@ _YEAR = r"((?:19|20)\d\d)"
 _SEASON = "(" + "|".join(SEASONS) + ")"
 
 
-def _en(pattern: str, days: Callable[[re.Match[str], date], Days], counted: bool) -> _Rule:
-    return _Rule(_LEAD + pattern + _END, days, counted, re.IGNORECASE)
+def _en(
+    pattern: str,
+    days: Callable[[re.Match[str], date], Days],
+    counted: bool,
+    yearly: bool = False,
+) -> _Rule:
+    return _Rule(_LEAD + pattern + _END, days, counted, re.IGNORECASE, yearly=yearly)
 
 
 def _relative_unit(match: re.Match[str], today: date) -> Days:
@@ -294,18 +316,22 @@ _ENGLISH = [
         lambda m, t: _weekday_before(t, WEEKDAYS.index(m[1].lower())),
         True,
     ),
-    _en(r"(last|past|this|in|during)\s+(?:the\s+)?" + _SEASON, _season_word, False),
+    _en(r"(last|past|this)\s+(?:the\s+)?" + _SEASON, _season_word, False),
+    _en(r"(in|during)\s+(?:the\s+)?" + _SEASON, _season_word, False, yearly=True),
     _en(
         _FULL_MONTH + r"\s+" + _DAY,
         lambda m, t: _latest_day(t, MONTHS[m[1].lower()], int(m[2])),
         False,
+        yearly=True,
     ),
     _en(
         _DAY + r"\s+(?:of\s+)?" + _FULL_MONTH,
         lambda m, t: _latest_day(t, MONTHS[m[2].lower()], int(m[1])),
         False,
+        yearly=True,
     ),
-    _en(r"(in|during|last|this|early|mid|late)[\s-]+" + _FULL_MONTH, _month_word, False),
+    _en(r"(last|this)[\s-]+" + _FULL_MONTH, _month_word, False),
+    _en(r"(in|during|early|mid|late)[\s-]+" + _FULL_MONTH, _month_word, False, yearly=True),
     _en(r"(?:in|during)\s+(?:the\s+year\s+)?" + _YEAR, lambda m, t: _year(int(m[1])), False),
 ]
 
@@ -322,8 +348,13 @@ _WEEKS_BACK = {"今週": 0, "先週": 1, "先々週": 2}
 _MONTHS_BACK = {"今月": 0, "先月": 1, "先々月": 2}
 
 
-def _ja(pattern: str, days: Callable[[re.Match[str], date], Days], counted: bool) -> _Rule:
-    return _Rule(pattern + _JA_TAIL, days, counted)
+def _ja(
+    pattern: str,
+    days: Callable[[re.Match[str], date], Days],
+    counted: bool,
+    yearly: bool = False,
+) -> _Rule:
+    return _Rule(pattern + _JA_TAIL, days, counted, yearly=yearly)
 
 
 def _ja_weekday(match: re.Match[str], today: date) -> Days:
@@ -377,7 +408,8 @@ _JAPANESE = [
         _JA_MONTH + _JA_DATE,
         lambda m, t: _latest_day(t, _count(m[1]), _count(m[2])),
         False,
+        yearly=True,
     ),
     _ja(_JA_YEAR, lambda m, t: _year(int(m[1])), False),
-    _ja(_JA_MONTH + "(?!前)", lambda m, t: _latest_month(t, _count(m[1])), False),
+    _ja(_JA_MONTH + "(?!前)", lambda m, t: _latest_month(t, _count(m[1])), False, yearly=True),
 ]

@@ -12,7 +12,9 @@ relative to their `now`, and do one of two things:
   are still found. in March, March 2025, March 3(, 2025), 3 March 2025, in 2024,
   last summer, 2026-03-03; 3月, 2024年, 2024年3月, 3月3日, 去年の夏. A date someone
   names is often a date they wrote down ("the visit on 2026-03-03"), so hiding every
-  other turn would lose the one that says it.
+  other turn would lose the one that says it. A month, day or season named without a
+  year ("in June", "3月3日") is the latest one that holds what is found: this June, or
+  when nothing found was said in it, the June before, and so on (`Boost`).
 
 The words of a phrase leave the query (they would match turns that say "week"), except
 an ISO date, which is also searched as written. When the period holds none of what is
@@ -27,12 +29,15 @@ from __future__ import annotations
 
 import math
 import unicodedata
+from collections.abc import Sequence
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from memory.search.time_phrases import Phrase
 
+# Years before this one that a month, day or season named without a year may mean.
+YEARS_BACK = 30
 DATE_FORMS = "YYYY-MM-DD, or a full ISO time such as 2026-03-03T14:30 or 2026-03-03T14:30+09:00"
 
 
@@ -54,6 +59,22 @@ class Period(NamedTuple):
         if other is None:
             return self
         return Period(max(self.start, other.start), min(self.end, other.end))
+
+
+class Boost(NamedTuple):
+    """A period the query names by the calendar (`period`); when named without a year,
+    the same days of the `YEARS_BACK` years before as well (`earlier`, latest first)."""
+
+    period: Period
+    earlier: tuple[Period, ...] = ()
+
+    def holding(self, found: Sequence[float]) -> Period | None:
+        """The latest of its periods holding any of the instants `found`: "in June" means
+        the June the words were said in."""
+        for period in (self.period, *self.earlier):
+            if any(period.holds(ts) for ts in found):
+                return period
+        return None
 
 
 class When(NamedTuple):
@@ -81,7 +102,7 @@ class Reading(NamedTuple):
     text: str
     bounds: Period | None = None
     said: Period | None = None
-    boosts: tuple[Period, ...] = ()
+    boosts: tuple[Boost, ...] = ()
     timed: bool = False
 
     def narrowed(self) -> Period | None:
@@ -94,14 +115,15 @@ class Reading(NamedTuple):
         the query is searched again as typed: its time words count as words."""
         if self.said is not None:
             return bool(found)
-        return any(period.holds(ts) for ts in found for period in self.boosts)
+        return any(boost.holding(found) is not None for boost in self.boosts)
 
     def listed(self) -> Period | None:
         """The period a query of nothing but time phrases lists."""
         if self.said is not None:
             return self.said
         if self.boosts:
-            span = Period(min(p.start for p in self.boosts), max(p.end for p in self.boosts))
+            periods = [boost.period for boost in self.boosts]
+            span = Period(min(p.start for p in periods), max(p.end for p in periods))
             return span.within(self.bounds)
         return self.bounds
 
@@ -116,19 +138,33 @@ def read(query: str, when: When | None) -> Reading:
     assert zone is not None, "`When.now` must carry the searcher's zone"
     found = _phrases(text, when.now.date())
     said: Period | None = None
-    boosts: list[Period] = []
+    boosts: list[Boost] = []
     for phrase in reversed(found):
-        period = Period(_midnight(phrase.first, zone), _midnight(phrase.end, zone))
+        period = _period(phrase.first, phrase.end, zone)
         if phrase.counted:
             said = period.within(said)
         else:
-            boosts.append(period)
+            boosts.append(Boost(period, _earlier(phrase, zone)))
         if not phrase.kept:
             text = text[: phrase.start] + " " + text[phrase.stop :]
     if not found:
         return Reading(query, bounds, timed=bounds is not None)
     said = None if said is None else said.within(bounds)
     return Reading(text, bounds, said, tuple(reversed(boosts)), timed=True)
+
+
+def _earlier(phrase: Phrase, zone: tzinfo) -> tuple[Period, ...]:
+    """The same days as a yearly phrase names, in the years before (none for the others)."""
+    if not phrase.yearly:
+        return ()
+    from memory.search.time_phrases import years_before
+
+    years = years_before(phrase.first, phrase.end, YEARS_BACK)
+    return tuple(_period(first, end, zone) for first, end in years)
+
+
+def _period(first: date, end: date, zone: tzinfo) -> Period:
+    return Period(_midnight(first, zone), _midnight(end, zone))
 
 
 def says_time(query: str) -> bool:

@@ -160,3 +160,25 @@ async def test_a_named_day_weighs_as_a_rare_word_for_a_session_said_that_day(
     richer = await said(store, "later", EARLIER, "harbour views and a dinner again")
     found_now = await found(store, "dinner at the harbour on 12 March")
     assert found_now[:2] == [that_day, richer]
+
+
+async def test_a_month_named_without_a_year_is_the_latest_that_holds_what_is_found(
+    store: Store,
+) -> None:
+    newer = await said(store, "a", EARLIER, "kayak trip, fun")
+    june = await said(store, "b", datetime(2024, 6, 15, 15, 0, tzinfo=TOKYO), "kayak trip, wet")
+    older = await said(store, "c", datetime(2023, 6, 15, 15, 0, tzinfo=TOKYO), "kayak trip, cold")
+    assert await found(store, "kayak trip in June") == [june, newer, older]
+    assert await found(store, "6月のkayak trip") == [june, newer, older]
+    assert await found(store, "kayak trip in June 2023") == [older, newer, june]
+
+
+async def test_a_day_named_outweighs_more_of_the_words_said_on_another_day(
+    store: Store,
+) -> None:
+    for n in range(6):
+        await said(store, f"other{n}", EARLIER - timedelta(days=n + 1), f"garden note {n}")
+    that_day = await said(store, "day", IN_MARCH, "the plumber came to see it")
+    richer = await said(store, "later", EARLIER, "the plumber fixed the boiler", "boiler runs")
+    assert await found(store, "the plumber and the boiler on 12 March") == [that_day, richer]
+    assert await found(store, "the plumber and the boiler") == [richer, that_day]

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.search.when import BadDate, Period, When, read, when_for
+from memory.search.when import YEARS_BACK, BadDate, Period, When, read, when_for
 
 NEW_YORK = ZoneInfo("America/New_York")
 TOKYO = ZoneInfo("Asia/Tokyo")
@@ -86,32 +86,61 @@ def test_japanese_periods_counted_back_narrow_across_the_new_year(
 
 
 @pytest.mark.parametrize(
-    ("query", "first", "end"),
+    ("query", "first", "end", "yearly"),
     [
-        ("in March", (2025, 3, 1), (2025, 4, 1)),
-        ("in December", (2025, 12, 1), (2026, 1, 1)),
-        ("March 2025", (2025, 3, 1), (2025, 4, 1)),
-        ("in 2024", (2024, 1, 1), (2025, 1, 1)),
-        ("on 25 May, 2022", (2022, 5, 25), (2022, 5, 26)),
-        ("February 7, 2022", (2022, 2, 7), (2022, 2, 8)),
-        ("last summer", (2025, 6, 1), (2025, 9, 1)),
-        ("last winter", (2024, 12, 1), (2025, 3, 1)),
-        ("3月に", (2025, 3, 1), (2025, 4, 1)),
-        ("3月", (2025, 3, 1), (2025, 4, 1)),
-        ("2024年", (2024, 1, 1), (2025, 1, 1)),
-        ("2024年3月", (2024, 3, 1), (2024, 4, 1)),
-        ("２０２４年３月", (2024, 3, 1), (2024, 4, 1)),
-        ("3月3日", (2025, 3, 3), (2025, 3, 4)),
-        ("去年の夏", (2025, 6, 1), (2025, 9, 1)),
-        ("2026-03-03", (2026, 3, 3), (2026, 3, 4)),
+        ("in March", (2025, 3, 1), (2025, 4, 1), True),
+        ("in December", (2025, 12, 1), (2026, 1, 1), True),
+        ("March 2025", (2025, 3, 1), (2025, 4, 1), False),
+        ("in 2024", (2024, 1, 1), (2025, 1, 1), False),
+        ("on 25 May, 2022", (2022, 5, 25), (2022, 5, 26), False),
+        ("February 7, 2022", (2022, 2, 7), (2022, 2, 8), False),
+        ("March 3", (2025, 3, 3), (2025, 3, 4), True),
+        ("last summer", (2025, 6, 1), (2025, 9, 1), False),
+        ("during the summer", (2025, 6, 1), (2025, 9, 1), True),
+        ("last winter", (2024, 12, 1), (2025, 3, 1), False),
+        ("this December", (2026, 12, 1), (2027, 1, 1), False),
+        ("3月に", (2025, 3, 1), (2025, 4, 1), True),
+        ("3月", (2025, 3, 1), (2025, 4, 1), True),
+        ("2024年", (2024, 1, 1), (2025, 1, 1), False),
+        ("2024年3月", (2024, 3, 1), (2024, 4, 1), False),
+        ("２０２４年３月", (2024, 3, 1), (2024, 4, 1), False),
+        ("3月3日", (2025, 3, 3), (2025, 3, 4), True),
+        ("去年の夏", (2025, 6, 1), (2025, 9, 1), False),
+        ("2026-03-03", (2026, 3, 3), (2026, 3, 4), False),
     ],
 )
 def test_periods_named_by_the_calendar_boost_the_latest_one_not_in_the_future(
-    query: str, first: tuple[int, int, int], end: tuple[int, int, int]
+    query: str, first: tuple[int, int, int], end: tuple[int, int, int], yearly: bool
 ) -> None:
     reading = read(query, When(NEW_YEAR))
-    assert reading.boosts == (days(TOKYO, first, end),)
+    (boost,) = reading.boosts
+    assert boost.period == days(TOKYO, first, end)
     assert reading.said is None
+    back = (first[0] - 1, *first[1:]), (end[0] - 1, *end[1:])
+    assert (boost.earlier[:1] == (days(TOKYO, *back),)) is yearly
+    assert len(boost.earlier) == (YEARS_BACK if yearly else 0)
+
+
+def test_a_day_named_without_a_year_is_29_february_only_in_leap_years() -> None:
+    (boost,) = read("February 29", When(NEW_YEAR)).boosts
+    assert boost.period == days(TOKYO, (2024, 2, 29), (2024, 3, 1))
+    assert boost.earlier[:2] == (
+        days(TOKYO, (2020, 2, 29), (2020, 3, 1)),
+        days(TOKYO, (2016, 2, 29), (2016, 3, 1)),
+    )
+
+
+def test_a_yearly_boost_holds_the_latest_of_its_years_that_holds_what_was_found() -> None:
+    (boost,) = read("in June", When(NEW_YEAR)).boosts
+    june_2023 = datetime(2023, 6, 20, 12, 0, tzinfo=TOKYO).timestamp()
+    june_2021 = datetime(2021, 6, 2, 12, 0, tzinfo=TOKYO).timestamp()
+    july_2025 = datetime(2025, 7, 1, 12, 0, tzinfo=TOKYO).timestamp()
+    assert boost.holding([june_2021, july_2025, june_2023]) == days(
+        TOKYO, (2023, 6, 1), (2023, 7, 1)
+    )
+    assert boost.holding([july_2025]) is None
+    (fixed,) = read("June 2021", When(NEW_YEAR)).boosts
+    assert fixed.holding([june_2023]) is None
 
 
 @pytest.mark.parametrize(
@@ -201,6 +230,6 @@ _TIMEISH = st.sampled_from(
 @given(st.lists(st.one_of(_TIMEISH, st.text(max_size=4)), max_size=12).map("".join))
 def test_any_text_is_read_without_error_and_keeps_its_other_words(query: str) -> None:
     reading = read(query, When(NEW_YEAR))
-    assert all(period.start < period.end for period in reading.boosts)
+    assert all(b.period.start < b.period.end for b in reading.boosts)
     if not reading.timed:
         assert reading.text == query

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import operator
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -65,6 +66,7 @@ __all__ = [
     "When",
     "english_stem",
     "match_terms",
+    "named_periods",
     "query_words",
     "search",
     "search_in",
@@ -277,22 +279,25 @@ def _dated_rank(
 def _boost(
     db: sqlite3.Connection, ranked: list[_Ranked], boosts: tuple[Boost, ...], total: int
 ) -> None:
-    """Raise the sessions with a matching turn said in a period the query names (of a
-    period named without a year, the latest that holds a matching turn), and sort again.
-    The period counts as a word the session holds, weighed by how rare turns of that
-    period are, or raises a session that holds the words well by its `_strength`,
-    whichever is more."""
+    """Raise the sessions with a matching turn said in a period the query names
+    (`named_periods`), and sort again. The period counts as a word the session holds,
+    weighed by how rare turns of that period are, or raises a session that holds the
+    words well by its strength, whichever is more."""
     found = [turn.ts for session in ranked for turn in session.turns]
-    for boost in boosts:
-        period = boost.holding(found)
-        if period is None:
-            continue
+    for period, strength in named_periods(boosts, found):
         weight = idf(_turns_in(db, period), total)
-        strength = _strength(period)
         for session in ranked:
             if any(period.holds(turn.ts) for turn in session.turns):
                 session.score = max(session.score * (1 + strength), session.score + weight)
     ranked.sort(key=lambda session: -session.score)
+
+
+def named_periods(boosts: Sequence[Boost], found: Sequence[float]) -> list[tuple[Period, float]]:
+    """The periods a query names that hold any of the turns said at `found` (of one
+    named without a year, the latest that does), each with the share of its score a
+    session with a turn in it gains: a search by meaning raises its sessions alike."""
+    chosen = (boost.holding(found) for boost in boosts)
+    return [(period, _strength(period)) for period in chosen if period is not None]
 
 
 def _strength(period: Period) -> float:

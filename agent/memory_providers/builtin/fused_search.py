@@ -5,7 +5,8 @@
 embedded while the words are searched, the nearest stored rows of every index scope the
 search may read are taken (the person's own, the group chats they spoke in, or the one
 group), read back through state.db's own scope rule (`memory.search.semantic`), and the
-two session lists are fused (`session_fusion`). A session only meaning found shows its
+two session lists are fused (`session_fusion`), a session said in a period the query
+names raised on both sides alike (`_period_gains`). A session only meaning found shows its
 nearest turns as hits with reason `semantic`; the farthest of them (0 once normalised)
 is left out, so a search of a short history does not return all of it.
 
@@ -23,9 +24,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from agent.memory_providers.builtin.session_fusion import fused
-from memory.search.ranking import HITS_PER_SESSION, Scope, search
+from memory.search.ranking import HITS_PER_SESSION, Scope, named_periods, search
 from memory.search.semantic import NearSession, shown
-from memory.search.when import When, read
+from memory.search.when import Boost, When, read
 from memory.search.words import has_content
 from memory.store.database import Store
 from memory.store.records import SessionResult
@@ -89,13 +90,36 @@ async def _sessions(
         search(store, query, scope, limit=depth, context=0, when=when),
         meaning.near(store, scope, reading.text, reading.narrowed()),
     )
-    return await _fused(store, lexical, near, limit, context)
+    gains = _period_gains(reading.boosts, lexical, near)
+    return await _fused(store, lexical, near, gains, limit, context)
+
+
+def _period_gains(
+    boosts: Sequence[Boost], lexical: Sequence[SessionResult], near: Sequence[NearSession]
+) -> dict[int, float]:
+    """How much each session meaning found gains for a turn said in a period the query
+    names, as the words' ranking chose and weighs it (`memory.search.ranking.named_periods`:
+    of "in June", the latest June holding a turn either search found)."""
+    found = [hit.ts.timestamp() for result in lexical for hit in result.hits]
+    found += [turn.ts for session in near for turn in session.turns]
+    periods = named_periods(boosts, found)
+    gains: dict[int, float] = {}
+    for session in near:
+        shares = [
+            strength
+            for period, strength in periods
+            if any(period.holds(turn.ts) for turn in session.turns)
+        ]
+        if shares:
+            gains[session.session_id] = 1 + max(shares)
+    return gains
 
 
 async def _fused(
     store: Store,
     lexical: Sequence[SessionResult],
     near: Sequence[NearSession],
+    gains: dict[int, float],
     limit: int,
     context: int,
 ) -> list[SessionResult]:
@@ -109,6 +133,7 @@ async def _fused(
             for session_id, score in fused(
                 [(result.session_id, result.score) for result in lexical],
                 [(session.session_id, session.score) for session in near],
+                raised=gains,
             )
             if score > 0 or session_id in by_words
         ][:limit]

@@ -8,12 +8,15 @@ times the meaning: a small embedding model tells the right session from its neig
 less sharply, and rank fusion with equal weights lost R@1 on LoCoMo (the measurements
 are in docs/providers.md). At this weight meaning reorders sessions the words rank
 close together and brings back sessions no word found, below clear lexical matches.
-Ties go to the lexical order, then to the nearer.
+A session the query's time favours (said on the day it names: `raised`) has its
+semantic part multiplied as the words' ranking multiplied its lexical score, so meaning
+does not push a session said that day below one said on another. Ties go to the
+lexical order, then to the nearer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import TypeVar
 
 K = TypeVar("K", bound=Hashable)
@@ -25,11 +28,15 @@ def fused(
     lexical: Sequence[tuple[K, float]],
     semantic: Sequence[tuple[K, float]],
     lexical_weight: float = LEXICAL_WEIGHT,
+    raised: Mapping[K, float] | None = None,
 ) -> list[tuple[K, float]]:
     """Both lists of (key, score), best first, as one list of (key, fused score) best
-    first; a key repeated within a list counts at its first (best) place."""
+    first; a key repeated within a list counts at its first (best) place. `raised`: the
+    factor a key's semantic part is multiplied by (1 when not given)."""
     words = _normalised(lexical)
     meaning = _normalised(semantic)
+    if raised:
+        meaning = {key: part * raised.get(key, 1.0) for key, part in meaning.items()}
     lexical_place = {key: place for place, key in enumerate(words)}
     semantic_place = {key: place for place, key in enumerate(meaning)}
     scores = {

@@ -254,3 +254,27 @@ async def test_the_session_search_tool_shows_a_session_only_meaning_found(
     shown = await search_tool.handle({"query": "dog"}, context)
     assert "we adopted Rex last week" in shown
     assert "plumber" not in shown
+
+
+async def test_a_session_said_on_the_day_the_query_names_is_raised_by_meaning_too(
+    store: Store, vectors: LocalVectors
+) -> None:
+    named_day = T0 + timedelta(days=2)
+    words = await said(store, dm("alice", "a"), "dog food prices", "alice", T0 + timedelta(9))
+    that_day = await said(store, dm("alice", "b"), "we adopted Rex", "alice", named_day)
+    nearer = await said(store, dm("alice", "c"), "we got a bowl", "alice", T0 + timedelta(5))
+    far = await said(store, dm("alice", "d"), "the plumber came", "alice", T0 + timedelta(6))
+    await embedded(vectors, "person:alice", words, "dog")
+    await embedded(vectors, "person:alice", that_day, "a new dog joined the family")
+    await embedded(vectors, "person:alice", nearer, "dog bowl")
+    await embedded(vectors, "person:alice", far, "the plumber came")
+
+    async def order(query: str) -> list[int]:
+        results = await search_sessions(
+            store, query, ALICE, limit=3, meaning=meaning(vectors), when=When(T0 + timedelta(30))
+        )
+        return [r.hits[0].message_id for r in results]
+
+    assert await order("dog") == [words[0], nearer[0], that_day[0]]
+    assert await order("dog on 3 January") == [words[0], that_day[0], nearer[0]]
+    assert await order("dog in January 2025") == [words[0], nearer[0], that_day[0]]

@@ -98,7 +98,7 @@ class _Rule(NamedTuple):
     counted: bool
     flags: int = 0
     kept: bool = False
-    yearly: bool = False
+    yearly: bool | Callable[[re.Match[str]], bool] = False
 
 
 def phrases(text: str, today: date) -> list[Phrase]:
@@ -113,7 +113,8 @@ def phrases(text: str, today: date) -> list[Phrase]:
                 first, end = rule.days(match, today)
             except (ValueError, OverflowError):
                 continue
-            found.append(Phrase(start, stop, first, end, rule.counted, rule.kept, rule.yearly))
+            yearly = rule.yearly(match) if callable(rule.yearly) else rule.yearly
+            found.append(Phrase(start, stop, first, end, rule.counted, rule.kept, yearly))
     return sorted(found, key=lambda p: p.start)
 
 
@@ -236,6 +237,21 @@ _FULL_MONTH = "(" + "|".join(m for m, n in MONTHS.items() if len(m) > 3 or m == 
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"((?:19|20)\d\d)"
 _SEASON = "(" + "|".join(SEASONS) + ")"
+_MONTH_NAME = "(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+_DAY_NUMBER = r"\d{1,2}(?:st|nd|rd|th)?"
+# "between August 11 and August 15 2023", "from 3 March to 10 March", "between 11 and 15
+# August", "between May 3 and 9".
+_RANGE = (
+    r"(?:between|from)\s+(?:"
+    rf"(?P<m1>{_MONTH_NAME})\s+(?P<d1>{_DAY_NUMBER})"
+    rf"|(?P<d1b>{_DAY_NUMBER})(?:\s+(?:of\s+)?(?P<m1b>{_MONTH_NAME}))?"
+    r")(?:,?\s*(?P<y1>(?:19|20)\d\d))?"
+    r"\s+(?:and|to|until|till|through)\s+"
+    rf"(?:(?P<m2>{_MONTH_NAME})\s+)?(?P<d2>{_DAY_NUMBER})(?:\s+(?:of\s+)?(?P<m2b>{_MONTH_NAME}))?"
+    r"(?:,?\s*(?P<y2>(?:19|20)\d\d))?"
+)
+# The longest span of days a range may name (a longer one is not read as time).
+RANGE_DAYS = 366
 
 
 def _en(
@@ -245,6 +261,42 @@ def _en(
     yearly: bool = False,
 ) -> _Rule:
     return _Rule(_LEAD + pattern + _END, days, counted, re.IGNORECASE, yearly=yearly)
+
+
+def _range(match: re.Match[str], today: date) -> Days:
+    """The days from the first date to the second, inclusive. A month or year said on
+    one side only holds for both; a year said on neither: the latest such range that
+    has begun."""
+    part = match.groupdict()
+    first_name = part["m1"] or part["m1b"]
+    last_name = part["m2"] or part["m2b"] or first_name
+    if last_name is None:
+        raise ValueError("a range of days with no month")
+    first_month = _month_number(first_name or last_name)
+    last_month = _month_number(last_name)
+    first_day = int(re.sub(r"\D", "", part["d1"] or part["d1b"]))
+    last_day = int(re.sub(r"\D", "", part["d2"]))
+    wraps = (first_month, first_day) > (last_month, last_day)
+    if part["y1"]:
+        first = date(int(part["y1"]), first_month, first_day)
+    elif part["y2"]:
+        first = date(int(part["y2"]) - wraps, first_month, first_day)
+    else:
+        first = _latest_day(today, first_month, first_day)[0]
+    last = date(first.year + wraps, last_month, last_day)
+    if part["y2"] and last.year != int(part["y2"]):
+        raise ValueError("the years said do not make a range")
+    if not first <= last < first + timedelta(days=RANGE_DAYS):
+        raise ValueError("not a range of days")
+    return first, last + timedelta(days=1)
+
+
+def _month_number(name: str) -> int:
+    return MONTHS[name.lower().rstrip(".")]
+
+
+def _no_year(match: re.Match[str]) -> bool:
+    return not (match["y1"] or match["y2"])
 
 
 def _relative_unit(match: re.Match[str], today: date) -> Days:
@@ -272,6 +324,7 @@ def _season_word(match: re.Match[str], today: date) -> Days:
 
 
 _ENGLISH = [
+    _Rule(_LEAD + _RANGE + _END, _range, False, re.IGNORECASE, yearly=_no_year),
     _Rule(
         r"(?<![\w./-])(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?![\w/-])",
         lambda m, t: _day(date(int(m[1]), int(m[2]), int(m[3]))),

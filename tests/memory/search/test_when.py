@@ -107,6 +107,11 @@ def test_japanese_periods_counted_back_narrow_across_the_new_year(
         ("3月3日", (2025, 3, 3), (2025, 3, 4), True),
         ("去年の夏", (2025, 6, 1), (2025, 9, 1), False),
         ("2026-03-03", (2026, 3, 3), (2026, 3, 4), False),
+        ("between August 11 and August 15 2023", (2023, 8, 11), (2023, 8, 16), False),
+        ("between 11 and 15 August 2023", (2023, 8, 11), (2023, 8, 16), False),
+        ("from Dec 28, 2024 to Jan 3", (2024, 12, 28), (2025, 1, 4), False),
+        ("between May 3 and 9", (2025, 5, 3), (2025, 5, 10), True),
+        ("between December 28 and January 3", (2025, 12, 28), (2026, 1, 4), True),
     ],
 )
 def test_periods_named_by_the_calendar_boost_the_latest_one_not_in_the_future(
@@ -119,6 +124,15 @@ def test_periods_named_by_the_calendar_boost_the_latest_one_not_in_the_future(
     back = (first[0] - 1, *first[1:]), (end[0] - 1, *end[1:])
     assert (boost.earlier[:1] == (days(TOKYO, *back),)) is yearly
     assert len(boost.earlier) == (YEARS_BACK if yearly else 0)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["between 3 and 5", "from 2 to 4 people", "between March 10, 2025 and March 3, 2024"],
+)
+def test_what_is_not_a_range_of_days_is_not_read_as_one(query: str) -> None:
+    reading = read(query, When(NEW_YEAR))
+    assert all(b.period.end - b.period.start <= 25 * 3600 for b in reading.boosts)
 
 
 def test_a_day_named_without_a_year_is_29_february_only_in_leap_years() -> None:

@@ -4,11 +4,14 @@
         (--embed-python /tmp/embed-venv/bin/python | --embed-url URL) [--cache DIR]
 
 In-process on a fresh state.db: kioku's lexical session ranking (its best 30) of every
-question, and the model's vectors of each unit (every turn alone; each exchange; each
-exchange in context: the turn before, the message and the answer led by their roles,
-as `local_vectors` embeds it), the 100 nearest rows of the asker's scope taken to
-sessions by their best cosine. Fusions: reciprocal rank with equal weights (k = 60)
-and `session_fusion.fused` at several lexical weights. Prints session R@1/R@5/R@10.
+question, time in it read as `kioku search` reads it, and the model's vectors of each
+unit (every turn alone; each exchange, as `local_vectors` embeds it; each exchange in
+context: the turn before, the message and the answer led by their roles, as it did
+before), the 100 nearest rows of the asker's scope taken to sessions by their best
+cosine. Fusions: reciprocal rank with equal weights (k = 60), `session_fusion.fused` at
+several lexical weights, and for the exchange a fusion learned on the set itself, each
+person ranked by weights fitted on the others (`learned_fusion`: a ceiling, not a
+fusion to ship). Prints session R@1/R@5/R@10.
 Embeddings are kept in `--cache` (embedding 2,760 turns takes minutes on 2 cores).
 """
 
@@ -20,19 +23,21 @@ import json
 import logging
 from collections import defaultdict
 from collections.abc import Sequence
+from datetime import UTC
 from pathlib import Path
 
 import fused_search
+import learned_fusion
 import numpy as np
 import structlog
 from search_eval import load_set
 
-from agent.memory_providers.base import Before, TurnRecord
 from agent.memory_providers.builtin.embeddings import EmbeddingsClient
-from agent.memory_providers.builtin.local_vectors import context_text, exchange_text
+from agent.memory_providers.builtin.local_vectors import exchange_text
 from agent.memory_providers.builtin.session_fusion import fused
 from memory.importers.jsonl import parse_jsonl, store_parsed
 from memory.search.ranking import Scope, search_in
+from memory.search.when import When, says_time, when_for
 from memory.store.database import Store
 
 LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo-dev"
@@ -40,17 +45,17 @@ DEPTH = 30
 NEAREST = 100
 WEIGHTS = (0.9, 0.8, 0.75, 2 / 3, 0.5)
 Unit = tuple[int, str, str]  # (session id, person, text)
+ROLES = {0: "user"}  # a role code's label; every other turn is kioku's
 
 
 def units(rows: Sequence[tuple[int, int, str, int, str]], kind: str) -> list[Unit]:
-    """The texts of one unit kind from turns (id, session, person, role code, content):
-    an exchange and its context as `local_vectors` embeds them."""
+    """The texts of one unit kind from turns (id, session, person, role code, content)."""
     by_session: dict[int, list[tuple[int, int, str, int, str]]] = defaultdict(list)
     for row in rows:
         by_session[row[1]].append(row)
     out: list[Unit] = []
     for session, turns in by_session.items():
-        for i, (turn_id, _, person, role, content) in enumerate(turns):
+        for i, (_, _, person, role, content) in enumerate(turns):
             if kind == "turn":
                 out.append((session, person, content))
                 continue
@@ -60,12 +65,15 @@ def units(rows: Sequence[tuple[int, int, str, int, str]], kind: str) -> list[Uni
             if kind == "exchange":
                 out.append((session, person, exchange_text(content, answer)))
                 continue
-            before = None
+            said = [(0, content), (1, answer)]
             if i > 0:
-                prior = turns[i - 1]
-                before = Before(prior[0], "user" if prior[3] == 0 else "assistant", prior[4])
-            record = TurnRecord(content, answer, (turn_id,), {}, before)
-            out.append((session, person, context_text(record)))
+                said.insert(0, (turns[i - 1][3], turns[i - 1][4]))
+            lines = (
+                f"{ROLES.get(code, 'assistant')}: {text.strip()}"
+                for code, text in said
+                if text.strip()
+            )
+            out.append((session, person, "\n".join(lines)))
     return out
 
 
@@ -80,6 +88,11 @@ async def embedded(url: str, texts: list[str], path: Path) -> np.ndarray:
         await client.close()
     np.save(path, matrix)
     return matrix
+
+
+def clock(query: str) -> When | None:
+    """The searcher's clock when the query says a time, as `kioku search` reads it."""
+    return when_for(UTC) if says_time(query) else None
 
 
 def rank_fusion(lexical: list[tuple[int, float]], meaning: list[tuple[int, float]]) -> list[int]:
@@ -121,7 +134,12 @@ async def main() -> None:
                 (r.session_id, r.score)
                 for r in await store.read(
                     lambda db, q=q: search_in(
-                        db, q.query, Scope.of_person(q.person), limit=DEPTH, context=0
+                        db,
+                        q.query,
+                        Scope.of_person(q.person),
+                        limit=DEPTH,
+                        context=0,
+                        when=clock(q.query),
                     )
                 )
             ]
@@ -130,6 +148,7 @@ async def main() -> None:
     systems: dict[str, list[list[int]]] = {
         "lexical alone": [[k for k, _ in lex] for lex in lexical]
     }
+    learned: list[learned_fusion.Candidates] = []
     with fused_search.embeddings_server(args) as url:
         queries = await embedded(
             url, [q.query for q in eval_set.questions], args.cache / "queries.npy"
@@ -155,7 +174,13 @@ async def main() -> None:
                 for weight in WEIGHTS:
                     order = [k for k, _ in fused(lexical[number], near, weight)]
                     systems.setdefault(f"{kind}: {weight:.2f} / {1 - weight:.2f}", []).append(order)
-    print(f"{'system':<30}" + "".join(f"{'R@' + str(k):>8}" for k in (1, 5, 10)))
+                if kind == "exchange":
+                    answering = {s for s, name in names.items() if name in question.answers}
+                    learned.append(learned_fusion.candidates(lexical[number], near, answering))
+        systems["exchange: learned, leave one out"] = learned_fusion.leave_one_person_out(
+            [q.person for q in eval_set.questions], learned
+        )
+    print(f"{'system':<34}" + "".join(f"{'R@' + str(k):>8}" for k in (1, 5, 10)))
     for name, ranked in systems.items():
         rates = [
             sum(
@@ -165,7 +190,7 @@ async def main() -> None:
             / len(eval_set.questions)
             for k in (1, 5, 10)
         ]
-        print(f"{name:<30}" + "".join(f"{rate:>8.3f}" for rate in rates))
+        print(f"{name:<34}" + "".join(f"{rate:>8.3f}" for rate in rates))
     print(json.dumps({"questions": len(eval_set.questions), "depth": DEPTH, "nearest": NEAREST}))
 
 

@@ -1,17 +1,16 @@
 """`local_vectors`: semantic recall with no cloud at all.
 
-Each exchange is embedded by an OpenAI-compatible `/embeddings` server as it is
-recorded, in its context: the turn said before it, the person's message and kioku's
-answer, each line led by its role ("assistant: …", "user: …"), so a short reply
-("yes, on Friday") carries what it answers. Measured on LoCoMo, that found the right
-session by meaning far more often than each exchange alone (docs/providers.md). The
-vector is kept in `vectors.db` in the provider's own folder, under its scope, with the
-exchange's own text for showing; a row spans the turn before too, so deleting that
-turn erases it. Rows an older kioku embedded as lone exchanges still work; health and
-start-up say to rebuild them (`REBUILD_HINT`). `recall` embeds the message,
-takes the nearest exchanges of that scope only, fuses them with kioku's own lexical
-search of the same scope (`fusion`), and returns the best few, each with its date.
-`forget` and `delete` erase the rows for real (zeroed on disk).
+Each exchange — the person's message and kioku's answer — is embedded alone by an
+OpenAI-compatible `/embeddings` server as it is recorded, and kept in `vectors.db` in
+the provider's own folder, under its scope, with its text for showing. Alone, not with
+the turn before it: embedded in context, an exchange is found by meaning alone more
+often, but fused with kioku's own words it finds sessions less well, since it then
+echoes what the words already found (docs/providers.md, "Search by meaning"). Rows an
+older kioku embedded in their context still work; health and start-up say to rebuild
+them (`REBUILD_HINT`). `recall` embeds the message, takes the
+nearest exchanges of that scope only, fuses them with kioku's own lexical search of the
+same scope (`fusion`), and returns the best few, each with its date. `forget` and
+`delete` erase the rows for real (zeroed on disk).
 """
 
 from __future__ import annotations
@@ -39,27 +38,19 @@ MIN_DEPTH = 20
 # Characters of one recalled exchange, at most.
 SHOWN_CHARS = 400
 REBUILD_HINT = "run `kioku providers backfill local_vectors --rebuild` to embed history again"
-# What a row's vector embeds (`context_text`), noted in vectors.db; a store without the
-# note but with rows holds lone exchanges, embedded by an older kioku.
-UNIT = "exchange-in-context"
+# What a row's vector embeds (`exchange_text`), noted in vectors.db. A store without the
+# note holds the same, from a kioku before the note; one noting another unit (the
+# exchange in its context) asks for a rebuild.
+UNIT = "exchange"
 OUTDATED = (
-    "vectors.db holds exchanges embedded alone by an older kioku (they still work, less "
-    f"well); {REBUILD_HINT} in their context"
+    "vectors.db holds exchanges an older kioku embedded in their context (they still work, "
+    f"but find sessions less well beside the words); {REBUILD_HINT}, each exchange alone"
 )
 
 
 def exchange_text(user_text: str, assistant_text: str) -> str:
-    """What is shown for one exchange."""
+    """What is embedded and shown for one exchange."""
     return "\n".join(part for part in (user_text.strip(), assistant_text.strip()) if part)
-
-
-def context_text(turn: TurnRecord) -> str:
-    """What is embedded for one exchange: the turn before it, then the exchange, each
-    line led by its role."""
-    said = [("user", turn.user_text), ("assistant", turn.assistant_text)]
-    if turn.before is not None:
-        said.insert(0, (turn.before.role, turn.before.text))
-    return "\n".join(f"{role}: {text.strip()}" for role, text in said if text.strip())
 
 
 class LocalVectors(MemoryProvider):
@@ -82,7 +73,7 @@ class LocalVectors(MemoryProvider):
         cache_bytes = int(settings.get("cache_mb", 256)) * 1024 * 1024
         self._store = await VectorStore.open(self.host.data_dir / "vectors.db", cache_bytes)
         unit = await self._store.note("unit")
-        if unit is None and await self._store.dimensions() is None:
+        if unit is None:
             await self._store.set_note("unit", UNIT)
         elif unit != UNIT:
             self.outdated = True
@@ -141,16 +132,12 @@ class LocalVectors(MemoryProvider):
     async def add(self, scope: Scope, turns: Sequence[TurnRecord]) -> int:
         """Embed `turns` of `scope` (in batches) and store them; returns how many were new.
         A turn's time is `meta["ts"]` (epoch seconds) when given, else now."""
-        embedded = await self.client.embed([context_text(turn) for turn in turns])
+        texts = [exchange_text(turn.user_text, turn.assistant_text) for turn in turns]
+        embedded = await self.client.embed(texts)
         await self._charge(scope, embedded.tokens)
         rows = [
-            VectorRow(
-                (*turn.turn_ids, *(() if turn.before is None else (turn.before.turn_id,))),
-                exchange_text(turn.user_text, turn.assistant_text),
-                vector,
-                _when(turn),
-            )
-            for turn, vector in zip(turns, embedded.matrix, strict=True)
+            VectorRow(turn.turn_ids, text, vector, _when(turn))
+            for turn, text, vector in zip(turns, texts, embedded.matrix, strict=True)
         ]
         try:
             return await self.store.add(scope.key, rows)

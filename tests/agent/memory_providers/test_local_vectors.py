@@ -81,7 +81,7 @@ async def test_recall_finds_a_recorded_exchange_by_meaning_with_its_date(
     await provider.record_turn(ALICE, turn(3, "I bought new running shoes"))
     recalled = await provider.recall(ALICE, "where does Hana live", 1)
     assert recalled == ["[2026-03-04] my sister Hana lives in Kyoto lovely city"]
-    assert api.texts[0] == "user: my sister Hana lives in Kyoto\nassistant: lovely city"
+    assert api.texts[0] == "my sister Hana lives in Kyoto\nlovely city"
 
 
 async def test_bob_never_recalls_alice_even_with_her_exact_words(
@@ -161,9 +161,7 @@ async def test_backfill_embeds_only_what_is_missing_and_reports_progress(
         batch=2,
     )
     assert (counts.seen, counts.embedded, counts.skipped) == (5, 3, 2)
-    assert api.texts[before:] == [
-        f"user: about {what}\nassistant: noted" for what in ("tea", "cake", "books")
-    ]
+    assert api.texts[before:] == [f"about {what}\nnoted" for what in ("tea", "cake", "books")]
     assert seen == sorted(seen) and seen[-1] == 5
     again = await backfill(provider, exchanges(*history), allowed=lambda scope: True)
     assert (again.embedded, again.skipped) == (1, 4)
@@ -268,21 +266,21 @@ async def test_no_key_set_sends_no_authorization(
     assert "Authorization" not in api.last.headers
 
 
-async def test_an_exchange_is_embedded_after_the_turn_before_it_which_erases_it_too(
+async def test_an_exchange_is_embedded_alone_and_the_turn_before_it_is_not_its_own(
     provider: LocalVectors, api: FakeEmbeddings
 ) -> None:
     before = Before(4, "assistant", "the vet said the cat is fine")
     record = TurnRecord("and the dog?", "also fine", (5, 6), {"ts": "0"}, before)
     await provider.record_turn(ALICE, record)
-    assert api.texts[-1] == (
-        "assistant: the vet said the cat is fine\nuser: and the dog?\nassistant: also fine"
-    )
+    assert api.texts[-1] == "and the dog?\nalso fine"
     assert await provider.recall(ALICE, "dog", 1) == ["[1970-01-01] and the dog? also fine"]
     await provider.delete(ALICE, [4])
+    assert await provider.store.count(ALICE.key) == 1
+    await provider.delete(ALICE, [6])
     assert await provider.store.count(ALICE.key) == 0
 
 
-async def test_rows_an_older_kioku_embedded_alone_ask_for_a_rebuild_until_it_runs(
+async def test_rows_an_older_kioku_embedded_in_context_ask_for_a_rebuild_until_it_runs(
     api: FakeEmbeddings, tmp_path: Path, lexical: Lexical
 ) -> None:
     folder = tmp_path / "local_vectors"
@@ -290,10 +288,10 @@ async def test_rows_an_older_kioku_embedded_alone_ask_for_a_rebuild_until_it_run
     await older.record_turn(ALICE, turn(1, "my sister Hana lives in Kyoto"))
     await older.stop()
     with sqlite3.connect(folder / "vectors.db") as db:  # as an older kioku left it
-        db.execute("DELETE FROM meta WHERE key = 'note:unit'")
+        db.execute("UPDATE meta SET value = 'exchange-in-context' WHERE key = 'note:unit'")
     again = await started(api, folder, lexical)
     try:
-        assert "--rebuild" in (await again.health()).detail
+        assert "each exchange alone" in (await again.health()).detail
         assert await again.recall(ALICE, "Hana", 1) != []
         await backfill(
             again,
@@ -302,6 +300,23 @@ async def test_rows_an_older_kioku_embedded_alone_ask_for_a_rebuild_until_it_run
             rebuild=True,
         )
         assert "--rebuild" not in (await again.health()).detail
+    finally:
+        await again.stop()
+
+
+async def test_rows_of_a_kioku_before_the_unit_was_noted_are_lone_exchanges_and_current(
+    api: FakeEmbeddings, tmp_path: Path, lexical: Lexical
+) -> None:
+    folder = tmp_path / "local_vectors"
+    older = await started(api, folder, lexical)
+    await older.record_turn(ALICE, turn(1, "my sister Hana lives in Kyoto"))
+    await older.stop()
+    with sqlite3.connect(folder / "vectors.db") as db:  # as a kioku before the note left it
+        db.execute("DELETE FROM meta WHERE key = 'note:unit'")
+    again = await started(api, folder, lexical)
+    try:
+        assert "--rebuild" not in (await again.health()).detail
+        assert await again.store.note("unit") == "exchange"
     finally:
         await again.stop()
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from agent.memory_providers.builtin.session_fusion import normalised
+
 Ranked = Sequence[tuple[int, float]]
 STEPS = 300
 RATE = 0.5
@@ -34,7 +36,7 @@ class Candidates:
 
 def candidates(lexical: Ranked, semantic: Ranked, answering: set[int]) -> Candidates:
     keys = list(dict.fromkeys([k for k, _ in lexical] + [k for k, _ in semantic]))
-    words, meaning = _normalised(lexical), _normalised(semantic)
+    words, meaning = normalised(lexical), normalised(semantic)
     word_place, meaning_place = _places(lexical), _places(semantic)
     rows = [
         [
@@ -79,17 +81,6 @@ def _ranked(question: Candidates, weights: np.ndarray) -> list[int]:
     scores = question.features @ weights
     order = sorted(range(len(question.keys)), key=lambda i: (-scores[i], i))
     return [question.keys[i] for i in order]
-
-
-def _normalised(ranked: Ranked) -> dict[int, float]:
-    best: dict[int, float] = {}
-    for key, score in ranked:
-        best.setdefault(key, score)
-    if not best:
-        return {}
-    low, high = min(best.values()), max(best.values())
-    span = high - low
-    return {key: (score - low) / span if span > 0 else 1.0 for key, score in best.items()}
 
 
 def _places(ranked: Ranked) -> dict[int, int]:

@@ -33,8 +33,8 @@ def fused(
     """Both lists of (key, score), best first, as one list of (key, fused score) best
     first; a key repeated within a list counts at its first (best) place. `raised`: the
     factor a key's semantic part is multiplied by (1 when not given)."""
-    words = _normalised(lexical)
-    meaning = _normalised(semantic)
+    words = normalised(lexical)
+    meaning = normalised(semantic)
     if raised:
         meaning = {key: part * raised.get(key, 1.0) for key, part in meaning.items()}
     lexical_place = {key: place for place, key in enumerate(words)}
@@ -55,8 +55,9 @@ def fused(
     return [(key, scores[key]) for key in order]
 
 
-def _normalised(ranked: Sequence[tuple[K, float]]) -> dict[K, float]:
-    """Each key's score scaled to 0..1 over the list (first place of a repeated key)."""
+def normalised(ranked: Sequence[tuple[K, float]]) -> dict[K, float]:
+    """Each key's score scaled to 0..1 over the list (first place of a repeated key); a
+    list of one gives its key 1."""
     best: dict[K, float] = {}
     for key, score in ranked:
         best.setdefault(key, score)

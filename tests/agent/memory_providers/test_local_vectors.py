@@ -280,16 +280,24 @@ async def test_an_exchange_is_embedded_alone_and_the_turn_before_it_is_not_its_o
     assert await provider.store.count(ALICE.key) == 0
 
 
-async def test_rows_an_older_kioku_embedded_in_context_ask_for_a_rebuild_until_it_runs(
-    api: FakeEmbeddings, tmp_path: Path, lexical: Lexical
-) -> None:
-    folder = tmp_path / "local_vectors"
+async def reopened_as_left(
+    api: FakeEmbeddings, folder: Path, lexical: Lexical, older_unit: str
+) -> LocalVectors:
+    """The provider started again on a vectors.db holding one exchange, whose note of
+    what it holds `older_unit` (SQL) has made what an older kioku left."""
     older = await started(api, folder, lexical)
     await older.record_turn(ALICE, turn(1, "my sister Hana lives in Kyoto"))
     await older.stop()
-    with sqlite3.connect(folder / "vectors.db") as db:  # as an older kioku left it
-        db.execute("UPDATE meta SET value = 'exchange-in-context' WHERE key = 'note:unit'")
-    again = await started(api, folder, lexical)
+    with sqlite3.connect(folder / "vectors.db") as db:
+        db.execute(older_unit)
+    return await started(api, folder, lexical)
+
+
+async def test_rows_an_older_kioku_embedded_in_context_ask_for_a_rebuild_until_it_runs(
+    api: FakeEmbeddings, tmp_path: Path, lexical: Lexical
+) -> None:
+    unit = "UPDATE meta SET value = 'exchange-in-context' WHERE key = 'note:unit'"
+    again = await reopened_as_left(api, tmp_path / "local_vectors", lexical, unit)
     try:
         assert "each exchange alone" in (await again.health()).detail
         assert await again.recall(ALICE, "Hana", 1) != []
@@ -307,13 +315,8 @@ async def test_rows_an_older_kioku_embedded_in_context_ask_for_a_rebuild_until_i
 async def test_rows_of_a_kioku_before_the_unit_was_noted_are_lone_exchanges_and_current(
     api: FakeEmbeddings, tmp_path: Path, lexical: Lexical
 ) -> None:
-    folder = tmp_path / "local_vectors"
-    older = await started(api, folder, lexical)
-    await older.record_turn(ALICE, turn(1, "my sister Hana lives in Kyoto"))
-    await older.stop()
-    with sqlite3.connect(folder / "vectors.db") as db:  # as a kioku before the note left it
-        db.execute("DELETE FROM meta WHERE key = 'note:unit'")
-    again = await started(api, folder, lexical)
+    unit = "DELETE FROM meta WHERE key = 'note:unit'"
+    again = await reopened_as_left(api, tmp_path / "local_vectors", lexical, unit)
     try:
         assert "--rebuild" not in (await again.health()).detail
         assert await again.store.note("unit") == "exchange"

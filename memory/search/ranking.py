@@ -77,7 +77,8 @@ HITS_PER_SESSION = 3
 # BM25's k1: how fast repeating a word over more of a session's turns stops adding.
 SATURATION = 1.2
 # How much more a session scores for a matching turn said in a period the query names:
-# the narrower the period, the surer the sign (a day named, a month or season, a year).
+# the narrower the period, the surer the sign (a day; a range of days, a month or a
+# season; a year).
 DAY_BOOST = 2.0
 MONTH_BOOST = 1.0
 YEAR_BOOST = 0.5

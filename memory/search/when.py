@@ -160,7 +160,7 @@ def _earlier(phrase: Phrase, zone: tzinfo) -> tuple[Period, ...]:
     """The same days as a yearly phrase names, in the years before (none for the others)."""
     if not phrase.yearly:
         return ()
-    from memory.search.time_phrases import years_before
+    from memory.search.calendar_days import years_before
 
     years = years_before(phrase.first, phrase.end, YEARS_BACK)
     return tuple(_period(first, end, zone) for first, end in years)

@@ -32,23 +32,37 @@ from memory.search.time_rule import Rule
 _LEAD = r"(?<![\w-])(?:(?:in|on|during|from|since|of|at|for|by|around|over)\s+)?(?:the\s+)?"
 _END = r"(?![\w-])"
 _NUM = r"(\d{1,4}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
-_MONTH = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+_MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
+_ORDINAL = r"(?:st|nd|rd|th)?"
+_YEAR_DIGITS = r"(?:19|20)\d\d"
+_MONTH = f"({_MONTH_NAMES})" + r"\.?"
 _FULL_MONTH = "(" + "|".join(m for m, n in MONTHS.items() if len(m) > 3 or m == "may") + ")"
-_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
-_YEAR = r"((?:19|20)\d\d)"
+_DAY = r"(\d{1,2})" + _ORDINAL
+_YEAR = f"({_YEAR_DIGITS})"
 _SEASON = "(" + "|".join(SEASONS) + ")"
-_MONTH_NAME = "(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
-_DAY_NUMBER = r"\d{1,2}(?:st|nd|rd|th)?"
+
+
+def _month_as(name: str) -> str:
+    return rf"(?P<{name}>{_MONTH_NAMES})\.?"
+
+
+def _day_as(name: str) -> str:
+    return rf"(?P<{name}>\d{{1,2}})" + _ORDINAL
+
+
+def _year_as(name: str) -> str:
+    return rf"(?P<{name}>{_YEAR_DIGITS})"
+
+
 # "between August 11 and August 15 2023", "from 3 March to 10 March", "between 11 and 15
 # August", "between May 3 and 9".
 _RANGE = (
-    r"(?:between|from)\s+(?:"
-    rf"(?P<m1>{_MONTH_NAME})\s+(?P<d1>{_DAY_NUMBER})"
-    rf"|(?P<d1b>{_DAY_NUMBER})(?:\s+(?:of\s+)?(?P<m1b>{_MONTH_NAME}))?"
-    r")(?:,?\s*(?P<y1>(?:19|20)\d\d))?"
+    rf"(?:between|from)\s+(?:{_month_as('m1')}\s+{_day_as('d1')}"
+    rf"|{_day_as('d1b')}(?:\s+(?:of\s+)?{_month_as('m1b')})?)"
+    rf"(?:,?\s*{_year_as('y1')})?"
     r"\s+(?:and|to|until|till|through)\s+"
-    rf"(?:(?P<m2>{_MONTH_NAME})\s+)?(?P<d2>{_DAY_NUMBER})(?:\s+(?:of\s+)?(?P<m2b>{_MONTH_NAME}))?"
-    r"(?:,?\s*(?P<y2>(?:19|20)\d\d))?"
+    rf"(?:{_month_as('m2')}\s+)?{_day_as('d2')}(?:\s+(?:of\s+)?{_month_as('m2b')})?"
+    rf"(?:,?\s*{_year_as('y2')})?"
 )
 # The longest span of days a range may name (a longer one is not read as time).
 RANGE_DAYS = 366
@@ -72,10 +86,10 @@ def _range(match: re.Match[str], today: date) -> Days:
     last_name = part["m2"] or part["m2b"] or first_name
     if last_name is None:
         raise ValueError("a range of days with no month")
-    first_month = _month_number(first_name or last_name)
-    last_month = _month_number(last_name)
-    first_day = int(re.sub(r"\D", "", part["d1"] or part["d1b"]))
-    last_day = int(re.sub(r"\D", "", part["d2"]))
+    first_month = MONTHS[(first_name or last_name).lower()]
+    last_month = MONTHS[last_name.lower()]
+    first_day = int(part["d1"] or part["d1b"])
+    last_day = int(part["d2"])
     wraps = (first_month, first_day) > (last_month, last_day)
     if part["y1"]:
         first = date(int(part["y1"]), first_month, first_day)
@@ -89,10 +103,6 @@ def _range(match: re.Match[str], today: date) -> Days:
     if not first <= last < first + timedelta(days=RANGE_DAYS):
         raise ValueError("not a range of days")
     return first, last + timedelta(days=1)
-
-
-def _month_number(name: str) -> int:
-    return MONTHS[name.lower().rstrip(".")]
 
 
 def _no_year(match: re.Match[str]) -> bool:
